@@ -1,0 +1,296 @@
+// Package config holds Infrarust's configuration schema, its defaults and the
+// loader for infrarust.toml and servers/*.toml. Key names follow the Rust
+// Infrarust so existing files keep working.
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the proxy-wide file (infrarust.toml) plus the servers loaded from servers_dir.
+type Config struct {
+	Bind                  string       `toml:"bind"`
+	MaxConnections        int          `toml:"max_connections"`
+	MaxConnectionsPerIP   int          `toml:"max_connections_per_ip"`
+	ConnectTimeout        Duration     `toml:"connect_timeout"`
+	ConnectMaxAttempts    int          `toml:"connect_max_attempts"`
+	HandshakeTimeout      Duration     `toml:"handshake_timeout"`
+	ServersDir            string       `toml:"servers_dir"`
+	UnknownDomainBehavior string       `toml:"unknown_domain_behavior"`
+	ShutdownTimeout       Duration     `toml:"shutdown_timeout"`
+	ReceiveProxyProtocol  bool         `toml:"receive_proxy_protocol"`
+	TrustedProxies        []string     `toml:"trusted_proxies"`
+	Keepalive             Keepalive    `toml:"keepalive"`
+	StatusCache           StatusCache  `toml:"status_cache"`
+	DefaultMOTD           MOTD         `toml:"default_motd"`
+	Web                   Web          `toml:"web"`
+	RateLimit             RateLimit    `toml:"rate_limit"`
+	ActiveHealth          ActiveHealth `toml:"active_health"`
+	IPFilter              IPFilter     `toml:"ip_filter"`
+
+	// Servers are loaded from ServersDir, sorted by id.
+	Servers []*Server `toml:"-"`
+	// Source is the file this was read from; "" for the embedded default.
+	Source string `toml:"-"`
+	// ServersPath is ServersDir resolved against the config file's folder.
+	ServersPath string `toml:"-"`
+}
+
+// Keepalive configures TCP keepalive on both sides, which is how dead peers are found
+// (no per-read deadlines on the forwarding path).
+type Keepalive struct {
+	Time     Duration `toml:"time"`
+	Interval Duration `toml:"interval"`
+	Retries  int      `toml:"retries"`
+}
+
+// StatusCache bounds how often server-list pings reach a backend.
+type StatusCache struct {
+	TTL Duration `toml:"ttl"`
+	// MaxStale is how long the last good answer may stand in when the backend errors.
+	MaxStale Duration `toml:"max_stale"`
+}
+
+// MOTD is one server-list answer the proxy builds itself.
+type MOTD struct {
+	Text        string `toml:"text"`
+	VersionName string `toml:"version_name"`
+	MaxPlayers  int    `toml:"max_players"`
+	Online      int    `toml:"online"`
+	// Favicon is a path to a 64x64 PNG, or an inline "data:image/png;base64,..." string.
+	Favicon string `toml:"favicon"`
+}
+
+// Web configures the admin HTTP API.
+type Web struct {
+	Enabled bool   `toml:"enabled"`
+	Bind    string `toml:"bind"`
+	APIKey  string `toml:"api_key"`
+	DataDir string `toml:"data_dir"`
+	// MetricsPublic serves /metrics without the API key (for scrapers on a private network).
+	MetricsPublic     bool `toml:"metrics_public"`
+	RequestsPerMinute int  `toml:"requests_per_minute"`
+}
+
+// RateLimit is the per-IP limiter: one bucket for logins and transfers, one for status pings.
+type RateLimit struct {
+	Enabled        bool     `toml:"enabled"`
+	MaxConnections int      `toml:"max_connections"`
+	Window         Duration `toml:"window"`
+	StatusMax      int      `toml:"status_max"`
+	StatusWindow   Duration `toml:"status_window"`
+	IPv6Prefix     int      `toml:"ipv6_prefix"`
+	MaxTracked     int      `toml:"max_tracked"`
+}
+
+// ActiveHealth configures the background prober; a server may override the whole block.
+type ActiveHealth struct {
+	Enabled           bool     `toml:"enabled"`
+	Kind              string   `toml:"kind"`
+	UnhealthyInterval Duration `toml:"unhealthy_interval"`
+	ProbeHealthy      bool     `toml:"probe_healthy"`
+	Interval          Duration `toml:"interval"`
+	Timeout           Duration `toml:"timeout"`
+	MaxConcurrent     int      `toml:"max_concurrent"`
+}
+
+// IPFilter holds allow and deny CIDR lists; deny wins, a non-empty allow admits only its ranges.
+type IPFilter struct {
+	Allow []string `toml:"allow"`
+	Deny  []string `toml:"deny"`
+}
+
+// Server is one servers/*.toml file: the domains it answers and the addresses behind it.
+type Server struct {
+	ID   string `toml:"-"`
+	File string `toml:"-"`
+
+	Name                string         `toml:"name"`
+	Domains             []string       `toml:"domains"`
+	RawAddresses        []any          `toml:"addresses"`
+	Addresses           []Address      `toml:"-"`
+	Balance             string         `toml:"balance"`
+	SlowStart           Duration       `toml:"slow_start"`
+	SlowStartAggression float64        `toml:"slow_start_aggression"`
+	DegradedLatency     Duration       `toml:"degraded_latency"`
+	ActiveHealth        *ActiveHealth  `toml:"active_health"`
+	ProxyMode           string         `toml:"proxy_mode"`
+	SendProxyProtocol   bool           `toml:"send_proxy_protocol"`
+	RawDomainRewrite    any            `toml:"domain_rewrite"`
+	DomainRewrite       DomainRewrite  `toml:"-"`
+	MOTD                ServerMOTDs    `toml:"motd"`
+	DisconnectMessage   string         `toml:"disconnect_message"`
+	IPFilter            IPFilter       `toml:"ip_filter"`
+	FullKickPatterns    []string       `toml:"full_kick_patterns"`
+	ServerManager       *ServerManager `toml:"server_manager"`
+}
+
+// Address is one replica of a server.
+type Address struct {
+	Address  string // normalised host:port
+	Weight   int
+	Priority int
+}
+
+// DomainRewrite says what hostname the backend sees in the forwarded handshake.
+type DomainRewrite struct {
+	Mode  string // "none", "from_backend", "explicit"
+	Value string // the explicit hostname
+}
+
+// ServerMOTDs are the answers the proxy gives for a server in each state.
+type ServerMOTDs struct {
+	Online   *MOTD `toml:"online"`
+	Offline  *MOTD `toml:"offline"`
+	Sleeping *MOTD `toml:"sleeping"`
+	Starting *MOTD `toml:"starting"`
+	Crashed  *MOTD `toml:"crashed"`
+}
+
+// ServerManager lets the proxy start a sleeping server when a player arrives.
+type ServerManager struct {
+	Type            string            `toml:"type"`
+	StartTimeout    Duration          `toml:"start_timeout"`
+	PollInterval    Duration          `toml:"poll_interval"`
+	ShutdownAfter   Duration          `toml:"shutdown_after"`
+	ShutdownTimeout Duration          `toml:"shutdown_timeout"`
+	Command         string            `toml:"command"`
+	Args            []string          `toml:"args"`
+	WorkingDir      string            `toml:"working_dir"`
+	Env             map[string]string `toml:"env"`
+	ReadyPattern    string            `toml:"ready_pattern"`
+	URL             string            `toml:"url"`
+	APIKey          string            `toml:"api_key"`
+	ServerID        string            `toml:"server_id"`
+}
+
+// DefaultPort is Minecraft's port, used when an address leaves it out.
+const DefaultPort = 25565
+
+// Strategies lists the balance values; the balance package implements them.
+var Strategies = []string{"first_available", "round_robin", "least_conn", "latency", "random"}
+
+// DefaultFullKickPatterns match vanilla's and common plugins' "server is full" kicks.
+var DefaultFullKickPatterns = []string{"The server is full", "Server is full", "server is currently full"}
+
+// Default returns the built-in configuration used when no file exists.
+func Default() *Config {
+	return &Config{
+		Bind:                  "0.0.0.0:25565",
+		ConnectTimeout:        Duration(5 * time.Second),
+		ConnectMaxAttempts:    3,
+		HandshakeTimeout:      Duration(10 * time.Second),
+		ServersDir:            "./servers",
+		UnknownDomainBehavior: "default_motd",
+		ShutdownTimeout:       Duration(30 * time.Second),
+		TrustedProxies:        []string{"127.0.0.0/8", "::1/128"},
+		Keepalive:             Keepalive{Time: Duration(30 * time.Second), Interval: Duration(10 * time.Second), Retries: 3},
+		StatusCache:           StatusCache{TTL: Duration(5 * time.Second), MaxStale: Duration(60 * time.Second)},
+		DefaultMOTD: MOTD{
+			Text:        "§bInfrarust§r — no server is configured for this address",
+			VersionName: "Infrarust",
+			MaxPlayers:  0,
+		},
+		Web: Web{Enabled: true, Bind: "127.0.0.1:8080", DataDir: "./data", RequestsPerMinute: 60},
+		RateLimit: RateLimit{
+			MaxConnections: 3, Window: Duration(10 * time.Second),
+			StatusMax: 300, StatusWindow: Duration(10 * time.Second),
+			IPv6Prefix: 64, MaxTracked: 1 << 20,
+		},
+		ActiveHealth: ActiveHealth{
+			Enabled: true, Kind: "tcp", UnhealthyInterval: Duration(10 * time.Second),
+			Interval: Duration(30 * time.Second), Timeout: Duration(3 * time.Second), MaxConcurrent: 8,
+		},
+	}
+}
+
+// ServerDefaults fills what a server file leaves out.
+func serverDefaults(s *Server) {
+	s.Balance = "first_available"
+	s.SlowStartAggression = 1.0
+	s.ProxyMode = "passthrough"
+	s.DisconnectMessage = "§cServer is unreachable, please try again later"
+}
+
+// ParseAddress normalises "host", "host:port" or "[v6]:port" to host:port with the default port.
+func ParseAddress(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", fmt.Errorf("empty address")
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		// No port: a bare hostname, IPv4, or an unbracketed IPv6 literal.
+		if a, perr := netip.ParseAddr(strings.Trim(s, "[]")); perr == nil {
+			return net.JoinHostPort(a.String(), strconv.Itoa(DefaultPort)), nil
+		}
+		if strings.ContainsAny(s, ":[] /") {
+			return "", fmt.Errorf("address %q is not host:port", s)
+		}
+		return net.JoinHostPort(strings.ToLower(s), strconv.Itoa(DefaultPort)), nil
+	}
+	if host == "" {
+		return "", fmt.Errorf("address %q has no host", s)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 1 || p > 65535 {
+		return "", fmt.Errorf("address %q has an invalid port (1-65535)", s)
+	}
+	if strings.ContainsAny(host, " /") {
+		return "", fmt.Errorf("address %q has an invalid host", s)
+	}
+	return net.JoinHostPort(strings.ToLower(host), port), nil
+}
+
+// Warnings the operator should see at startup and in `config check`.
+func (c *Config) Warnings() []string {
+	var w []string
+	for _, s := range c.Servers {
+		w = append(w, s.Warnings()...)
+	}
+	if c.Web.Enabled && c.Web.APIKey != "" && len(c.Web.APIKey) < 16 {
+		w = append(w, "[web] api_key is shorter than 16 characters; the admin API will refuse to start")
+	}
+	return w
+}
+
+// Warnings of one server file.
+func (s *Server) Warnings() []string {
+	var w []string
+	if s.Balance == "first_available" && len(s.Addresses) > 1 {
+		weighted := false
+		for _, a := range s.Addresses {
+			if a.Weight != 1 {
+				weighted = true
+			}
+		}
+		if weighted {
+			w = append(w, fmt.Sprintf("%s: weights are set but balance is first_available, which ignores them; set balance = \"least_conn\" or \"round_robin\"", s.File))
+		}
+		if s.SlowStart > 0 {
+			w = append(w, fmt.Sprintf("%s: slow_start is set but balance is first_available, which has no weights to ramp", s.File))
+		}
+	}
+	if s.ActiveHealth != nil && s.ActiveHealth.MaxConcurrent != 0 {
+		w = append(w, fmt.Sprintf("%s: [active_health] max_concurrent is read from infrarust.toml only; the per-server value is ignored", s.File))
+	}
+	if len(s.Addresses) == 0 && s.ServerManager == nil {
+		w = append(w, fmt.Sprintf("%s: no addresses; logins for %v will be refused", s.File, s.Domains))
+	}
+	return w
+}
+
+// EffectiveActiveHealth is the server's own block when it has one, else the global one.
+func (c *Config) EffectiveActiveHealth(s *Server) ActiveHealth {
+	if s.ActiveHealth != nil {
+		ah := *s.ActiveHealth
+		ah.MaxConcurrent = c.ActiveHealth.MaxConcurrent
+		return ah
+	}
+	return c.ActiveHealth
+}

@@ -1,0 +1,174 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeTree(t *testing.T, main string, servers map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "servers"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "infrarust.toml"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range servers {
+		if err := os.WriteFile(filepath.Join(dir, "servers", name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "infrarust.toml")
+}
+
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"10s": 10 * time.Second, "1m": time.Minute, "500ms": 500 * time.Millisecond,
+		"2m30s": 150 * time.Second, "1h 30m": 90 * time.Minute, "7d": 7 * 24 * time.Hour, "0": 0, "1.5s": 1500 * time.Millisecond,
+	} {
+		got, err := ParseDuration(in)
+		if err != nil || got != want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "10", "s", "10x", "-1s", "1h30"} {
+		if _, err := ParseDuration(in); err == nil {
+			t.Errorf("ParseDuration(%q) succeeded", in)
+		}
+	}
+}
+
+func TestEmbeddedDefault(t *testing.T) {
+	cfg, err := Load(filepath.Join(t.TempDir(), "missing.toml"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Bind != "0.0.0.0:25565" || cfg.ConnectTimeout.D() != 5*time.Second || cfg.ConnectMaxAttempts != 3 ||
+		cfg.StatusCache.TTL.D() != 5*time.Second || cfg.RateLimit.MaxConnections != 3 || cfg.RateLimit.StatusMax != 300 ||
+		!cfg.ActiveHealth.Enabled || cfg.ActiveHealth.MaxConcurrent != 8 || cfg.Web.Bind != "127.0.0.1:8080" {
+		t.Fatalf("defaults wrong: %+v", cfg)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.toml"), true); err == nil {
+		t.Fatal("a named missing file must be an error")
+	}
+}
+
+func TestServerFile(t *testing.T) {
+	path := writeTree(t, "connect_timeout = \"2s\"\n", map[string]string{
+		"lobby.toml": `domains = ["Play.Example.com.", "*.example.com"]
+balance = "least_conn"
+slow_start = "45s"
+addresses = [
+  { address = "10.0.0.1:25565", weight = 3 },
+  { address = "10.0.0.2", weight = 1, priority = 1 },
+  "10.0.0.3:25570",
+  "[::1]:25566",
+]
+domain_rewrite = { explicit = "mc.internal" }
+[active_health]
+kind = "status_ping"
+[motd.offline]
+text = "down"
+`,
+	})
+	cfg, err := Load(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Servers) != 1 {
+		t.Fatalf("servers: %d", len(cfg.Servers))
+	}
+	s := cfg.Servers[0]
+	if s.ID != "lobby" || s.Domains[0] != "play.example.com" || s.Balance != "least_conn" || s.SlowStart.D() != 45*time.Second {
+		t.Fatalf("server: %+v", s)
+	}
+	want := []Address{{"10.0.0.1:25565", 3, 0}, {"10.0.0.2:25565", 1, 1}, {"10.0.0.3:25570", 1, 0}, {"[::1]:25566", 1, 0}}
+	for i, a := range want {
+		if s.Addresses[i] != a {
+			t.Errorf("address %d = %+v, want %+v", i, s.Addresses[i], a)
+		}
+	}
+	if s.DomainRewrite != (DomainRewrite{"explicit", "mc.internal"}) {
+		t.Errorf("rewrite %+v", s.DomainRewrite)
+	}
+	ah := cfg.EffectiveActiveHealth(s)
+	if ah.Kind != "status_ping" || !ah.Enabled || ah.Timeout.D() != 3*time.Second || ah.MaxConcurrent != 8 {
+		t.Errorf("active_health override should inherit unset keys: %+v", ah)
+	}
+	if s.MOTD.Offline == nil || s.MOTD.Offline.Text != "down" {
+		t.Errorf("motd %+v", s.MOTD)
+	}
+}
+
+func TestErrorsNameFileAndLine(t *testing.T) {
+	cases := []struct {
+		name, main string
+		servers    map[string]string
+		want       string
+	}{
+		{"unknown key main", "bind = \"0.0.0.0:1\"\nconect_timeout = \"1s\"\n", nil, "infrarust.toml:2: unknown key \"conect_timeout\""},
+		{"wrong type", "max_connections = \"many\"\n", nil, "infrarust.toml:1:"},
+		{"bad duration", "\nconnect_timeout = \"5 parsecs\"\n", nil, "infrarust.toml:2:"},
+		{"unknown server key", "", map[string]string{"a.toml": "domains = [\"a\"]\naddresses = [\"x:1\"]\nwieght = 3\n"}, "a.toml:3: unknown key \"wieght\""},
+		{"bad address", "", map[string]string{"a.toml": "domains = [\"a\"]\naddresses = [\n  \"x:1\",\n  \"bad host:99999\",\n]\n"}, "a.toml:4: addresses:"},
+		{"unknown address key", "", map[string]string{"a.toml": "domains = [\"a\"]\naddresses = [{ address = \"x:1\", wieght = 2 }]\n"}, "unknown key \"wieght\" in an address table"},
+		{"domain conflict", "", map[string]string{"a.toml": "domains = [\"a.com\"]\n", "b.toml": "\ndomains = [\"a.com\"]\n"}, "b.toml:2: domain \"a.com\" is already claimed by server \"a\""},
+		{"intercepted mode", "", map[string]string{"a.toml": "domains = [\"a\"]\nproxy_mode = \"offline\"\n"}, "not supported yet"},
+		{"bad strategy", "", map[string]string{"a.toml": "domains = [\"a\"]\nbalance = \"fastest\"\n"}, "a.toml:2: balance"},
+		{"syntax", "bind = \n", nil, "infrarust.toml:1:"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(writeTree(t, tc.main, tc.servers), true)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v; want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	path := writeTree(t, "", map[string]string{"a.toml": `domains = ["a"]
+addresses = [{ address = "x:1", weight = 3 }, "y:1"]
+slow_start = "10s"
+[active_health]
+max_concurrent = 2
+`})
+	cfg, err := Load(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(cfg.Warnings(), "\n")
+	for _, want := range []string{"weights are set but balance is first_available", "slow_start is set", "max_concurrent is read from infrarust.toml only"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings %q lack %q", w, want)
+		}
+	}
+}
+
+func TestParseAddress(t *testing.T) {
+	for in, want := range map[string]string{"a": "a:25565", "A.com:1": "a.com:1", "10.0.0.1": "10.0.0.1:25565", "::1": "[::1]:25565", "[::1]:5": "[::1]:5"} {
+		if got, err := ParseAddress(in); err != nil || got != want {
+			t.Errorf("ParseAddress(%q) = %q, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", ":1", "a:0", "a:70000", "a b:1", "a:x"} {
+		if _, err := ParseAddress(in); err == nil {
+			t.Errorf("ParseAddress(%q) succeeded", in)
+		}
+	}
+}
+
+func FuzzParseServer(f *testing.F) {
+	f.Add([]byte("domains = [\"a\"]\naddresses = [\"x:1\", { address = \"y\", weight = 2 }]\n"))
+	f.Add([]byte("domain_rewrite = { explicit = 3 }"))
+	f.Add([]byte("[active_health]\nkind = 1"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = ParseServer(data, "f.toml", Default())
+		_, _ = Parse(data, "f.toml")
+	})
+}
