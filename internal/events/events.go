@@ -1,0 +1,144 @@
+// Package events is the one in-process bus that the balancer, the proxy and the
+// server manager publish to, and that the admin SSE stream, metrics and logs read.
+// Publishing never blocks: a subscriber that falls behind loses events and is told
+// how many it missed.
+package events
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Event types, named as in the Rust Infrarust's admin event stream.
+const (
+	BackendHealthChange = "backend.health_change"
+	PlayerJoin          = "player.join"
+	PlayerLeave         = "player.leave"
+	ConfigReload        = "config.reload"
+	BanCreated          = "ban.created"
+	BanRemoved          = "ban.removed"
+	StatsTick           = "stats.tick"
+	ServerStateChange   = "server.state_change"
+	// Lagged is synthesised for a subscriber that missed events.
+	Lagged = "lagged"
+)
+
+// Event is one thing that happened; Data is JSON-encodable.
+type Event struct {
+	Type string    `json:"type"`
+	Time time.Time `json:"timestamp"`
+	Data any       `json:"data"`
+}
+
+// HealthChange is the Data of a backend.health_change event.
+type HealthChange struct {
+	Server  string `json:"server"`
+	Address string `json:"address"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Reason  string `json:"reason"`
+}
+
+// Player is the Data of player.join and player.leave events.
+type Player struct {
+	Server   string `json:"server"`
+	Address  string `json:"address"`
+	Username string `json:"username"`
+	ClientIP string `json:"client_ip"`
+	// Seconds the session lasted (leave only).
+	DurationSecs float64 `json:"duration_secs,omitempty"`
+	BytesIn      int64   `json:"bytes_in,omitempty"`
+	BytesOut     int64   `json:"bytes_out,omitempty"`
+}
+
+// LaggedInfo is the Data of a lagged event.
+type LaggedInfo struct {
+	Missed uint64 `json:"missed"`
+}
+
+// Bus fans events out to subscribers.
+type Bus struct {
+	mu   sync.RWMutex
+	subs map[*Sub]struct{}
+	now  func() time.Time
+}
+
+// NewBus makes an empty bus.
+func NewBus() *Bus { return &Bus{subs: map[*Sub]struct{}{}, now: time.Now} }
+
+// Publish sends to every interested subscriber without ever blocking.
+func (b *Bus) Publish(typ string, data any) {
+	if b == nil {
+		return
+	}
+	ev := Event{Type: typ, Time: b.now().UTC(), Data: data}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for s := range b.subs {
+		if !s.wants(typ) {
+			continue
+		}
+		select {
+		case s.ch <- ev:
+		default:
+			s.missed.Add(1)
+		}
+	}
+}
+
+// Subscribe returns a subscription with its own bounded buffer; no types means all.
+func (b *Bus) Subscribe(buffer int, types ...string) *Sub {
+	if buffer < 1 {
+		buffer = 1
+	}
+	s := &Sub{bus: b, ch: make(chan Event, buffer), types: slices.Clone(types)}
+	b.mu.Lock()
+	b.subs[s] = struct{}{}
+	b.mu.Unlock()
+	return s
+}
+
+// Subscribers counts live subscriptions (tests, metrics).
+func (b *Bus) Subscribers() int {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return len(b.subs)
+}
+
+// Sub is one subscriber's view of the bus.
+type Sub struct {
+	bus    *Bus
+	ch     chan Event
+	types  []string
+	missed atomic.Uint64
+	once   sync.Once
+}
+
+func (s *Sub) wants(typ string) bool {
+	return len(s.types) == 0 || slices.Contains(s.types, typ)
+}
+
+// Next waits for the next event; a Lagged event comes first when events were dropped.
+func (s *Sub) Next(ctx context.Context) (Event, error) {
+	if n := s.missed.Swap(0); n > 0 {
+		return Event{Type: Lagged, Time: s.bus.now().UTC(), Data: LaggedInfo{Missed: n}}, nil
+	}
+	select {
+	case ev := <-s.ch:
+		return ev, nil
+	case <-ctx.Done():
+		return Event{}, ctx.Err()
+	}
+}
+
+// Close detaches the subscriber; safe to call twice.
+func (s *Sub) Close() {
+	s.once.Do(func() {
+		s.bus.mu.Lock()
+		delete(s.bus.subs, s)
+		s.bus.mu.Unlock()
+	})
+}
