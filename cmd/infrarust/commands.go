@@ -1,0 +1,10 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// commands lists every top-level command; one file per command group.
+func commands(g *globalFlags) []*cobra.Command {
+	return []*cobra.Command{
+		newVersionCmd(g),
+	}
+}
