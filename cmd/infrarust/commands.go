@@ -5,6 +5,9 @@ import "github.com/spf13/cobra"
 // commands lists every top-level command; one file per command group.
 func commands(g *globalFlags) []*cobra.Command {
 	return []*cobra.Command{
+		newServeCmd(g),
+		newStatusCmd(g),
+		newConfigCmd(g),
 		newVersionCmd(g),
 	}
 }

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func newConfigCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Check or create configuration files",
+	}
+	cmd.AddCommand(newConfigCheckCmd(g))
+	return cmd
+}
+
+func newConfigCheckCmd(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check",
+		Short: "Validate infrarust.toml and every server file; print warnings",
+		Long: `Load infrarust.toml (--config) and every file in its servers_dir exactly as
+'serve' would. Errors name the file and the line and make the command exit 1;
+warnings are printed but do not fail the check.`,
+		Example: `  infrarust config check
+  infrarust config check --config /etc/infrarust/infrarust.toml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.loadConfig(cmd)
+			if err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("configuration is invalid:\n%w", err)}
+			}
+			src := cfg.Source
+			if src == "" {
+				src = "embedded default (no " + g.configPath + ")"
+			}
+			for _, w := range cfg.Warnings() {
+				fmt.Fprintln(g.stdout, "warning:", w)
+			}
+			fmt.Fprintf(g.stdout, "ok: %s, %d server(s) from %s\n", src, len(cfg.Servers), cfg.ServersPath)
+			for _, s := range cfg.Servers {
+				fmt.Fprintf(g.stdout, "  %-16s %-16s %d address(es)  %v\n", s.ID, s.Balance, len(s.Addresses), s.Domains)
+			}
+			return nil
+		},
+	}
+}

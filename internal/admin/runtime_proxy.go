@@ -1,0 +1,139 @@
+package admin
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/proxy"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
+)
+
+// ProxyRuntime adapts the running proxy to the Runtime the API serves.
+type ProxyRuntime struct {
+	Proxy *proxy.Proxy
+	// ServerState reads the server manager's state; nil when no server is managed.
+	ServerState func(server string) (state, managerType string)
+	Version     string
+	Bind        string
+
+	rates rateWindow
+}
+
+// Servers implements Runtime.
+func (r *ProxyRuntime) Servers(now time.Time) []ServerInfo {
+	views := r.Proxy.Servers()
+	out := make([]ServerInfo, 0, len(views))
+	for _, v := range views {
+		info := ServerInfo{
+			ID: v.ID, Domains: v.Config.Domains, Strategy: string(v.Pool.Strategy()),
+			AddressCount: len(v.Config.Addresses), Players: v.Players, ProxyMode: v.Config.ProxyMode,
+		}
+		for _, b := range v.Pool.Snapshot(now) {
+			if b.Health == balance.State("healthy") && !b.Drained {
+				info.HealthyCount++
+			}
+		}
+		if r.ServerState != nil {
+			info.State, info.ManagerType = r.ServerState(v.ID)
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// Backends implements Runtime.
+func (r *ProxyRuntime) Backends(server string, now time.Time) (Backends, error) {
+	v, ok := r.Proxy.Server(server)
+	if !ok {
+		return Backends{}, ErrUnknownServer
+	}
+	snap := v.Pool.Snapshot(now)
+	out := Backends{Server: server, Strategy: string(v.Pool.Strategy()), Backends: make([]Backend, 0, len(snap))}
+	for _, b := range snap {
+		out.Backends = append(out.Backends, backendJSON(b, now))
+	}
+	return out, nil
+}
+
+func backendJSON(b balance.BackendStatus, now time.Time) Backend {
+	out := Backend{
+		Address: b.Address, Weight: b.Weight, EffectiveWeight: b.EffectiveWeight, Priority: b.Priority,
+		State: string(b.State), Health: string(b.Health), ActiveConnections: b.Active, Inflight: b.Inflight,
+		Ejections: b.Ejections, Full: b.Full,
+	}
+	if !b.HealthySince.IsZero() {
+		s := now.Sub(b.HealthySince).Seconds()
+		out.HealthySinceSecs = &s
+	}
+	if !b.LastFailure.IsZero() {
+		s := now.Sub(b.LastFailure).Seconds()
+		out.LastFailureSecsAgo = &s
+	}
+	if b.ConnectEWMA > 0 {
+		ms := float64(b.ConnectEWMA.Microseconds()) / 1000
+		out.ConnectEWMAms = &ms
+	}
+	return out
+}
+
+// SetDrain implements Runtime.
+func (r *ProxyRuntime) SetDrain(server, address string, drained bool, now time.Time) error {
+	v, ok := r.Proxy.Server(server)
+	if !ok {
+		return ErrUnknownServer
+	}
+	return mapPoolErr(v.Pool.SetDrain(address, drained, now))
+}
+
+// Reset implements Runtime.
+func (r *ProxyRuntime) Reset(server, address string, now time.Time) error {
+	v, ok := r.Proxy.Server(server)
+	if !ok {
+		return ErrUnknownServer
+	}
+	return mapPoolErr(v.Pool.Reset(address, now))
+}
+
+func mapPoolErr(err error) error {
+	if errors.Is(err, balance.ErrUnknownAddress) {
+		return ErrUnknownAddress
+	}
+	return err
+}
+
+// Stats implements Runtime.
+func (r *ProxyRuntime) Stats(now time.Time) Stats {
+	c := r.Proxy.Counters()
+	cps, rps := r.rates.observe(now, c.Accepted, c.Rejected)
+	return Stats{
+		Bind: r.Bind, StartedAt: c.StartedAt, UptimeSecs: now.Sub(c.StartedAt).Seconds(),
+		PlayersOnline: c.Players, ConnectionsActive: c.Active,
+		ConnectionsAccepted: c.Accepted, ConnectionsRejected: c.Rejected,
+		ConnectionsPerSec: cps, RejectionsPerSec: rps, Version: r.Version,
+	}
+}
+
+// rateWindow turns monotonic counters into per-second rates between two readings
+// at least a second apart.
+type rateWindow struct {
+	mu                 sync.Mutex
+	at                 time.Time
+	accepted, rejected uint64
+	cps, rps           float64
+}
+
+func (w *rateWindow) observe(now time.Time, accepted, rejected uint64) (float64, float64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.at.IsZero() {
+		w.at, w.accepted, w.rejected = now, accepted, rejected
+		return 0, 0
+	}
+	if d := now.Sub(w.at).Seconds(); d >= 1 {
+		w.cps = float64(accepted-w.accepted) / d
+		w.rps = float64(rejected-w.rejected) / d
+		w.at, w.accepted, w.rejected = now, accepted, rejected
+	}
+	return w.cps, w.rps
+}

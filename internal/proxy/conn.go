@@ -1,0 +1,179 @@
+package proxy
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
+)
+
+// proxyHeaderTimeout bounds how long a trusted peer may take to send its PROXY header.
+const proxyHeaderTimeout = 5 * time.Second
+
+var errNoAddress = errors.New("server has no address")
+
+// conn is what the pipeline learns about one client connection as it goes.
+type conn struct {
+	c      net.Conn
+	br     *bufio.Reader
+	st     *state
+	client netip.AddrPort // the real client (after PROXY protocol)
+	ip     netip.Addr
+}
+
+// handle runs the common pipeline for one accepted connection, in its own goroutine.
+func (p *Proxy) handle(c net.Conn) {
+	defer p.wg.Done()
+	defer p.releasePermit()
+	defer p.untrack(c)
+	defer c.Close()
+	p.active.Add(1)
+	p.met.ConnActive(1)
+	defer func() { p.active.Add(-1); p.met.ConnActive(-1) }()
+
+	st := p.state.Load()
+	cfg := st.cfg
+	setSocketOptions(c, cfg.Keepalive)
+	br := getReader(c)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			putReader(br)
+		}
+	}
+	defer release()
+
+	cn := &conn{c: c, br: br, st: st}
+	cn.client = addrPort(c.RemoteAddr())
+
+	// PROXY protocol: a header is required from trusted peers and refused from others.
+	if cfg.ReceiveProxyProtocol {
+		_ = c.SetReadDeadline(p.now().Add(proxyHeaderTimeout))
+		real, err := p.readProxyHeader(cn)
+		if err != nil {
+			p.reject(cn, "proxy_protocol", err.Error())
+			return
+		}
+		cn.client = real
+	}
+	cn.ip = cn.client.Addr().Unmap()
+
+	if !st.filter.Allowed(cn.ip) {
+		p.reject(cn, "ip_filter", "global ip_filter")
+		return
+	}
+	if n := cfg.MaxConnectionsPerIP; n > 0 {
+		if !p.perIP.acquire(cn.ip, n) {
+			p.reject(cn, "max_connections_per_ip", "too many connections from this IP")
+			return
+		}
+		defer p.perIP.release(cn.ip)
+	}
+
+	_ = c.SetReadDeadline(p.now().Add(cfg.HandshakeTimeout.D()))
+	first, err := br.Peek(1)
+	if err != nil {
+		p.debugClose(cn, "no handshake", err)
+		return
+	}
+	if mc.IsLegacyFirstByte(first[0]) {
+		p.serveLegacy(cn, first[0])
+		return
+	}
+	hs, rawHS, err := mc.ReadHandshake(br)
+	if err != nil {
+		p.reject(cn, "handshake", err.Error())
+		return
+	}
+	host := NormalizeHost(hs.ServerAddress)
+	intent := ratelimit.Login
+	if hs.NextState == mc.StateStatus {
+		intent = ratelimit.Status
+		if p.opts.Bans != nil {
+			if _, banned := p.opts.Bans.CheckIP(cn.ip, p.now()); banned {
+				p.reject(cn, "ban", "banned IP asked for status")
+				return
+			}
+		}
+	}
+	if cfg.RateLimit.Enabled && !p.limiter.Allow(cn.ip, intent, p.now()) {
+		p.met.ConnRejected("rate_limit")
+		p.rejected.Add(1)
+		p.log.Debug("rate limited", "client", cn.client, "intent", intentName(hs.NextState))
+		if intent == ratelimit.Login {
+			_, _ = c.Write(mc.EncodeLoginDisconnect("Rate limit exceeded"))
+		}
+		return
+	}
+
+	var srv *server
+	if id, ok := st.router.lookup(host); ok {
+		srv = st.servers[id]
+	}
+	if srv == nil && cfg.UnknownDomainBehavior == "drop" {
+		p.reject(cn, "unknown_domain", "no server for "+host)
+		return
+	}
+	if srv != nil && !srv.filter.Allowed(cn.ip) {
+		p.reject(cn, "ip_filter", "ip_filter of server "+srv.id)
+		return
+	}
+
+	switch hs.NextState {
+	case mc.StateStatus:
+		p.serveStatus(c, br, hs, srv, st, cn.client)
+	default:
+		p.serveLogin(cn, hs, rawHS, host, srv, release)
+	}
+}
+
+func intentName(next int32) string {
+	switch next {
+	case mc.StateStatus:
+		return "status"
+	case mc.StateTransfer:
+		return "transfer"
+	}
+	return "login"
+}
+
+// reject closes a connection the pipeline refused: one debug line, one metric.
+func (p *Proxy) reject(cn *conn, reason, detail string) {
+	p.rejected.Add(1)
+	p.met.ConnRejected(reason)
+	p.log.Debug("connection rejected", "client", cn.client, "reason", reason, "detail", detail)
+}
+
+func (p *Proxy) debugClose(cn *conn, what string, err error) {
+	p.log.Debug("connection closed", "client", cn.client, "why", what, "err", err)
+}
+
+func addrPort(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.AddrPort()
+	}
+	ap, _ := netip.ParseAddrPort(a.String())
+	return ap
+}
+
+// setSocketOptions turns on TCP_NODELAY (Minecraft is many small packets) and the
+// configured keepalive, which is how dead peers are found.
+func setSocketOptions(c net.Conn, ka config.Keepalive) {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	_ = tc.SetNoDelay(true)
+	_ = tc.SetKeepAliveConfig(net.KeepAliveConfig{
+		Enable:   ka.Time > 0,
+		Idle:     ka.Time.D(),
+		Interval: ka.Interval.D(),
+		Count:    ka.Retries,
+	})
+}

@@ -1,0 +1,276 @@
+// Package proxy is the data plane: the listener, the per-connection pipeline,
+// the router, the status and login handlers and the forwarder.
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/bans"
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/ipfilter"
+	"github.com/infrarust-go/infrarust/internal/metrics"
+	"github.com/infrarust-go/infrarust/internal/proxy/health"
+	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
+)
+
+// Options are what the proxy needs from the outside world.
+type Options struct {
+	Config  *config.Config
+	Logger  *slog.Logger
+	Bus     *events.Bus
+	Metrics *metrics.Metrics
+	Bans    *bans.Store
+	// Manager wakes sleeping servers; nil means no server is managed.
+	Manager Manager
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Version is shown in the admin API.
+	Version string
+}
+
+// Manager is the server manager as the proxy sees it: a login for a managed server
+// waits in EnsureStarted; a status ping only reads its state.
+type Manager interface {
+	// Managed reports whether the server has a [server_manager].
+	Managed(server string) bool
+	// State is online, offline, sleeping, starting, stopping or crashed.
+	State(server string) string
+	// EnsureStarted starts the server if needed and waits until it is ready.
+	EnsureStarted(ctx context.Context, server string) error
+	// PlayerJoined and PlayerLeft drive the idle shutdown.
+	PlayerJoined(server string)
+	PlayerLeft(server string)
+}
+
+// Proxy is one running Infrarust data plane.
+type Proxy struct {
+	opts Options
+	log  *slog.Logger
+	now  func() time.Time
+	bus  *events.Bus
+	met  *metrics.Metrics
+
+	state  atomic.Pointer[state]
+	reload sync.Mutex // serialises reloads
+
+	sem     chan struct{} // max_connections permits; nil = unlimited
+	perIP   ipCounter
+	limiter *ratelimit.Limiter
+	prober  *health.Prober // set by RunBackground; guarded by reload
+
+	connMu   sync.Mutex
+	conns    map[net.Conn]struct{}
+	closing  bool
+	wg       sync.WaitGroup // connection goroutines
+	sessions sync.WaitGroup // forwarded sessions (drained on shutdown)
+	ln       net.Listener
+	lnMu     sync.Mutex
+
+	startedAt time.Time
+	accepted  atomic.Uint64
+	rejected  atomic.Uint64
+	active    atomic.Int64
+}
+
+// state is everything a reload replaces at once; connections read one snapshot.
+type state struct {
+	cfg     *config.Config
+	router  *router
+	servers map[string]*server
+	filter  *ipfilter.Filter
+	trusted []netip.Prefix
+}
+
+// New builds a proxy from a loaded configuration.
+func New(opts Options) (*Proxy, error) {
+	if opts.Config == nil {
+		return nil, errors.New("proxy: no configuration")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	p := &Proxy{
+		opts:  opts,
+		log:   opts.Logger,
+		now:   opts.Now,
+		bus:   opts.Bus,
+		met:   opts.Metrics,
+		conns: map[net.Conn]struct{}{},
+	}
+	p.startedAt = p.now()
+	p.perIP.m = map[netip.Addr]int{}
+	if n := opts.Config.MaxConnections; n > 0 {
+		p.sem = make(chan struct{}, n)
+	}
+	p.limiter = ratelimit.New(rateLimitConfig(opts.Config.RateLimit))
+	if err := p.Apply(opts.Config); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func rateLimitConfig(rl config.RateLimit) ratelimit.Config {
+	return ratelimit.Config{
+		LoginMax: rl.MaxConnections, LoginWindow: rl.Window.D(),
+		StatusMax: rl.StatusMax, StatusWindow: rl.StatusWindow.D(),
+		IPv6Prefix: rl.IPv6Prefix, MaxTracked: rl.MaxTracked,
+	}
+}
+
+// Serve accepts connections on ln until ctx ends or Shutdown is called.
+func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	p.lnMu.Lock()
+	p.ln = ln
+	p.lnMu.Unlock()
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	if st := p.state.Load(); st != nil {
+		p.log.Info("listening", "bind", ln.Addr().String(), "servers", len(st.servers))
+	}
+	var backoff time.Duration
+	for {
+		if p.sem != nil {
+			select {
+			case p.sem <- struct{}{}:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		c, err := ln.Accept()
+		if err != nil {
+			p.releasePermit()
+			if ctx.Err() != nil || p.isClosing() || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			// Out of file descriptors and similar: back off instead of spinning.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			p.log.Warn("accept failed; backing off", "err", err, "backoff", backoff)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		p.accepted.Add(1)
+		p.met.ConnAccepted()
+		if !p.track(c) {
+			c.Close()
+			p.releasePermit()
+			return nil
+		}
+		p.wg.Add(1)
+		go p.handle(c)
+	}
+}
+
+func (p *Proxy) releasePermit() {
+	if p.sem != nil {
+		<-p.sem
+	}
+}
+
+func (p *Proxy) isClosing() bool {
+	p.connMu.Lock()
+	defer p.connMu.Unlock()
+	return p.closing
+}
+
+// track registers a connection so Shutdown can close it; false once shutting down.
+func (p *Proxy) track(c net.Conn) bool {
+	p.connMu.Lock()
+	defer p.connMu.Unlock()
+	if p.closing {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) untrack(c net.Conn) {
+	p.connMu.Lock()
+	delete(p.conns, c)
+	p.connMu.Unlock()
+}
+
+// Shutdown stops accepting, lets live sessions run until ctx ends (shutdown_timeout),
+// then closes whatever is left and waits for every goroutine.
+func (p *Proxy) Shutdown(ctx context.Context) error {
+	p.connMu.Lock()
+	p.closing = true
+	p.connMu.Unlock()
+	p.lnMu.Lock()
+	if p.ln != nil {
+		p.ln.Close()
+	}
+	p.lnMu.Unlock()
+
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	p.connMu.Lock()
+	n := len(p.conns)
+	for c := range p.conns {
+		c.Close()
+	}
+	p.connMu.Unlock()
+	<-done
+	if n > 0 {
+		return fmt.Errorf("shutdown timeout: closed %d connections", n)
+	}
+	return nil
+}
+
+// ipCounter caps concurrent connections per client IP.
+type ipCounter struct {
+	mu sync.Mutex
+	m  map[netip.Addr]int
+}
+
+func (c *ipCounter) acquire(ip netip.Addr, max int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m[ip] >= max {
+		return false
+	}
+	c.m[ip]++
+	return true
+}
+
+func (c *ipCounter) release(ip netip.Addr) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m[ip] <= 1 {
+		delete(c.m, ip)
+		return
+	}
+	c.m[ip]--
+}
+
+// bufio readers are pooled: a status storm would otherwise allocate one per connection.
+var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
+
+func getReader(c net.Conn) *bufio.Reader {
+	br := readerPool.Get().(*bufio.Reader)
+	br.Reset(c)
+	return br
+}
+
+func putReader(br *bufio.Reader) {
+	br.Reset(nil)
+	readerPool.Put(br)
+}

@@ -1,0 +1,185 @@
+package proxy
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/netip"
+	"os"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/ipfilter"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
+)
+
+// server is the runtime of one servers/*.toml: its config of the moment and the
+// state that survives reloads (pool, status cache, player count).
+type server struct {
+	id      string
+	cfg     *config.Server
+	pool    *balance.Pool
+	cache   *statusCache
+	players *atomic.Int64
+	filter  *ipfilter.Filter
+	full    []string // lowercased full_kick_patterns
+	favicon map[*config.MOTD]string
+}
+
+// Apply installs a configuration: new servers start fresh, servers that stay keep
+// their pool state (health, counts, drain), removed servers are forgotten. Live
+// sessions are untouched: they hold the server they were routed to.
+func (p *Proxy) Apply(cfg *config.Config) error {
+	p.reload.Lock()
+	defer p.reload.Unlock()
+
+	filter, err := ipfilter.New(cfg.IPFilter.Allow, cfg.IPFilter.Deny)
+	if err != nil {
+		return fmt.Errorf("[ip_filter]: %w", err)
+	}
+	var trusted []netip.Prefix
+	for _, s := range cfg.TrustedProxies {
+		pfx, err := parsePrefix(s)
+		if err != nil {
+			return fmt.Errorf("trusted_proxies: %w", err)
+		}
+		trusted = append(trusted, pfx)
+	}
+	old := p.state.Load()
+	next := &state{cfg: cfg, servers: map[string]*server{}, filter: filter, trusted: trusted}
+	domains := map[string]string{}
+	for _, sc := range cfg.Servers {
+		srv, err := p.buildServer(cfg, sc, old, p.now)
+		if err != nil {
+			return err
+		}
+		next.servers[sc.ID] = srv
+		for _, d := range sc.Domains {
+			domains[d] = sc.ID
+		}
+	}
+	next.router = newRouter(domains)
+	if old != nil {
+		for id, srv := range old.servers {
+			if _, ok := next.servers[id]; !ok {
+				p.met.ForgetServer(id)
+				_ = srv
+			}
+		}
+	}
+	p.limiter.SetConfig(rateLimitConfig(cfg.RateLimit))
+	p.state.Store(next)
+	if p.prober != nil {
+		p.prober.SetTargets(p.healthTargets(next))
+	}
+	return nil
+}
+
+func (p *Proxy) buildServer(cfg *config.Config, sc *config.Server, old *state, now func() time.Time) (*server, error) {
+	filter, err := ipfilter.New(sc.IPFilter.Allow, sc.IPFilter.Deny)
+	if err != nil {
+		return nil, fmt.Errorf("%s: ip_filter: %w", sc.File, err)
+	}
+	strategy, err := balance.ParseStrategy(sc.Balance)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sc.File, err)
+	}
+	addrs := make([]balance.Address, len(sc.Addresses))
+	for i, a := range sc.Addresses {
+		addrs[i] = balance.Address{Address: a.Address, Weight: a.Weight, Priority: a.Priority}
+	}
+	ah := cfg.EffectiveActiveHealth(sc)
+	id := sc.ID
+	opts := balance.Options{
+		Strategy:            strategy,
+		SlowStart:           sc.SlowStart.D(),
+		SlowStartAggression: sc.SlowStartAggression,
+		DegradedLatency:     sc.DegradedLatency.D(),
+		ActiveProbing:       ah.Enabled,
+		OnChange: func(ch balance.Change) {
+			p.bus.Publish(events.BackendHealthChange, events.HealthChange{
+				Server: id, Address: ch.Address, From: string(ch.From), To: string(ch.To), Reason: ch.Reason,
+			})
+			level := p.log.Info
+			if ch.To == balance.State("unhealthy") {
+				level = p.log.Warn
+			}
+			level("backend state changed", "server", id, "address", ch.Address, "from", ch.From, "to", ch.To, "reason", ch.Reason)
+		},
+	}
+	srv := &server{id: id, cfg: sc, filter: filter, favicon: map[*config.MOTD]string{}}
+	for _, pat := range sc.FullKickPatterns {
+		srv.full = append(srv.full, strings.ToLower(pat))
+	}
+	for _, m := range []*config.MOTD{sc.MOTD.Online, sc.MOTD.Offline, sc.MOTD.Sleeping, sc.MOTD.Starting, sc.MOTD.Crashed} {
+		if m != nil && m.Favicon != "" {
+			fav, err := loadFavicon(m.Favicon)
+			if err != nil {
+				return nil, fmt.Errorf("%s: favicon: %w", sc.File, err)
+			}
+			srv.favicon[m] = fav
+		}
+	}
+	var prev *server
+	if old != nil {
+		prev = old.servers[id]
+	}
+	if prev != nil {
+		srv.pool, srv.cache, srv.players = prev.pool, prev.cache, prev.players
+		for _, a := range prev.cfg.Addresses {
+			if !hasAddress(sc, a.Address) {
+				p.met.ForgetAddress(id, a.Address)
+			}
+		}
+		srv.pool.Update(opts, addrs, now())
+		srv.cache.configure(cfg.StatusCache)
+	} else {
+		srv.pool = balance.NewPool(opts, addrs, now())
+		srv.cache = newStatusCache(cfg.StatusCache)
+		srv.players = new(atomic.Int64)
+	}
+	return srv, nil
+}
+
+func hasAddress(sc *config.Server, addr string) bool {
+	for _, a := range sc.Addresses {
+		if a.Address == addr {
+			return true
+		}
+	}
+	return false
+}
+
+// loadFavicon accepts a data URI as is, or reads a PNG file and encodes it.
+func loadFavicon(v string) (string, error) {
+	if strings.HasPrefix(v, "data:image/") {
+		return v, nil
+	}
+	b, err := os.ReadFile(v)
+	if err != nil {
+		return "", err
+	}
+	if len(b) < 8 || string(b[1:4]) != "PNG" {
+		return "", fmt.Errorf("%s is not a PNG file", v)
+	}
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(b), nil
+}
+
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(strings.TrimSpace(s))
+		return p.Masked(), err
+	}
+	a, err := netip.ParseAddr(strings.TrimSpace(s))
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+func sortServers(s []*config.Server) {
+	sort.Slice(s, func(i, j int) bool { return s[i].ID < s[j].ID })
+}

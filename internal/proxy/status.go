@@ -1,0 +1,240 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/mc"
+)
+
+// statusCache keeps the last status answer per protocol version and collapses
+// concurrent pings into one backend request. An error is never cached as fresh:
+// it falls back to the last good answer while that is younger than max_stale.
+type statusCache struct {
+	mu       sync.Mutex
+	ttl      time.Duration
+	maxStale time.Duration
+	entries  map[int32]*cacheEntry
+}
+
+type cacheEntry struct {
+	good   []byte
+	goodAt time.Time
+	call   *statusCall
+}
+
+type statusCall struct {
+	done chan struct{}
+	body []byte
+}
+
+func newStatusCache(c config.StatusCache) *statusCache {
+	s := &statusCache{entries: map[int32]*cacheEntry{}}
+	s.configure(c)
+	return s
+}
+
+func (s *statusCache) configure(c config.StatusCache) {
+	s.mu.Lock()
+	s.ttl, s.maxStale = c.TTL.D(), c.MaxStale.D()
+	s.mu.Unlock()
+}
+
+// get returns a status body for protocol, calling fetch at most once at a time.
+// body is nil when fetch failed and nothing good is recent enough.
+func (s *statusCache) get(protocol int32, now func() time.Time, fetch func() ([]byte, error)) (body []byte, hit bool) {
+	s.mu.Lock()
+	e := s.entries[protocol]
+	if e == nil {
+		if len(s.entries) > 256 { // one entry per protocol version; bound a client cycling through them
+			clear(s.entries)
+		}
+		e = &cacheEntry{}
+		s.entries[protocol] = e
+	}
+	if e.good != nil && now().Sub(e.goodAt) < s.ttl {
+		b := e.good
+		s.mu.Unlock()
+		return b, true
+	}
+	if c := e.call; c != nil {
+		s.mu.Unlock()
+		<-c.done
+		return c.body, false
+	}
+	c := &statusCall{done: make(chan struct{})}
+	e.call = c
+	s.mu.Unlock()
+
+	b, err := fetch()
+	s.mu.Lock()
+	if err == nil {
+		e.good, e.goodAt = b, now()
+		c.body = b
+	} else if e.good != nil && now().Sub(e.goodAt) < s.maxStale {
+		c.body = e.good
+	}
+	e.call = nil
+	s.mu.Unlock()
+	close(c.done)
+	return c.body, false
+}
+
+// serveStatus answers a modern server-list ping after the handshake.
+func (p *Proxy) serveStatus(c net.Conn, br *bufio.Reader, hs mc.Handshake, srv *server, st *state, client netip.AddrPort) {
+	if err := mc.ReadStatusRequest(br); err != nil {
+		p.log.Debug("status request unreadable", "client", client, "err", err)
+		return
+	}
+	var body []byte
+	switch {
+	case srv == nil:
+		body = motdJSON(&st.cfg.DefaultMOTD, hs.ProtocolVersion, "")
+	case p.opts.Manager != nil && p.opts.Manager.Managed(srv.id) && p.opts.Manager.State(srv.id) != "online":
+		body = p.managedMOTD(srv, hs.ProtocolVersion)
+	default:
+		body = p.statusFor(srv, hs, st, client)
+	}
+	if _, err := c.Write(mc.EncodeStatusResponse(body)); err != nil {
+		return
+	}
+	payload, err := mc.ReadPing(br)
+	if err != nil {
+		return // many clients close after the response
+	}
+	_, _ = c.Write(mc.EncodePing(payload))
+}
+
+// statusFor relays the status of srv through the cache, or builds the offline MOTD.
+func (p *Proxy) statusFor(srv *server, hs mc.Handshake, st *state, client netip.AddrPort) []byte {
+	body, hit := srv.cache.get(hs.ProtocolVersion, p.now, func() ([]byte, error) {
+		return p.fetchStatus(srv, hs, st, client)
+	})
+	p.met.StatusCache(hit)
+	if body == nil {
+		m := srv.cfg.MOTD.Offline
+		if m == nil {
+			m = &defaultOfflineMOTD
+		}
+		return motdJSON(m, hs.ProtocolVersion, srv.favicon[m])
+	}
+	return body
+}
+
+var defaultOfflineMOTD = config.MOTD{Text: "§cServer is offline", VersionName: "Infrarust"}
+
+// fetchStatus asks the server's addresses in balancer order (no rotation advance).
+func (p *Proxy) fetchStatus(srv *server, hs mc.Handshake, st *state, client netip.AddrPort) ([]byte, error) {
+	var lastErr error = errNoAddress
+	timeout := st.cfg.ConnectTimeout.D()
+	for _, addr := range srv.pool.StatusOrder(p.now()) {
+		body, rtt, err := p.queryBackendStatus(srv, addr, hs, timeout, client)
+		if err != nil {
+			lastErr = err
+			p.log.Debug("status relay failed", "server", srv.id, "address", addr, "err", err)
+			continue
+		}
+		p.met.StatusLatency(srv.id, addr, rtt)
+		var parsed mc.StatusResponse
+		if json.Unmarshal(body, &parsed) == nil {
+			srv.pool.ReportStatus(addr, parsed.Players.Online, parsed.Players.Max, p.now())
+		}
+		return body, nil
+	}
+	return nil, lastErr
+}
+
+func (p *Proxy) queryBackendStatus(srv *server, addr string, hs mc.Handshake, timeout time.Duration, client netip.AddrPort) ([]byte, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(p.now().Add(timeout))
+	if srv.cfg.SendProxyProtocol {
+		if _, err := conn.Write(proxyHeader(client, conn)); err != nil {
+			return nil, 0, err
+		}
+	}
+	host, port := backendHost(srv.cfg, addr, hs)
+	return mc.QueryStatus(conn, host, port, hs.ProtocolVersion)
+}
+
+// backendHost is the hostname and port the backend sees, per domain_rewrite.
+func backendHost(sc *config.Server, addr string, hs mc.Handshake) (string, uint16) {
+	switch sc.DomainRewrite.Mode {
+	case "explicit":
+		return sc.DomainRewrite.Value, hs.ServerPort
+	case "from_backend":
+		if len(sc.Addresses) > 0 {
+			h, p, err := net.SplitHostPort(sc.Addresses[0].Address)
+			if err == nil {
+				n, _ := strconv.Atoi(p)
+				return h, uint16(n)
+			}
+		}
+	}
+	_ = addr
+	return hs.ServerAddress, hs.ServerPort
+}
+
+// motdJSON builds a status response from a configured MOTD.
+func motdJSON(m *config.MOTD, protocol int32, favicon string) []byte {
+	var r mc.StatusResponse
+	r.Version.Name = m.VersionName
+	if r.Version.Name == "" {
+		r.Version.Name = "Infrarust"
+	}
+	r.Version.Protocol = protocol
+	r.Players.Max = m.MaxPlayers
+	r.Players.Online = m.Online
+	desc, _ := json.Marshal(map[string]string{"text": m.Text})
+	r.Description = desc
+	r.Favicon = favicon
+	if r.Favicon == "" && len(m.Favicon) > 11 && m.Favicon[:11] == "data:image/" {
+		r.Favicon = m.Favicon
+	}
+	b, _ := json.Marshal(r)
+	return b
+}
+
+// Built-in MOTDs for a managed server that is not online.
+var managedMOTDs = map[string]config.MOTD{
+	"sleeping": {Text: "§7Sleeping — join to wake it up", VersionName: "Sleeping"},
+	"offline":  {Text: "§7Sleeping — join to wake it up", VersionName: "Sleeping"},
+	"starting": {Text: "§eStarting — you will be connected in a moment", VersionName: "Starting"},
+	"stopping": {Text: "§eStopping — join again to wake it up", VersionName: "Stopping"},
+	"crashed":  {Text: "§cThe server crashed — join to try starting it again", VersionName: "Crashed"},
+}
+
+// managedMOTD answers for a sleeping/starting/crashed server without waking it.
+func (p *Proxy) managedMOTD(srv *server, protocol int32) []byte {
+	state := p.opts.Manager.State(srv.id)
+	var m *config.MOTD
+	switch state {
+	case "sleeping", "offline", "stopping":
+		m = srv.cfg.MOTD.Sleeping
+	case "starting":
+		m = srv.cfg.MOTD.Starting
+	case "crashed":
+		m = srv.cfg.MOTD.Crashed
+	}
+	if m == nil {
+		d, ok := managedMOTDs[state]
+		if !ok {
+			d = managedMOTDs["sleeping"]
+		}
+		m = &d
+	}
+	return motdJSON(m, protocol, srv.favicon[m])
+}

@@ -1,0 +1,85 @@
+// Package tui is the Bubble Tea dashboard behind `infrarust top`: a live view of
+// the proxy's servers and backends fed by the admin API, with drain/enable/reset
+// actions on the keyboard. It talks to the proxy only through the small
+// interfaces below, so tests drive it with fakes and the command wires in the
+// admin client through adapter.go.
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/admin"
+)
+
+// Reader is the read-only part of the admin API, all that a one-shot snapshot
+// (`top --once`) needs.
+type Reader interface {
+	Servers(ctx context.Context) ([]admin.ServerInfo, error)
+	AllBackends(ctx context.Context) (map[string]admin.Backends, error)
+	Stats(ctx context.Context) (admin.Stats, error)
+}
+
+// Client is the admin API as the dashboard uses it; *admin.Client satisfies it
+// directly, tests pass a fake.
+type Client interface {
+	Reader
+	Drain(ctx context.Context, server, addr string) (admin.ActionResult, error)
+	Enable(ctx context.Context, server, addr string) (admin.ActionResult, error)
+	Reset(ctx context.Context, server, addr string) (admin.ActionResult, error)
+}
+
+// Event is one entry of the admin event stream, kept independent of the admin
+// package's stream type so a fake stream is a few lines.
+type Event struct {
+	Type string
+	Time time.Time
+	Data json.RawMessage
+}
+
+// Stream yields live events until it fails or is closed.
+type Stream interface {
+	// Next blocks for the next event; any error ends the stream.
+	Next() (Event, error)
+	// Close releases the stream and unblocks a pending Next.
+	Close()
+}
+
+// EventSource opens live event streams; the dashboard reopens one after each
+// failure, so Subscribe is called again on every reconnect.
+type EventSource interface {
+	Subscribe(ctx context.Context) (Stream, error)
+}
+
+// Snapshot is everything the dashboard shows, fetched in one go; `--once` prints
+// one and the live view refreshes one every interval.
+type Snapshot struct {
+	Stats    admin.Stats
+	Servers  []admin.ServerInfo
+	Backends map[string]admin.Backends
+	// At is when the snapshot was taken; the "secs ago" fields are relative to it.
+	At time.Time
+}
+
+// Fetch takes a full snapshot through r; the error says which call failed so an
+// operator can tell a refused connection from a rejected API key.
+func Fetch(ctx context.Context, r Reader, now time.Time) (Snapshot, error) {
+	stats, err := r.Stats(ctx)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("stats: %w", err)
+	}
+	servers, err := r.Servers(ctx)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("servers: %w", err)
+	}
+	backends, err := r.AllBackends(ctx)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("backends: %w", err)
+	}
+	if backends == nil {
+		backends = map[string]admin.Backends{}
+	}
+	return Snapshot{Stats: stats, Servers: servers, Backends: backends, At: now}, nil
+}

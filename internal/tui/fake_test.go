@@ -1,0 +1,278 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/infrarust-go/infrarust/internal/admin"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// t0 is the fixed "now" of every test.
+var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func f64(v float64) *float64 { return &v }
+
+// fixture is a state with every kind of backend: healthy, ramping, probing,
+// unhealthy and draining.
+func fixture() Snapshot {
+	return Snapshot{
+		At: t0,
+		Stats: admin.Stats{
+			Bind: "0.0.0.0:25565", StartedAt: t0.Add(-(3*time.Hour + 25*time.Minute + 10*time.Second)),
+			PlayersOnline: 17, ConnectionsActive: 19, ConnectionsPerSec: 2.4, RejectionsPerSec: 0.3, Version: "0.1.0",
+		},
+		Servers: []admin.ServerInfo{
+			{ID: "survival", Domains: []string{"survival.example.com", "mc.example.com"}, Strategy: "round_robin", AddressCount: 5, HealthyCount: 2, Players: 14},
+			{ID: "lobby", Domains: []string{"lobby.example.com"}, Strategy: "first_available", AddressCount: 1, HealthyCount: 1, Players: 3},
+			{ID: "creative", Domains: []string{"creative.example.com"}, Strategy: "least_conn", AddressCount: 1, HealthyCount: 0},
+		},
+		Backends: map[string]admin.Backends{
+			"survival": {Server: "survival", Strategy: "round_robin", Backends: []admin.Backend{
+				{Address: "10.0.0.1:25565", Weight: 10, EffectiveWeight: 10, State: "healthy", Health: "healthy", ActiveConnections: 8, Inflight: 1,
+					HealthySinceSecs: f64(3600), ConnectEWMAms: f64(2.3)},
+				{Address: "10.0.0.2:25565", Weight: 10, EffectiveWeight: 3.2, State: "healthy", Health: "healthy", ActiveConnections: 1, Ejections: 1,
+					HealthySinceSecs: f64(12), LastFailureSecsAgo: f64(95), ConnectEWMAms: f64(4.8)},
+				{Address: "10.0.0.3:25565", Weight: 5, State: "probing", Health: "probing", Ejections: 2, LastFailureSecsAgo: f64(31)},
+				{Address: "10.0.0.4:25565", Weight: 5, Priority: 1, State: "unhealthy", Health: "unhealthy", Ejections: 3, LastFailureSecsAgo: f64(4), ConnectEWMAms: f64(1250)},
+				{Address: "backup.internal.example.net:25565", Weight: 10, EffectiveWeight: 10, Priority: 1, State: "draining", Health: "healthy", ActiveConnections: 5,
+					HealthySinceSecs: f64(7200), ConnectEWMAms: f64(31)},
+			}},
+			"lobby": {Server: "lobby", Strategy: "first_available", Backends: []admin.Backend{
+				{Address: "127.0.0.1:25566", Weight: 1, EffectiveWeight: 1, State: "healthy", Health: "healthy", ActiveConnections: 3, ConnectEWMAms: f64(0.4)},
+			}},
+			"creative": {Server: "creative", Strategy: "least_conn", Backends: []admin.Backend{
+				{Address: "10.0.1.9:25565", Weight: 1, State: "unhealthy", Health: "unhealthy", Ejections: 7, LastFailureSecsAgo: f64(300)},
+			}},
+		},
+	}
+}
+
+// fakeClient serves a snapshot (or an error) and records actions.
+type fakeClient struct {
+	mu      sync.Mutex
+	snap    Snapshot
+	err     error
+	actErr  error
+	actions []string
+}
+
+func (f *fakeClient) Servers(context.Context) ([]admin.ServerInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.snap.Servers, f.err
+}
+
+func (f *fakeClient) AllBackends(context.Context) (map[string]admin.Backends, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.snap.Backends, f.err
+}
+
+func (f *fakeClient) Stats(context.Context) (admin.Stats, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.snap.Stats, f.err
+}
+
+func (f *fakeClient) act(verb, server, addr, state string) (admin.ActionResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.actions = append(f.actions, verb+" "+server+" "+addr)
+	if f.actErr != nil {
+		return admin.ActionResult{}, f.actErr
+	}
+	return admin.ActionResult{Server: server, Address: addr, Action: verb,
+		Backend: admin.Backend{Address: addr, Weight: 10, EffectiveWeight: 10, State: state, Health: "healthy"}}, nil
+}
+
+func (f *fakeClient) Drain(_ context.Context, s, a string) (admin.ActionResult, error) {
+	return f.act("drain", s, a, "draining")
+}
+
+func (f *fakeClient) Enable(_ context.Context, s, a string) (admin.ActionResult, error) {
+	return f.act("enable", s, a, "healthy")
+}
+
+func (f *fakeClient) Reset(_ context.Context, s, a string) (admin.ActionResult, error) {
+	return f.act("reset", s, a, "healthy")
+}
+
+// fakeStream yields queued events, then errEnd (the proxy went away).
+type fakeStream struct {
+	events []Event
+	closed bool
+}
+
+var errEnd = errors.New("stream ended")
+
+func (s *fakeStream) Next() (Event, error) {
+	if s.closed || len(s.events) == 0 {
+		return Event{}, errEnd
+	}
+	ev := s.events[0]
+	s.events = s.events[1:]
+	return ev, nil
+}
+
+func (s *fakeStream) Close() { s.closed = true }
+
+// fakeSource hands out prepared streams, or fails when it has none.
+type fakeSource struct {
+	streams []*fakeStream
+	calls   int
+}
+
+func (f *fakeSource) Subscribe(context.Context) (Stream, error) {
+	f.calls++
+	if len(f.streams) == 0 {
+		return nil, errors.New("dial tcp 127.0.0.1:8080: connect: connection refused")
+	}
+	s := f.streams[0]
+	f.streams = f.streams[1:]
+	return s, nil
+}
+
+// timer is a tick the model asked for; tests deliver it by hand instead of waiting.
+type timer struct {
+	d   time.Duration
+	msg tea.Msg
+}
+
+// harness wraps a model with a settable clock and recorded timers.
+type harness struct {
+	t      *testing.T
+	m      *Model
+	now    time.Time
+	timers []timer
+}
+
+func asciiRenderer() *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.Ascii)
+	return r
+}
+
+func newHarness(t *testing.T, c Client, src EventSource) *harness {
+	t.Helper()
+	h := &harness{t: t, now: t0}
+	h.m = New(Options{Client: c, Events: src, Interval: 2 * time.Second, Now: func() time.Time { return h.now },
+		Renderer: asciiRenderer(), Target: "http://127.0.0.1:8080"})
+	h.m.after = func(d time.Duration, msg tea.Msg) tea.Cmd {
+		h.timers = append(h.timers, timer{d, msg})
+		return nil
+	}
+	t.Cleanup(h.m.Close)
+	return h
+}
+
+// send delivers msg and then runs every command it produces, synchronously,
+// feeding results back until nothing is left.
+func (h *harness) send(msg tea.Msg) {
+	h.t.Helper()
+	queue := []tea.Msg{msg}
+	for steps := 0; len(queue) > 0; steps++ {
+		if steps > 1000 {
+			h.t.Fatal("model does not settle")
+		}
+		msg, queue = queue[0], queue[1:]
+		_, cmd := h.m.Update(msg)
+		queue = append(queue, run(cmd)...)
+	}
+}
+
+// sendOnly delivers msg without running the resulting command, which it returns.
+func (h *harness) sendOnly(msg tea.Msg) tea.Cmd {
+	_, cmd := h.m.Update(msg)
+	return cmd
+}
+
+// run executes cmd and flattens batches; tea.Quit's message is dropped.
+func run(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	switch msg := cmd().(type) {
+	case nil, tea.QuitMsg:
+		return nil
+	case tea.BatchMsg:
+		var out []tea.Msg
+		for _, c := range msg {
+			out = append(out, run(c)...)
+		}
+		return out
+	default:
+		return []tea.Msg{msg}
+	}
+}
+
+func key(s string) tea.KeyMsg {
+	switch s {
+	case "tab":
+		return tea.KeyMsg{Type: tea.KeyTab}
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "left":
+		return tea.KeyMsg{Type: tea.KeyLeft}
+	case "right":
+		return tea.KeyMsg{Type: tea.KeyRight}
+	case "backspace":
+		return tea.KeyMsg{Type: tea.KeyBackspace}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+}
+
+func (h *harness) keys(ks ...string) {
+	h.t.Helper()
+	for _, k := range ks {
+		h.send(key(k))
+	}
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file (go test ./internal/tui -update to accept):\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
+	}
+}

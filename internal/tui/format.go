@@ -1,0 +1,173 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/infrarust-go/infrarust/internal/admin"
+)
+
+// Backend states as the admin API reports them.
+const (
+	stateHealthy   = "healthy"
+	stateProbing   = "probing"
+	stateUnhealthy = "unhealthy"
+	stateDraining  = "draining"
+)
+
+// stateSymbol gives each state a glyph that reads without colour.
+func stateSymbol(state string) string {
+	switch state {
+	case stateHealthy:
+		return "●"
+	case stateProbing:
+		return "◐"
+	case stateUnhealthy:
+		return "✖"
+	case stateDraining:
+		return "⇣"
+	}
+	return "?"
+}
+
+// stateRank orders states worst first for sorting.
+func stateRank(state string) int {
+	switch state {
+	case stateUnhealthy:
+		return 0
+	case stateProbing:
+		return 1
+	case stateDraining:
+		return 2
+	case stateHealthy:
+		return 3
+	}
+	return -1
+}
+
+// fit pads or truncates s to exactly w terminal cells.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	sw := ansi.StringWidth(s)
+	if sw > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	return s + strings.Repeat(" ", w-sw)
+}
+
+// fitRight right-aligns s in w cells.
+func fitRight(s string, w int) string {
+	sw := ansi.StringWidth(s)
+	if sw >= w {
+		return fit(s, w)
+	}
+	return strings.Repeat(" ", w-sw) + s
+}
+
+// fmtDur renders a duration compactly with its two most significant units.
+func fmtDur(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh%02dm", s/3600, (s%3600)/60)
+	}
+	return fmt.Sprintf("%dd%02dh", s/86400, (s%86400)/3600)
+}
+
+// fmtAgo renders an age in one unit, for narrow columns.
+func fmtAgo(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm", s/60)
+	case s < 86400:
+		return fmt.Sprintf("%dh", s/3600)
+	}
+	return fmt.Sprintf("%dd", s/86400)
+}
+
+// secsAgo turns a "secs ago as of the snapshot" field into an age as of now.
+func secsAgo(secs *float64, at, now time.Time) (time.Duration, bool) {
+	if secs == nil {
+		return 0, false
+	}
+	d := time.Duration(*secs*float64(time.Second)) + now.Sub(at)
+	return d, true
+}
+
+// fmtLatency renders a connect EWMA in milliseconds.
+func fmtLatency(ms *float64) string {
+	if ms == nil {
+		return "-"
+	}
+	switch v := *ms; {
+	case v < 10:
+		return fmt.Sprintf("%.1fms", v)
+	case v < 1000:
+		return fmt.Sprintf("%.0fms", v)
+	default:
+		return fmt.Sprintf("%.1fs", v/1000)
+	}
+}
+
+// fmtRate renders a per-second rate.
+func fmtRate(v float64) string {
+	return fmt.Sprintf("%.1f", v)
+}
+
+// fmtEff renders an effective weight.
+func fmtEff(v float64) string {
+	return fmt.Sprintf("%.1f", v)
+}
+
+// rampBar draws effective/configured weight as a bar of width cells, which
+// makes a slow-start ramp visible at a glance.
+func rampBar(b admin.Backend, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	frac := 0.0
+	if b.Weight > 0 {
+		frac = b.EffectiveWeight / float64(b.Weight)
+	}
+	frac = math.Max(0, math.Min(1, frac))
+	filled := int(math.Round(frac * float64(width)))
+	if filled == 0 && frac > 0 {
+		filled = 1
+	}
+	return strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
+}
+
+// ramping reports whether a backend is in slow start: up, but not yet at full weight.
+func ramping(b admin.Backend) bool {
+	return b.State == stateHealthy && b.Weight > 0 && b.EffectiveWeight < float64(b.Weight)-1e-9
+}
+
+// fmtDomains shows the first domain and how many more there are.
+func fmtDomains(domains []string) string {
+	switch len(domains) {
+	case 0:
+		return "-"
+	case 1:
+		return domains[0]
+	}
+	return fmt.Sprintf("%s +%d", domains[0], len(domains)-1)
+}

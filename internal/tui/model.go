@@ -1,0 +1,782 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/infrarust-go/infrarust/internal/admin"
+)
+
+// Event types the dashboard reacts to (the admin event stream's names).
+const (
+	evHealthChange = "backend.health_change"
+	evPlayerJoin   = "player.join"
+	evPlayerLeave  = "player.leave"
+	evStatsTick    = "stats.tick"
+	evConfigReload = "config.reload"
+	evServerState  = "server.state_change"
+	evLagged       = "lagged"
+)
+
+// subscribedTypes are the event types the dashboard asks the stream for.
+func subscribedTypes() []string {
+	return []string{evHealthChange, evPlayerJoin, evPlayerLeave, evStatsTick, evConfigReload, evServerState}
+}
+
+const (
+	defaultInterval = 2 * time.Second
+	minBackoff      = time.Second
+	maxBackoff      = 30 * time.Second
+	maxLogEntries   = 200
+	minWidth        = 80
+	minHeight       = 24
+	// statusRefreshing is shown while a manual refresh runs.
+	statusRefreshing = "refreshing…"
+)
+
+// pane is a focusable part of the screen.
+type pane int
+
+const (
+	paneServers pane = iota
+	paneBackends
+)
+
+// connection states shown in the status line.
+const (
+	connConnecting = iota
+	connUp
+	connDown
+	connRetrying
+)
+
+// Options configures a dashboard Model.
+type Options struct {
+	// Client reads snapshots and performs actions; required.
+	Client Client
+	// Events feeds live updates; nil means snapshot polling only.
+	Events EventSource
+	// Interval between full snapshot refreshes (the safety net under the live stream).
+	Interval time.Duration
+	// Now is the clock; tests inject a fixed one so views are stable.
+	Now func() time.Time
+	// Renderer decides the colour profile; an ASCII-profile renderer gives colour-free output.
+	Renderer *lipgloss.Renderer
+	// Target names the admin endpoint in the disconnected message.
+	Target string
+	// Context bounds every call and the event stream; cancelling it stops them.
+	Context context.Context
+}
+
+// Model is the dashboard's state; *Model implements tea.Model.
+type Model struct {
+	client   Client
+	source   EventSource
+	interval time.Duration
+	now      func() time.Time
+	after    func(time.Duration, tea.Msg) tea.Cmd
+	st       styles
+	target   string
+	ctx      context.Context
+	cancel   context.CancelFunc
+
+	width, height int
+
+	// data
+	snap     Snapshot
+	haveSnap bool
+	statsAt  time.Time
+	log      []logEntry
+	lastEv   string
+	lastEvAt time.Time
+
+	// connection
+	conn          int
+	snapErr       error
+	streamErr     error
+	stream        Stream
+	subscribing   bool
+	fetching      bool
+	refetch       bool
+	failures      int
+	retryGen      int
+	retryPending  bool
+	retryAt       time.Time
+	backoffActive time.Duration
+
+	// interaction
+	focus       pane
+	selServer   string
+	selBackend  string
+	filter      string
+	filtering   bool
+	serverSort  int
+	backendSort int
+	showLog     bool
+	showHelp    bool
+	confirm     *pendingAction
+	acting      bool
+	status      string
+	quitting    bool
+}
+
+type logEntry struct {
+	at   time.Time
+	text string
+}
+
+type pendingAction struct {
+	verb    string // drain|enable|reset
+	server  string
+	address string
+}
+
+// Messages.
+type (
+	snapshotMsg struct {
+		snap Snapshot
+		err  error
+	}
+	streamOpenMsg struct {
+		stream Stream
+		err    error
+	}
+	eventMsg struct {
+		stream Stream
+		ev     Event
+		err    error
+	}
+	actionMsg struct {
+		act pendingAction
+		res admin.ActionResult
+		err error
+	}
+	intervalMsg struct{}
+	clockMsg    struct{}
+	retryMsg    struct{ gen int }
+)
+
+var (
+	serverSorts  = []string{"id", "players", "health"}
+	backendSorts = []string{"config", "address", "state", "load"}
+)
+
+// New builds a dashboard model; call Init through a tea.Program to start it.
+func New(o Options) *Model {
+	m := &Model{
+		client:   o.Client,
+		source:   o.Events,
+		interval: o.Interval,
+		now:      o.Now,
+		target:   o.Target,
+		width:    minWidth,
+		height:   minHeight,
+		conn:     connConnecting,
+		focus:    paneServers,
+	}
+	if m.interval <= 0 {
+		m.interval = defaultInterval
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	r := o.Renderer
+	if r == nil {
+		r = lipgloss.DefaultRenderer()
+	}
+	m.st = newStyles(r)
+	parent := o.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	m.ctx, m.cancel = context.WithCancel(parent)
+	m.after = func(d time.Duration, msg tea.Msg) tea.Cmd {
+		return tea.Tick(d, func(time.Time) tea.Msg { return msg })
+	}
+	return m
+}
+
+// Init starts the first fetch, the event stream and the timers.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(
+		m.fetchCmd(),
+		m.subscribeCmd(),
+		m.after(m.interval, intervalMsg{}),
+		m.after(time.Second, clockMsg{}),
+	)
+}
+
+// Close stops the event stream and any call in flight; safe to call twice.
+func (m *Model) Close() {
+	m.cancel()
+	if m.stream != nil {
+		m.stream.Close()
+		m.stream = nil
+	}
+}
+
+// Update applies one message; every state change happens here, so the model needs no locks.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		return m, nil
+	case tea.KeyMsg:
+		return m, m.handleKey(msg)
+	case snapshotMsg:
+		return m, m.onSnapshot(msg)
+	case streamOpenMsg:
+		return m, m.onStreamOpen(msg)
+	case eventMsg:
+		return m, m.onEvent(msg)
+	case actionMsg:
+		return m, m.onAction(msg)
+	case intervalMsg:
+		var cmd tea.Cmd
+		if m.snapErr == nil && !m.retryPending {
+			cmd = m.fetchCmd()
+		}
+		return m, tea.Batch(cmd, m.after(m.interval, intervalMsg{}))
+	case clockMsg:
+		return m, m.after(time.Second, clockMsg{})
+	case retryMsg:
+		if msg.gen != m.retryGen || !m.retryPending {
+			return m, nil
+		}
+		m.retryPending = false
+		m.conn = connRetrying
+		var cmds []tea.Cmd
+		if m.snapErr != nil {
+			cmds = append(cmds, m.fetchCmd())
+		}
+		if m.source != nil && m.stream == nil {
+			cmds = append(cmds, m.subscribeCmd())
+		}
+		return m, tea.Batch(cmds...)
+	}
+	return m, nil
+}
+
+// ---- data and connection ----
+
+func (m *Model) fetchCmd() tea.Cmd {
+	if m.fetching {
+		m.refetch = true
+		return nil
+	}
+	m.fetching = true
+	ctx, client, now, timeout := m.ctx, m.client, m.now, max(m.interval, 5*time.Second)
+	return func() tea.Msg {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		snap, err := Fetch(cctx, client, now())
+		return snapshotMsg{snap: snap, err: err}
+	}
+}
+
+func (m *Model) subscribeCmd() tea.Cmd {
+	if m.source == nil || m.stream != nil || m.subscribing || m.retryPending {
+		return nil // the pending retry resubscribes, after its backoff
+	}
+	m.subscribing = true
+	ctx, src := m.ctx, m.source
+	return func() tea.Msg {
+		s, err := src.Subscribe(ctx)
+		return streamOpenMsg{stream: s, err: err}
+	}
+}
+
+func waitEvent(s Stream) tea.Cmd {
+	return func() tea.Msg {
+		ev, err := s.Next()
+		return eventMsg{stream: s, ev: ev, err: err}
+	}
+}
+
+func (m *Model) onSnapshot(msg snapshotMsg) tea.Cmd {
+	m.fetching = false
+	if msg.err != nil {
+		m.snapErr = msg.err
+		return m.disconnected()
+	}
+	m.snapErr = nil
+	if m.status == statusRefreshing {
+		m.status = ""
+	}
+	m.snap = msg.snap
+	m.statsAt = msg.snap.At
+	m.haveSnap = true
+	m.fixSelection()
+	var cmds []tea.Cmd
+	if m.refetch {
+		m.refetch = false
+		cmds = append(cmds, m.fetchCmd())
+	}
+	cmds = append(cmds, m.subscribeCmd())
+	m.maybeUp()
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) onStreamOpen(msg streamOpenMsg) tea.Cmd {
+	m.subscribing = false
+	if msg.err != nil || msg.stream == nil {
+		if m.ctx.Err() != nil {
+			return nil
+		}
+		if msg.err == nil {
+			msg.err = errors.New("event stream: no stream")
+		}
+		m.streamErr = msg.err
+		return m.disconnected()
+	}
+	if m.ctx.Err() != nil {
+		msg.stream.Close()
+		return nil
+	}
+	m.stream = msg.stream
+	m.streamErr = nil
+	m.maybeUp()
+	// Events may have been missed while the stream was down.
+	return tea.Batch(waitEvent(msg.stream), m.fetchCmd())
+}
+
+// maybeUp marks the connection up once both the snapshot and the stream work.
+func (m *Model) maybeUp() {
+	if m.snapErr == nil && m.streamErr == nil && m.haveSnap && (m.source == nil || m.stream != nil) {
+		if m.conn == connDown || m.conn == connRetrying {
+			m.addLog(m.now(), "reconnected")
+		}
+		m.conn = connUp
+		m.failures = 0
+		m.backoffActive = 0
+	}
+}
+
+// disconnected records a failure and schedules one retry with exponential backoff.
+func (m *Model) disconnected() tea.Cmd {
+	if m.conn == connUp {
+		m.addLog(m.now(), "connection lost: "+m.lastErrText())
+	}
+	m.conn = connDown
+	if m.retryPending || m.ctx.Err() != nil {
+		return nil
+	}
+	m.failures++
+	d := minBackoff << min(m.failures-1, 10)
+	if d > maxBackoff {
+		d = maxBackoff
+	}
+	m.backoffActive = d
+	m.retryGen++
+	m.retryPending = true
+	m.retryAt = m.now().Add(d)
+	return m.after(d, retryMsg{gen: m.retryGen})
+}
+
+func (m *Model) onEvent(msg eventMsg) tea.Cmd {
+	if msg.stream != m.stream {
+		return nil // from a stream we already dropped
+	}
+	if msg.err != nil {
+		m.stream.Close()
+		m.stream = nil
+		if m.ctx.Err() != nil {
+			return nil
+		}
+		m.streamErr = fmt.Errorf("event stream: %w", msg.err)
+		return m.disconnected()
+	}
+	cmd := m.applyEvent(msg.ev)
+	return tea.Batch(waitEvent(msg.stream), cmd)
+}
+
+// applyEvent folds one live event into the view; it returns a refresh when the
+// event says the snapshot is out of date.
+func (m *Model) applyEvent(ev Event) tea.Cmd {
+	now := m.now()
+	if ev.Type != evStatsTick {
+		m.lastEv, m.lastEvAt = ev.Type, now
+	}
+	switch ev.Type {
+	case evStatsTick:
+		var s admin.Stats
+		if err := json.Unmarshal(ev.Data, &s); err == nil {
+			m.snap.Stats = s
+			m.statsAt = now
+		}
+		return nil
+	case evHealthChange:
+		var hc struct{ Server, Address, From, To, Reason string }
+		if err := json.Unmarshal(ev.Data, &hc); err != nil {
+			return nil
+		}
+		m.setBackendState(hc.Server, hc.Address, hc.From, hc.To)
+		text := fmt.Sprintf("%s %s %s → %s", hc.Server, hc.Address, hc.From, hc.To)
+		if hc.Reason != "" {
+			text += " (" + hc.Reason + ")"
+		}
+		m.addLog(now, text)
+		// Effective weights and ejection counts change with the state; fetch them.
+		return m.fetchCmd()
+	case evPlayerJoin, evPlayerLeave:
+		var p struct {
+			Server   string `json:"server"`
+			Address  string `json:"address"`
+			Username string `json:"username"`
+		}
+		if err := json.Unmarshal(ev.Data, &p); err != nil {
+			return nil
+		}
+		delta, verb := 1, "joined"
+		if ev.Type == evPlayerLeave {
+			delta, verb = -1, "left"
+		}
+		m.addPlayers(p.Server, p.Address, delta)
+		m.addLog(now, fmt.Sprintf("%s %s %s via %s", p.Username, verb, p.Server, p.Address))
+		return nil
+	case evLagged:
+		var l struct {
+			Missed uint64 `json:"missed"`
+		}
+		_ = json.Unmarshal(ev.Data, &l)
+		m.addLog(now, fmt.Sprintf("missed %d events; refreshing", l.Missed))
+		return m.fetchCmd()
+	case evConfigReload:
+		m.addLog(now, "configuration reloaded")
+		return m.fetchCmd()
+	case evServerState:
+		m.addLog(now, "server state: "+compactJSON(ev.Data))
+		return m.fetchCmd()
+	}
+	return nil
+}
+
+func compactJSON(b json.RawMessage) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+func (m *Model) addLog(at time.Time, text string) {
+	m.log = append(m.log, logEntry{at: at, text: text})
+	if len(m.log) > maxLogEntries {
+		m.log = slices.Delete(m.log, 0, len(m.log)-maxLogEntries)
+	}
+}
+
+func (m *Model) setBackendState(server, addr, from, to string) {
+	bs, ok := m.snap.Backends[server]
+	if !ok {
+		return
+	}
+	for i := range bs.Backends {
+		if bs.Backends[i].Address == addr {
+			bs.Backends[i].State = to
+		}
+	}
+	for i := range m.snap.Servers {
+		s := &m.snap.Servers[i]
+		if s.ID != server {
+			continue
+		}
+		if from == stateHealthy && to != stateHealthy {
+			s.HealthyCount = max(0, s.HealthyCount-1)
+		} else if from != stateHealthy && to == stateHealthy {
+			s.HealthyCount = min(s.AddressCount, s.HealthyCount+1)
+		}
+	}
+}
+
+func (m *Model) addPlayers(server, addr string, delta int) {
+	if bs, ok := m.snap.Backends[server]; ok {
+		for i := range bs.Backends {
+			if bs.Backends[i].Address == addr {
+				bs.Backends[i].ActiveConnections = max(0, bs.Backends[i].ActiveConnections+delta)
+			}
+		}
+	}
+	for i := range m.snap.Servers {
+		if m.snap.Servers[i].ID == server {
+			m.snap.Servers[i].Players = max(0, m.snap.Servers[i].Players+delta)
+		}
+	}
+	m.snap.Stats.PlayersOnline = max(0, m.snap.Stats.PlayersOnline+delta)
+}
+
+// ---- actions ----
+
+func (m *Model) actionCmd(a pendingAction) tea.Cmd {
+	ctx, client := m.ctx, m.client
+	return func() tea.Msg {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		var res admin.ActionResult
+		var err error
+		switch a.verb {
+		case "drain":
+			res, err = client.Drain(cctx, a.server, a.address)
+		case "enable":
+			res, err = client.Enable(cctx, a.server, a.address)
+		default:
+			res, err = client.Reset(cctx, a.server, a.address)
+		}
+		return actionMsg{act: a, res: res, err: err}
+	}
+}
+
+func (m *Model) onAction(msg actionMsg) tea.Cmd {
+	m.acting = false
+	a := msg.act
+	if msg.err != nil {
+		m.status = fmt.Sprintf("%s %s failed: %s", a.verb, a.address, describeErr(msg.err))
+		return nil
+	}
+	b := msg.res.Backend
+	if b.Address == "" {
+		b.Address = a.address
+	}
+	if bs, ok := m.snap.Backends[a.server]; ok && b.State != "" {
+		for i := range bs.Backends {
+			if bs.Backends[i].Address == b.Address {
+				bs.Backends[i] = b
+			}
+		}
+	}
+	past := map[string]string{"drain": "drained", "enable": "enabled", "reset": "reset"}[a.verb]
+	m.status = fmt.Sprintf("%s %s on %s", past, b.Address, a.server)
+	if b.State != "" {
+		m.status += " — now " + b.State
+	}
+	return m.fetchCmd()
+}
+
+// describeErr shortens API errors to their code and message.
+func describeErr(err error) string {
+	if text, ok := apiErrorText(err); ok {
+		return text
+	}
+	return err.Error()
+}
+
+// ---- selection ----
+
+// visibleServers is the server list after filter and sort.
+func (m *Model) visibleServers() []admin.ServerInfo {
+	f := strings.ToLower(m.filter)
+	out := make([]admin.ServerInfo, 0, len(m.snap.Servers))
+	for _, s := range m.snap.Servers {
+		if f == "" || strings.Contains(strings.ToLower(s.ID), f) ||
+			slices.ContainsFunc(s.Domains, func(d string) bool { return strings.Contains(strings.ToLower(d), f) }) {
+			out = append(out, s)
+		}
+	}
+	switch serverSorts[m.serverSort] {
+	case "id":
+		slices.SortStableFunc(out, func(a, b admin.ServerInfo) int { return strings.Compare(a.ID, b.ID) })
+	case "players":
+		slices.SortStableFunc(out, func(a, b admin.ServerInfo) int {
+			if a.Players != b.Players {
+				return b.Players - a.Players
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+	case "health":
+		slices.SortStableFunc(out, func(a, b admin.ServerInfo) int {
+			da, db := a.AddressCount-a.HealthyCount, b.AddressCount-b.HealthyCount
+			if da != db {
+				return db - da
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+	}
+	return out
+}
+
+// visibleBackends is the selected server's backends in the chosen order.
+func (m *Model) visibleBackends() []admin.Backend {
+	bs := slices.Clone(m.snap.Backends[m.selServer].Backends)
+	switch backendSorts[m.backendSort] {
+	case "address":
+		slices.SortStableFunc(bs, func(a, b admin.Backend) int { return strings.Compare(a.Address, b.Address) })
+	case "state":
+		slices.SortStableFunc(bs, func(a, b admin.Backend) int { return stateRank(a.State) - stateRank(b.State) })
+	case "load":
+		slices.SortStableFunc(bs, func(a, b admin.Backend) int {
+			return (b.ActiveConnections + b.Inflight) - (a.ActiveConnections + a.Inflight)
+		})
+	}
+	return bs
+}
+
+// fixSelection keeps the selection on a row that exists, by name, across refreshes.
+func (m *Model) fixSelection() {
+	servers := m.visibleServers()
+	if !slices.ContainsFunc(servers, func(s admin.ServerInfo) bool { return s.ID == m.selServer }) {
+		m.selServer = ""
+		if len(servers) > 0 {
+			m.selServer = servers[0].ID
+		}
+	}
+	bs := m.visibleBackends()
+	if !slices.ContainsFunc(bs, func(b admin.Backend) bool { return b.Address == m.selBackend }) {
+		m.selBackend = ""
+		if len(bs) > 0 {
+			m.selBackend = bs[0].Address
+		}
+	}
+}
+
+func (m *Model) move(delta int) {
+	switch m.focus {
+	case paneServers:
+		servers := m.visibleServers()
+		i := slices.IndexFunc(servers, func(s admin.ServerInfo) bool { return s.ID == m.selServer })
+		if j := clampIndex(i+delta, len(servers)); j >= 0 {
+			if servers[j].ID != m.selServer {
+				m.selServer = servers[j].ID
+				m.selBackend = ""
+			}
+		}
+	case paneBackends:
+		bs := m.visibleBackends()
+		i := slices.IndexFunc(bs, func(b admin.Backend) bool { return b.Address == m.selBackend })
+		if j := clampIndex(i+delta, len(bs)); j >= 0 {
+			m.selBackend = bs[j].Address
+		}
+	}
+	m.fixSelection()
+}
+
+func clampIndex(i, n int) int {
+	if n == 0 {
+		return -1
+	}
+	return max(0, min(n-1, i))
+}
+
+// ---- keys ----
+
+func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
+	if k.Type == tea.KeyCtrlC {
+		return m.quit()
+	}
+	// Keys typed faster than the terminal is read arrive as one message; outside
+	// the filter each rune is its own command.
+	if k.Type == tea.KeyRunes && len(k.Runes) > 1 && !m.filtering && !k.Paste {
+		var cmds []tea.Cmd
+		for _, r := range k.Runes {
+			cmds = append(cmds, m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}}))
+			if m.quitting {
+				break
+			}
+		}
+		return tea.Batch(cmds...)
+	}
+	if m.filtering {
+		switch k.Type {
+		case tea.KeyEnter:
+			m.filtering = false
+		case tea.KeyEsc:
+			m.filtering = false
+			m.filter = ""
+		case tea.KeyBackspace:
+			if r := []rune(m.filter); len(r) > 0 {
+				m.filter = string(r[:len(r)-1])
+			}
+		case tea.KeyRunes, tea.KeySpace:
+			m.filter += string(k.Runes)
+		}
+		m.fixSelection()
+		return nil
+	}
+	if m.confirm != nil {
+		a := *m.confirm
+		m.confirm = nil
+		switch k.String() {
+		case "y", "Y":
+			m.acting = true
+			m.status = fmt.Sprintf("%s %s…", a.verb, a.address)
+			return m.actionCmd(a)
+		default:
+			m.status = a.verb + " cancelled"
+		}
+		return nil
+	}
+	if m.showHelp {
+		switch k.String() {
+		case "q":
+			return m.quit()
+		}
+		m.showHelp = false
+		return nil
+	}
+	switch k.String() {
+	case "q":
+		return m.quit()
+	case "?":
+		m.showHelp = true
+	case "tab", "shift+tab", "left", "right", "h", "l":
+		if m.focus == paneServers {
+			m.focus = paneBackends
+		} else {
+			m.focus = paneServers
+		}
+	case "up", "k":
+		m.move(-1)
+	case "down", "j":
+		m.move(1)
+	case "home", "g":
+		m.move(-1 << 20)
+	case "end", "G":
+		m.move(1 << 20)
+	case "/":
+		m.filtering = true
+		m.focus = paneServers
+	case "esc":
+		m.filter = ""
+		m.status = ""
+		m.fixSelection()
+	case "s":
+		if m.focus == paneServers {
+			m.serverSort = (m.serverSort + 1) % len(serverSorts)
+			m.status = "servers sorted by " + serverSorts[m.serverSort]
+		} else {
+			m.backendSort = (m.backendSort + 1) % len(backendSorts)
+			m.status = "backends sorted by " + backendSorts[m.backendSort]
+		}
+	case "v":
+		m.showLog = !m.showLog
+	case "R":
+		m.status = statusRefreshing
+		return m.fetchCmd()
+	case "d", "e", "r":
+		verb := map[string]string{"d": "drain", "e": "enable", "r": "reset"}[k.String()]
+		if m.acting {
+			m.status = "an action is already running"
+			return nil
+		}
+		if m.selServer == "" || m.selBackend == "" {
+			m.status = "no backend selected"
+			return nil
+		}
+		m.focus = paneBackends
+		m.confirm = &pendingAction{verb: verb, server: m.selServer, address: m.selBackend}
+	}
+	return nil
+}
+
+func (m *Model) quit() tea.Cmd {
+	m.quitting = true
+	m.Close()
+	return tea.Quit
+}
