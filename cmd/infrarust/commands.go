@@ -8,6 +8,10 @@ func commands(g *globalFlags) []*cobra.Command {
 		newServeCmd(g),
 		newStatusCmd(g),
 		newConfigCmd(g),
+		newBackendsCmd(g),
+		newBansCmd(g),
+		newTopCmd(g),
+		newGenDocsCmd(g),
 		newVersionCmd(g),
 	}
 }

@@ -11,7 +11,7 @@ func newConfigCmd(g *globalFlags) *cobra.Command {
 		Use:   "config",
 		Short: "Check or create configuration files",
 	}
-	cmd.AddCommand(newConfigCheckCmd(g))
+	cmd.AddCommand(newConfigCheckCmd(g), newConfigInitCmd(g))
 	return cmd
 }
 

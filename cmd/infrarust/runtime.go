@@ -1,16 +1,17 @@
-package admin
+package main
 
 import (
 	"errors"
 	"sync"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/proxy"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
-// ProxyRuntime adapts the running proxy to the Runtime the API serves.
-type ProxyRuntime struct {
+// proxyRuntime adapts the running proxy to the Runtime the API serves.
+type proxyRuntime struct {
 	Proxy *proxy.Proxy
 	// ServerState reads the server manager's state; nil when no server is managed.
 	ServerState func(server string) (state, managerType string)
@@ -21,11 +22,11 @@ type ProxyRuntime struct {
 }
 
 // Servers implements Runtime.
-func (r *ProxyRuntime) Servers(now time.Time) []ServerInfo {
+func (r *proxyRuntime) Servers(now time.Time) []admin.ServerInfo {
 	views := r.Proxy.Servers()
-	out := make([]ServerInfo, 0, len(views))
+	out := make([]admin.ServerInfo, 0, len(views))
 	for _, v := range views {
-		info := ServerInfo{
+		info := admin.ServerInfo{
 			ID: v.ID, Domains: v.Config.Domains, Strategy: string(v.Pool.Strategy()),
 			AddressCount: len(v.Config.Addresses), Players: v.Players, ProxyMode: v.Config.ProxyMode,
 		}
@@ -42,22 +43,22 @@ func (r *ProxyRuntime) Servers(now time.Time) []ServerInfo {
 	return out
 }
 
-// Backends implements Runtime.
-func (r *ProxyRuntime) Backends(server string, now time.Time) (Backends, error) {
+// Backends implements admin.Runtime.
+func (r *proxyRuntime) Backends(server string, now time.Time) (admin.Backends, error) {
 	v, ok := r.Proxy.Server(server)
 	if !ok {
-		return Backends{}, ErrUnknownServer
+		return admin.Backends{}, admin.ErrUnknownServer
 	}
 	snap := v.Pool.Snapshot(now)
-	out := Backends{Server: server, Strategy: string(v.Pool.Strategy()), Backends: make([]Backend, 0, len(snap))}
+	out := admin.Backends{Server: server, Strategy: string(v.Pool.Strategy()), Backends: make([]admin.Backend, 0, len(snap))}
 	for _, b := range snap {
 		out.Backends = append(out.Backends, backendJSON(b, now))
 	}
 	return out, nil
 }
 
-func backendJSON(b balance.BackendStatus, now time.Time) Backend {
-	out := Backend{
+func backendJSON(b balance.BackendStatus, now time.Time) admin.Backend {
+	out := admin.Backend{
 		Address: b.Address, Weight: b.Weight, EffectiveWeight: b.EffectiveWeight, Priority: b.Priority,
 		State: string(b.State), Health: string(b.Health), ActiveConnections: b.Active, Inflight: b.Inflight,
 		Ejections: b.Ejections, Full: b.Full,
@@ -78,35 +79,35 @@ func backendJSON(b balance.BackendStatus, now time.Time) Backend {
 }
 
 // SetDrain implements Runtime.
-func (r *ProxyRuntime) SetDrain(server, address string, drained bool, now time.Time) error {
+func (r *proxyRuntime) SetDrain(server, address string, drained bool, now time.Time) error {
 	v, ok := r.Proxy.Server(server)
 	if !ok {
-		return ErrUnknownServer
+		return admin.ErrUnknownServer
 	}
 	return mapPoolErr(v.Pool.SetDrain(address, drained, now))
 }
 
 // Reset implements Runtime.
-func (r *ProxyRuntime) Reset(server, address string, now time.Time) error {
+func (r *proxyRuntime) Reset(server, address string, now time.Time) error {
 	v, ok := r.Proxy.Server(server)
 	if !ok {
-		return ErrUnknownServer
+		return admin.ErrUnknownServer
 	}
 	return mapPoolErr(v.Pool.Reset(address, now))
 }
 
 func mapPoolErr(err error) error {
 	if errors.Is(err, balance.ErrUnknownAddress) {
-		return ErrUnknownAddress
+		return admin.ErrUnknownAddress
 	}
 	return err
 }
 
-// Stats implements Runtime.
-func (r *ProxyRuntime) Stats(now time.Time) Stats {
+// Stats implements admin.Runtime.
+func (r *proxyRuntime) Stats(now time.Time) admin.Stats {
 	c := r.Proxy.Counters()
 	cps, rps := r.rates.observe(now, c.Accepted, c.Rejected)
-	return Stats{
+	return admin.Stats{
 		Bind: r.Bind, StartedAt: c.StartedAt, UptimeSecs: now.Sub(c.StartedAt).Seconds(),
 		PlayersOnline: c.Players, ConnectionsActive: c.Active,
 		ConnectionsAccepted: c.Accepted, ConnectionsRejected: c.Rejected,

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/infrarust-go/infrarust/internal/admin"
+)
+
+// completionTimeout keeps <TAB> responsive when the proxy is slow or gone.
+const completionTimeout = 2 * time.Second
+
+// newBackendsCmd is `infrarust backends`: inspect and steer a running proxy's addresses.
+func newBackendsCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "backends",
+		Short: "List, drain, enable and reset the backend addresses of a running proxy",
+		Long: `Talks to the admin API of a running 'infrarust serve'. On the same machine no flag is
+needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of --config.`,
+		Args: cobra.NoArgs,
+	}
+	conn := addAdminFlags(cmd)
+	var output string
+	cmd.PersistentFlags().StringVarP(&output, "output", "o", "table", "output format: table or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+
+	list := &cobra.Command{
+		Use:               "list [SERVER]",
+		Short:             "Show every address with its state, weight and connections",
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeServerAddress(conn, g, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			c, err := conn.client(cmd, g)
+			if err != nil {
+				return err
+			}
+			var all map[string]admin.Backends
+			if len(args) == 1 {
+				b, err := c.Backends(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				all = map[string]admin.Backends{args[0]: b}
+				if output == "json" {
+					return printJSON(cmd.OutOrStdout(), b)
+				}
+			} else {
+				if all, err = c.AllBackends(cmd.Context()); err != nil {
+					return err
+				}
+				if output == "json" {
+					return printJSON(cmd.OutOrStdout(), all)
+				}
+			}
+			return printBackendsTable(cmd.OutOrStdout(), all)
+		},
+	}
+	cmd.AddCommand(list)
+
+	actions := []struct {
+		name, short string
+		call        func(*admin.Client, context.Context, string, string) (admin.ActionResult, error)
+		done        string
+	}{
+		{"drain", "Stop sending new players to ADDRESS; current sessions stay (survives restarts)", (*admin.Client).Drain, "drained"},
+		{"enable", "Lift a drain so ADDRESS takes new players again", (*admin.Client).Enable, "enabled"},
+		{"reset", "Clear ADDRESS's failures, ejections and backoff (a drain stays)", (*admin.Client).Reset, "reset"},
+	}
+	for _, a := range actions {
+		cmd.AddCommand(&cobra.Command{
+			Use:               a.name + " SERVER ADDRESS",
+			Short:             a.short,
+			Args:              cobra.ExactArgs(2),
+			ValidArgsFunction: completeServerAddress(conn, g, 2),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if err := checkOutput(output); err != nil {
+					return err
+				}
+				c, err := conn.client(cmd, g)
+				if err != nil {
+					return err
+				}
+				res, err := a.call(c, cmd.Context(), args[0], args[1])
+				if err != nil {
+					return err
+				}
+				if output == "json" {
+					return printJSON(cmd.OutOrStdout(), res)
+				}
+				b := res.Backend
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s on %s: now %s, %d active connection(s), %d ejection(s)\n",
+					a.done, res.Address, res.Server, orDash(b.State), b.ActiveConnections, b.Ejections)
+				return nil
+			},
+		})
+	}
+	return cmd
+}
+
+// completeServerAddress completes server ids, then (when maxArgs is 2) that server's
+// addresses, from the running proxy; it completes nothing when the API is unreachable.
+func completeServerAddress(conn *adminConn, g *globalFlags, maxArgs int) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		none := cobra.ShellCompDirectiveNoFileComp
+		if len(args) >= maxArgs {
+			return nil, none
+		}
+		c, err := conn.client(cmd, g)
+		if err != nil {
+			return nil, none
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+		defer cancel()
+		var out []cobra.Completion
+		if len(args) == 0 {
+			servers, err := c.Servers(ctx)
+			if err != nil {
+				return nil, none
+			}
+			for _, s := range servers {
+				out = append(out, cobra.CompletionWithDesc(s.ID, fmt.Sprintf("%d address(es), %d player(s)", s.AddressCount, s.Players)))
+			}
+			return out, none
+		}
+		b, err := c.Backends(ctx, args[0])
+		if err != nil {
+			return nil, none
+		}
+		for _, be := range b.Backends {
+			out = append(out, cobra.CompletionWithDesc(be.Address, be.State))
+		}
+		return out, none
+	}
+}
+
+func checkOutput(o string) error {
+	if o != "table" && o != "json" {
+		return fmt.Errorf("-o %q: use table or json", o)
+	}
+	return nil
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printBackendsTable(w io.Writer, all map[string]admin.Backends) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tADDRESS\tSTATE\tHEALTH\tWEIGHT\tEFFECTIVE\tPRIORITY\tACTIVE\tINFLIGHT\tEJECTIONS\tCONNECT")
+	for _, id := range slices.Sorted(maps.Keys(all)) {
+		for _, b := range all[id].Backends {
+			connect := "-"
+			if b.ConnectEWMAms != nil {
+				connect = strconv.FormatFloat(*b.ConnectEWMAms, 'f', 1, 64) + "ms"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.2f\t%d\t%d\t%d\t%d\t%s\n",
+				id, b.Address, orDash(b.State), orDash(b.Health), b.Weight, b.EffectiveWeight, b.Priority,
+				b.ActiveConnections, b.Inflight, b.Ejections, connect)
+		}
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,149 @@
+package admin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/bans"
+	"github.com/infrarust-go/infrarust/internal/events"
+)
+
+// BanRequest is the body of POST /api/v1/bans. Duration is humantime ("7d", "12h");
+// empty or "permanent" means no expiry. ExpiresAt is an alternative to Duration.
+type BanRequest struct {
+	Type      string     `json:"type"` // ip, username (or name), uuid
+	Value     string     `json:"value"`
+	Reason    string     `json:"reason,omitempty"`
+	Duration  string     `json:"duration,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	CreatedBy string     `json:"created_by,omitempty"`
+}
+
+// ParseBanType accepts the spellings operators type ("ip", "name", "username",
+// "player", "uuid") and returns the store's type.
+func ParseBanType(s string) (bans.Type, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "ip", "cidr":
+		return bans.TypeIP, nil
+	case "username", "name", "player":
+		return bans.TypeUsername, nil
+	case "uuid":
+		return bans.TypeUUID, nil
+	}
+	return "", fmt.Errorf("unknown ban type %q: use ip, username or uuid", s)
+}
+
+func (s *Server) bansUnavailable(w http.ResponseWriter) bool {
+	if s.opts.Bans != nil {
+		return false
+	}
+	writeError(w, http.StatusServiceUnavailable, "UNAVAILABLE",
+		"bans are unavailable: the proxy did not open its ban list (<data_dir>/bans.json); check the serve log for why")
+	return true
+}
+
+func (s *Server) handleListBans(w http.ResponseWriter, _ *http.Request) {
+	if s.bansUnavailable(w) {
+		return
+	}
+	list := s.opts.Bans.List(s.now())
+	if list == nil {
+		list = []bans.Ban{}
+	}
+	writeData(w, http.StatusOK, list)
+}
+
+func (s *Server) handleAddBan(w http.ResponseWriter, r *http.Request) {
+	if s.bansUnavailable(w) {
+		return
+	}
+	var req BanRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST",
+			fmt.Sprintf("body is not a ban request (%v); send {\"type\":\"ip|username|uuid\",\"value\":\"...\",\"reason\":\"...\",\"duration\":\"7d\"}", err))
+		return
+	}
+	typ, err := ParseBanType(req.Type)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", err.Error())
+		return
+	}
+	now := s.now()
+	b := bans.Ban{Type: typ, Value: req.Value, Reason: req.Reason, CreatedBy: req.CreatedBy}
+	if b.CreatedBy == "" {
+		b.CreatedBy = "admin-api@" + clientIP(r)
+	}
+	switch d := strings.TrimSpace(req.Duration); {
+	case d != "" && req.ExpiresAt != nil:
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", "give either duration or expires_at, not both")
+		return
+	case d != "" && !strings.EqualFold(d, "permanent"):
+		dur, err := bans.ParseDuration(d)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "BAD_REQUEST", err.Error())
+			return
+		}
+		exp := now.Add(dur)
+		b.ExpiresAt = &exp
+	case req.ExpiresAt != nil:
+		b.ExpiresAt = req.ExpiresAt
+	}
+	// Validate against an in-memory store first, so input errors (400) are told
+	// apart from failures to save the list (500).
+	if probe, err := bans.Open("", now); err == nil {
+		if _, err := probe.Add(b, now); err != nil {
+			writeError(w, http.StatusBadRequest, "BAD_REQUEST", err.Error())
+			return
+		}
+	}
+	saved, err := s.opts.Bans.Add(b, now)
+	if err != nil {
+		s.log.Error("admin API: saving a ban failed", "err", err)
+		writeError(w, http.StatusInternalServerError, "INTERNAL", fmt.Sprintf("the ban was not added: %v", err))
+		return
+	}
+	s.log.Info("admin action", "action", "ban", "type", saved.Type, "value", saved.Value, "reason", saved.Reason,
+		"expires_at", saved.ExpiresAt, "client_ip", clientIP(r))
+	s.opts.Bus.Publish(events.BanCreated, saved)
+	writeData(w, http.StatusCreated, saved)
+}
+
+func (s *Server) handleRemoveBan(w http.ResponseWriter, r *http.Request) {
+	if s.bansUnavailable(w) {
+		return
+	}
+	typ, err := ParseBanType(r.PathValue("type"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", err.Error())
+		return
+	}
+	value := r.PathValue("value")
+	now := s.now()
+	// An empty in-memory store answers ErrNotFound for any valid value, so any other
+	// error is bad input.
+	if probe, err := bans.Open("", now); err == nil {
+		if _, err := probe.Remove(typ, value, now); err != nil && !errors.Is(err, bans.ErrNotFound) {
+			writeError(w, http.StatusBadRequest, "BAD_REQUEST", err.Error())
+			return
+		}
+	}
+	removed, err := s.opts.Bans.Remove(typ, value, now)
+	if errors.Is(err, bans.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no %s ban on %q (see GET /api/v1/bans)", typ, value))
+		return
+	}
+	if err != nil {
+		s.log.Error("admin API: removing a ban failed", "err", err)
+		writeError(w, http.StatusInternalServerError, "INTERNAL", fmt.Sprintf("the ban was not removed: %v", err))
+		return
+	}
+	s.log.Info("admin action", "action", "unban", "type", removed.Type, "value", removed.Value, "client_ip", clientIP(r))
+	s.opts.Bus.Publish(events.BanRemoved, removed)
+	writeData(w, http.StatusOK, removed)
+}

@@ -1,0 +1,327 @@
+package admin
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/bans"
+)
+
+// ErrNoAdminAPI marks "nothing listens at the admin URL", so callers such as shell
+// completion can stay silent and `top` can show a reconnecting state.
+var ErrNoAdminAPI = errors.New("no admin API")
+
+// APIError is an error answer from the admin API, with the message rewritten where
+// the client knows a better next step (401).
+type APIError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+// Error returns the message alone: it is written to be shown to the operator as is.
+func (e *APIError) Error() string { return e.Message }
+
+// Client is the typed admin API client used by the CLI and `infrarust top`; it is the
+// one place that knows the paths and the envelopes.
+type Client struct {
+	base    string
+	key     string
+	keyHint string
+	hc      *http.Client
+}
+
+// NewClient talks to baseURL ("http://127.0.0.1:8080"; a bare host:port gets http://).
+func NewClient(baseURL, apiKey string) *Client {
+	base := strings.TrimRight(strings.TrimSpace(baseURL), "/")
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	return &Client{base: base, key: strings.TrimSpace(apiKey), hc: &http.Client{}}
+}
+
+// BaseURL is the API root this client talks to, for messages.
+func (c *Client) BaseURL() string { return c.base }
+
+// SetKeyFileHint names the key file the CLI would read, so a 401 can point at it.
+func (c *Client) SetKeyFileHint(path string) { c.keyHint = path }
+
+// SetHTTPClient replaces the HTTP client (TLS, proxies, tests).
+func (c *Client) SetHTTPClient(hc *http.Client) {
+	if hc != nil {
+		c.hc = hc
+	}
+}
+
+// Health checks that the API answers; it needs no key.
+func (c *Client) Health(ctx context.Context) error {
+	var out map[string]string
+	return c.do(ctx, http.MethodGet, "/api/v1/health", nil, &out)
+}
+
+// Servers lists the configured servers with their totals.
+func (c *Client) Servers(ctx context.Context) ([]ServerInfo, error) {
+	var out []ServerInfo
+	return out, c.do(ctx, http.MethodGet, "/api/v1/servers", nil, &out)
+}
+
+// Backends returns one server's addresses as the balancer sees them.
+func (c *Client) Backends(ctx context.Context, server string) (Backends, error) {
+	var out Backends
+	return out, c.do(ctx, http.MethodGet, "/api/v1/servers/"+url.PathEscape(server)+"/backends", nil, &out)
+}
+
+// AllBackends returns every server's addresses, keyed by server id.
+func (c *Client) AllBackends(ctx context.Context) (map[string]Backends, error) {
+	var out map[string]Backends
+	return out, c.do(ctx, http.MethodGet, "/api/v1/health/backends", nil, &out)
+}
+
+// Drain stops new sessions to addr (existing ones stay); it survives restarts.
+func (c *Client) Drain(ctx context.Context, server, addr string) (ActionResult, error) {
+	return c.action(ctx, server, addr, "drain")
+}
+
+// Enable lifts a drain.
+func (c *Client) Enable(ctx context.Context, server, addr string) (ActionResult, error) {
+	return c.action(ctx, server, addr, "enable")
+}
+
+// Reset clears addr's failures, ejections and backoff (it does not lift a drain).
+func (c *Client) Reset(ctx context.Context, server, addr string) (ActionResult, error) {
+	return c.action(ctx, server, addr, "reset")
+}
+
+func (c *Client) action(ctx context.Context, server, addr, action string) (ActionResult, error) {
+	var out ActionResult
+	p := "/api/v1/servers/" + url.PathEscape(server) + "/backends/" + url.PathEscape(addr) + "/" + action
+	return out, c.do(ctx, http.MethodPost, p, nil, &out)
+}
+
+// Stats returns the proxy-wide summary.
+func (c *Client) Stats(ctx context.Context) (Stats, error) {
+	var out Stats
+	return out, c.do(ctx, http.MethodGet, "/api/v1/stats", nil, &out)
+}
+
+// Bans lists the bans in force.
+func (c *Client) Bans(ctx context.Context) ([]bans.Ban, error) {
+	var out []bans.Ban
+	return out, c.do(ctx, http.MethodGet, "/api/v1/bans", nil, &out)
+}
+
+// AddBan adds or replaces a ban and returns it as stored (normalised value, expiry).
+func (c *Client) AddBan(ctx context.Context, req BanRequest) (bans.Ban, error) {
+	var out bans.Ban
+	return out, c.do(ctx, http.MethodPost, "/api/v1/bans", req, &out)
+}
+
+// RemoveBan lifts the ban of type typ (ip, username, uuid) on value.
+func (c *Client) RemoveBan(ctx context.Context, typ, value string) error {
+	var out bans.Ban
+	return c.do(ctx, http.MethodDelete, "/api/v1/bans/"+url.PathEscape(typ)+"/"+url.PathEscape(value), nil, &out)
+}
+
+// DefaultRequestTimeout bounds a request whose context has no deadline, so a hung
+// proxy never hangs the CLI; the event stream is exempt.
+const DefaultRequestTimeout = 30 * time.Second
+
+// do sends one request and decodes the data envelope into out.
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultRequestTimeout)
+		defer cancel()
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := c.newRequest(ctx, method, path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.transportError(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		return fmt.Errorf("admin API at %s: reading the answer: %w", c.base, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return c.apiError(resp, data)
+	}
+	env := Envelope[json.RawMessage]{}
+	if err := json.Unmarshal(data, &env); err != nil {
+		return fmt.Errorf("admin API at %s answered %s %s with something that is not its JSON envelope (%v); is this URL the infrarust admin API?", c.base, method, path, err)
+	}
+	if out == nil || len(env.Data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(env.Data, out); err != nil {
+		return fmt.Errorf("admin API at %s: unexpected %s %s answer (%v); are the CLI and the proxy the same version?", c.base, method, path, err)
+	}
+	return nil
+}
+
+func (c *Client) newRequest(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("admin API URL %q: %w (use e.g. http://127.0.0.1:8080)", c.base, err)
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", bearerPrefix+c.key)
+	}
+	req.Header.Set("Accept", "application/json")
+	return req, nil
+}
+
+// transportError turns a refused connection into the operator's likely cause.
+func (c *Client) transportError(err error) error {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("%w at %s — is `infrarust serve` running? (or point --admin-url / INFRARUST_ADMIN_URL at it)", ErrNoAdminAPI, c.base)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("admin API at %s: %w", c.base, err)
+	}
+	return fmt.Errorf("admin API at %s unreachable: %w", c.base, err)
+}
+
+// apiError decodes the error envelope and rewrites the messages the operator can act on.
+func (c *Client) apiError(resp *http.Response, data []byte) error {
+	var env ErrorEnvelope
+	e := &APIError{Status: resp.StatusCode}
+	if json.Unmarshal(data, &env) == nil && env.Error.Code != "" {
+		e.Code, e.Message = env.Error.Code, env.Error.Message
+	} else {
+		e.Code = "HTTP_" + fmt.Sprint(resp.StatusCode)
+		snippet := strings.TrimSpace(string(data))
+		if len(snippet) > 200 {
+			snippet = snippet[:200] + "…"
+		}
+		e.Message = fmt.Sprintf("admin API at %s answered %s: %s", c.base, resp.Status, snippet)
+	}
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+		where := "<data_dir>/admin.key"
+		if c.keyHint != "" {
+			where = c.keyHint
+		}
+		e.Message = fmt.Sprintf("wrong or missing API key; set INFRARUST_API_KEY or pass --api-key (the key is in %s)", where)
+	case http.StatusTooManyRequests:
+		if ra := resp.Header.Get("Retry-After"); ra != "" && !strings.Contains(e.Message, "retry") {
+			e.Message += fmt.Sprintf(" (retry in %s s)", ra)
+		}
+	}
+	return e
+}
+
+// StreamEvent is one event from GET /api/v1/events; Data is the event's payload.
+type StreamEvent struct {
+	Type string
+	Time time.Time
+	Data json.RawMessage
+}
+
+// EventStream reads Server-Sent Events; Close ends it.
+type EventStream struct {
+	body   io.ReadCloser
+	cancel context.CancelFunc
+	sc     *bufio.Scanner
+}
+
+// Events subscribes to the live event stream, all types when none are given.
+func (c *Client) Events(ctx context.Context, types ...string) (*EventStream, error) {
+	p := "/api/v1/events"
+	if len(types) > 0 {
+		p += "?types=" + url.QueryEscape(strings.Join(types, ","))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	req, err := c.newRequest(ctx, http.MethodGet, p, nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		cancel()
+		return nil, c.transportError(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		cancel()
+		return nil, c.apiError(resp, data)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	return &EventStream{body: resp.Body, cancel: cancel, sc: sc}, nil
+}
+
+// Next blocks for the next event; io.EOF when the server closed the stream.
+func (s *EventStream) Next() (StreamEvent, error) {
+	var typ string
+	var data []string
+	for s.sc.Scan() {
+		line := s.sc.Text()
+		switch {
+		case line == "":
+			if len(data) == 0 {
+				typ = ""
+				continue
+			}
+			return decodeStreamEvent(typ, strings.Join(data, "\n"))
+		case strings.HasPrefix(line, ":"):
+			// comment (keep-alive)
+		case strings.HasPrefix(line, "event:"):
+			typ = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		}
+	}
+	if err := s.sc.Err(); err != nil {
+		return StreamEvent{}, fmt.Errorf("event stream: %w", err)
+	}
+	return StreamEvent{}, io.EOF
+}
+
+func decodeStreamEvent(typ, data string) (StreamEvent, error) {
+	var raw struct {
+		Type string          `json:"type"`
+		Time time.Time       `json:"timestamp"`
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(data), &raw); err != nil {
+		return StreamEvent{}, fmt.Errorf("event stream: bad event %q: %w", typ, err)
+	}
+	if typ == "" {
+		typ = raw.Type
+	}
+	return StreamEvent{Type: typ, Time: raw.Time, Data: raw.Data}, nil
+}
+
+// Close ends the stream and releases its connection; safe to call twice.
+func (s *EventStream) Close() error {
+	s.cancel()
+	return s.body.Close()
+}

@@ -1,0 +1,181 @@
+package admin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+)
+
+// DrainFileName is the drain store's file in the data dir.
+const DrainFileName = "drained.json"
+
+// DrainStore is the operator's drain intent, kept in <data_dir>/drained.json so a
+// drained address stays drained across restarts. A change is on disk before Set
+// returns, and a crash at any instant leaves either the old or the new file.
+type DrainStore struct {
+	mu      sync.Mutex
+	dir     string
+	path    string
+	drained map[string][]string // server -> sorted addresses
+}
+
+// OpenDrainStore reads <dataDir>/drained.json; a missing file is an empty store and
+// an unreadable or corrupt one is an error, so drains are never silently lifted.
+func OpenDrainStore(dataDir string) (*DrainStore, error) {
+	if dataDir == "" {
+		dataDir = "."
+	}
+	s := &DrainStore{dir: dataDir, path: filepath.Join(dataDir, DrainFileName), drained: map[string][]string{}}
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read drain state %s: %w (fix its permissions or point [web] data_dir elsewhere)", s.path, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("drain state %s is empty, which this proxy never writes; restore it, or delete it to start with no drained addresses", s.path)
+	}
+	var m map[string][]string
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("drain state %s is corrupt (%v); it should look like {\"server\": [\"host:port\"]}: fix it, or delete it to start with no drained addresses", s.path, err)
+	}
+	for srv, addrs := range m {
+		set := slices.Clone(addrs)
+		slices.Sort(set)
+		set = slices.Compact(set)
+		if len(set) > 0 {
+			s.drained[srv] = set
+		}
+	}
+	return s, nil
+}
+
+// Path is the file the store persists to, for log lines and error messages.
+func (s *DrainStore) Path() string { return s.path }
+
+// Drained reports whether server/addr is recorded as drained.
+func (s *DrainStore) Drained(server, addr string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := slices.BinarySearch(s.drained[server], addr)
+	return ok
+}
+
+// Set records the drain intent for server/addr and returns once it is durable; on
+// error the recorded state is unchanged. A no-op change does not write.
+func (s *DrainStore) Set(server, addr string, drained bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := s.drained[server]
+	i, present := slices.BinarySearch(cur, addr)
+	if present == drained {
+		return nil
+	}
+	next := maps.Clone(s.drained)
+	if drained {
+		next[server] = slices.Insert(slices.Clone(cur), i, addr)
+	} else {
+		rest := slices.Delete(slices.Clone(cur), i, i+1)
+		if len(rest) == 0 {
+			delete(next, server)
+		} else {
+			next[server] = rest
+		}
+	}
+	if err := s.persist(next); err != nil {
+		return err
+	}
+	s.drained = next
+	return nil
+}
+
+// All returns a copy of the drained addresses per server.
+func (s *DrainStore) All() map[string][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string][]string, len(s.drained))
+	for k, v := range s.drained {
+		out[k] = slices.Clone(v)
+	}
+	return out
+}
+
+// Replay applies the stored drains to a freshly started (or reloaded) runtime and
+// forgets entries whose server or address is no longer configured, returning them as
+// "server address" strings for a log line. Removing them from the file is best
+// effort: if that write fails they are dropped again at the next start.
+func (s *DrainStore) Replay(rt Runtime, now time.Time) (dropped []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := map[string][]string{}
+	for _, srv := range slices.Sorted(maps.Keys(s.drained)) {
+		for _, addr := range s.drained[srv] {
+			err := rt.SetDrain(srv, addr, true, now)
+			if errors.Is(err, ErrUnknownServer) || errors.Is(err, ErrUnknownAddress) {
+				dropped = append(dropped, srv+" "+addr)
+				continue
+			}
+			next[srv] = append(next[srv], addr)
+		}
+	}
+	if len(dropped) > 0 {
+		_ = s.persist(next)
+		s.drained = next
+	}
+	return dropped
+}
+
+// persist writes m atomically: temp file in the same directory, fsync, rename over
+// drained.json, fsync the directory. A temp file left by a crash is never read.
+func (s *DrainStore) persist(m map[string][]string) error {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode drain state: %w", err)
+	}
+	data = append(data, '\n')
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("save drain state: create %s: %w", s.dir, err)
+	}
+	tmp, err := os.CreateTemp(s.dir, "."+DrainFileName+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("save drain state in %s: %w", s.dir, err)
+	}
+	name := tmp.Name()
+	fail := func(step string, err error) error {
+		tmp.Close()
+		os.Remove(name)
+		return fmt.Errorf("save drain state %s: %s: %w", s.path, step, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail("write", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail("fsync", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fail("close", err)
+	}
+	if err := os.Rename(name, s.path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("save drain state %s: rename: %w", s.path, err)
+	}
+	if runtime.GOOS != "windows" {
+		// Best effort: the rename already happened, so failing here would report
+		// an error for a change that is in place.
+		if d, err := os.Open(s.dir); err == nil {
+			_ = d.Sync()
+			_ = d.Close()
+		}
+	}
+	return nil
+}

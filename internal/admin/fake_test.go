@@ -1,0 +1,165 @@
+package admin
+
+import (
+	"bytes"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeRuntime is a proxy with fixed servers whose drain and reset calls are recorded.
+type fakeRuntime struct {
+	mu       sync.Mutex
+	servers  map[string][]Backend
+	drains   *DrainStore // when set, SetDrain checks the intent was persisted first
+	t        *testing.T
+	resets   []string
+	setCalls []string
+	stats    Stats
+}
+
+func newFakeRuntime() *fakeRuntime {
+	return &fakeRuntime{servers: map[string][]Backend{
+		"lobby": {
+			{Address: "10.0.0.1:25565", Weight: 1, EffectiveWeight: 1, State: "healthy", Health: "healthy"},
+			{Address: "10.0.0.2:25565", Weight: 2, EffectiveWeight: 2, State: "healthy", Health: "healthy", ActiveConnections: 3},
+			{Address: "[2001:db8::1]:25565", Weight: 1, EffectiveWeight: 1, State: "unhealthy", Health: "unhealthy", Ejections: 2},
+		},
+		"survival": {
+			{Address: "mc.example.net:25570", Weight: 1, EffectiveWeight: 1, State: "healthy", Health: "healthy"},
+		},
+	}, stats: Stats{PlayersOnline: 7, ConnectionsActive: 9, Version: "test"}}
+}
+
+func (f *fakeRuntime) Servers(time.Time) []ServerInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []ServerInfo
+	for id, bs := range f.servers {
+		out = append(out, ServerInfo{ID: id, Strategy: "round_robin", AddressCount: len(bs)})
+	}
+	slices.SortFunc(out, func(a, b ServerInfo) int { return compareStrings(a.ID, b.ID) })
+	return out
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (f *fakeRuntime) Backends(server string, _ time.Time) (Backends, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	bs, ok := f.servers[server]
+	if !ok {
+		return Backends{}, ErrUnknownServer
+	}
+	return Backends{Server: server, Strategy: "round_robin", Backends: slices.Clone(bs)}, nil
+}
+
+func (f *fakeRuntime) find(server, addr string) (*Backend, error) {
+	bs, ok := f.servers[server]
+	if !ok {
+		return nil, ErrUnknownServer
+	}
+	for i := range bs {
+		if bs[i].Address == addr {
+			return &bs[i], nil
+		}
+	}
+	return nil, ErrUnknownAddress
+}
+
+func (f *fakeRuntime) SetDrain(server, addr string, drained bool, _ time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := f.find(server, addr)
+	if err != nil {
+		return err
+	}
+	if f.drains != nil && f.drains.Drained(server, addr) != drained {
+		f.t.Errorf("SetDrain(%s, %s, %v) called before the intent was persisted", server, addr, drained)
+	}
+	f.setCalls = append(f.setCalls, server+" "+addr)
+	if drained {
+		b.State = "draining"
+	} else {
+		b.State = b.Health
+	}
+	return nil
+}
+
+func (f *fakeRuntime) Reset(server, addr string, _ time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := f.find(server, addr)
+	if err != nil {
+		return err
+	}
+	b.Ejections = 0
+	f.resets = append(f.resets, server+" "+addr)
+	return nil
+}
+
+func (f *fakeRuntime) Stats(time.Time) Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stats
+}
+
+func (f *fakeRuntime) removeServer(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.servers, id)
+}
+
+// fakeClock is a settable clock for the limiter and ban expiry.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// syncBuffer collects log output written from handler goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func testLogger(buf *syncBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}

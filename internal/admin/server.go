@@ -1,0 +1,466 @@
+package admin
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/bans"
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/events"
+)
+
+// Default intervals of the event stream; ServerOptions overrides them in tests.
+const (
+	DefaultKeepAlive     = 15 * time.Second
+	DefaultStatsInterval = 5 * time.Second
+	// DefaultSubscriberBuffer is how many events a slow SSE client may fall behind
+	// before it is sent a lagged event instead of slowing the proxy.
+	DefaultSubscriberBuffer = 256
+)
+
+// Route patterns, shared by the server's mux and its auth decisions.
+const (
+	routeHealth   = "GET /api/v1/health"
+	routeEvents   = "GET /api/v1/events"
+	routeMetrics  = "GET /metrics"
+	maxBodyBytes  = 64 << 10
+	bearerPrefix  = "Bearer "
+	apiKeyEnvName = "INFRARUST_API_KEY"
+)
+
+// ServerOptions is everything the admin API needs from serve.
+type ServerOptions struct {
+	// Web is the [web] section: bind (for loopback checks), key, data dir, limits.
+	Web config.Web
+	// APIKey is the key from ResolveAPIKey; when empty NewServer resolves it itself
+	// from Web and INFRARUST_API_KEY (generating <data_dir>/admin.key if needed).
+	APIKey string
+	// Runtime is the running proxy; required.
+	Runtime Runtime
+	// Bus feeds the SSE stream and receives stats.tick and ban events; nil disables /events.
+	Bus *events.Bus
+	// Bans is the ban store; nil makes the ban routes answer 503 with the reason.
+	Bans *bans.Store
+	// Metrics serves GET /metrics; nil leaves the route out.
+	Metrics http.Handler
+	// Drains persists drain intent before it is applied; nil applies drains without
+	// persisting them (only for tests and the demo).
+	Drains *DrainStore
+	// Logger receives the audit lines; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock (rate limiter, ban expiry, runtime calls); nil means time.Now.
+	Now func() time.Time
+	// KeepAlive is the SSE keep-alive comment interval; zero means DefaultKeepAlive.
+	KeepAlive time.Duration
+	// StatsInterval is how often Serve publishes stats.tick; zero means DefaultStatsInterval.
+	StatsInterval time.Duration
+}
+
+// Server is the admin HTTP API; it is an http.Handler so tests can mount it on httptest.
+type Server struct {
+	opts     ServerOptions
+	keyHash  [32]byte
+	keyFile  string
+	limiter  *ipLimiter
+	mux      *http.ServeMux
+	log      *slog.Logger
+	now      func() time.Time
+	openMeta bool
+	// actionMu serialises drain/enable so the file and the runtime apply concurrent
+	// requests for one address in the same order.
+	actionMu sync.Mutex
+}
+
+// NewServer checks the options, resolves the API key and builds the routes.
+func NewServer(opts ServerOptions) (*Server, error) {
+	if opts.Runtime == nil {
+		return nil, errors.New("admin: ServerOptions.Runtime is required")
+	}
+	s := &Server{opts: opts, log: opts.Logger, now: opts.Now, openMeta: opts.Web.MetricsPublic}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.opts.KeepAlive <= 0 {
+		s.opts.KeepAlive = DefaultKeepAlive
+	}
+	if s.opts.StatsInterval <= 0 {
+		s.opts.StatsInterval = DefaultStatsInterval
+	}
+	key := strings.TrimSpace(opts.APIKey)
+	if key == "" {
+		k, path, err := ResolveAPIKey(opts.Web, os.Getenv(apiKeyEnvName))
+		if err != nil {
+			return nil, err
+		}
+		key, s.keyFile = k, path
+	}
+	if len(key) < MinAPIKeyLen {
+		return nil, fmt.Errorf("admin API key is %d characters; use at least %d", len(key), MinAPIKeyLen)
+	}
+	s.keyHash = sha256.Sum256([]byte(key))
+	s.limiter = newIPLimiter(opts.Web.RequestsPerMinute)
+	s.routes()
+	return s, nil
+}
+
+// KeyFile is the generated key file NewServer used, or "" when the key came from
+// config or the environment; serve logs it so the operator knows where it is.
+func (s *Server) KeyFile() string { return s.keyFile }
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc(routeHealth, s.handleHealth)
+	m.HandleFunc("GET /api/v1/servers", s.handleServers)
+	m.HandleFunc("GET /api/v1/servers/{id}/backends", s.handleBackends)
+	m.HandleFunc("GET /api/v1/health/backends", s.handleAllBackends)
+	m.HandleFunc("POST /api/v1/servers/{id}/backends/{address}/drain", s.handleAction("drain"))
+	m.HandleFunc("POST /api/v1/servers/{id}/backends/{address}/enable", s.handleAction("enable"))
+	m.HandleFunc("POST /api/v1/servers/{id}/backends/{address}/reset", s.handleAction("reset"))
+	m.HandleFunc("GET /api/v1/stats", s.handleStats)
+	m.HandleFunc(routeEvents, s.handleEvents)
+	m.HandleFunc("GET /api/v1/bans", s.handleListBans)
+	m.HandleFunc("POST /api/v1/bans", s.handleAddBan)
+	m.HandleFunc("DELETE /api/v1/bans/{type}/{value}", s.handleRemoveBan)
+	if s.opts.Metrics != nil {
+		m.Handle(routeMetrics, s.opts.Metrics)
+	}
+	s.mux = m
+}
+
+// ServeHTTP rate-limits by client IP, then authenticates, then routes. The limiter
+// runs first so that guessing keys costs the same quota as any other request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ip := clientIP(r)
+	if ok, wait := s.limiter.allow(ip, s.now()); !ok {
+		secs := int(math.Ceil(wait.Seconds()))
+		if secs < 1 {
+			secs = 1
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeError(w, http.StatusTooManyRequests, "RATE_LIMITED",
+			fmt.Sprintf("too many admin API requests from %s; retry in %d s (raise [web] requests_per_minute if this client is legitimate)", ip, secs))
+		return
+	}
+	_, pattern := s.mux.Handler(r)
+	open := pattern == routeHealth || (pattern == routeMetrics && s.openMeta)
+	if !open && !s.authorized(r, pattern == routeEvents) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="infrarust"`)
+		writeError(w, http.StatusUnauthorized, "UNAUTHORIZED",
+			"missing or wrong API key: send `Authorization: Bearer <key>` with [web] api_key, INFRARUST_API_KEY or the key in <data_dir>/admin.key")
+		return
+	}
+	if pattern == "" {
+		s.noRoute(w, r)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// authorized compares the presented key with the configured one in constant time;
+// hashing both first keeps the comparison independent of the key's length too.
+func (s *Server) authorized(r *http.Request, allowQuery bool) bool {
+	var got string
+	if h := r.Header.Get("Authorization"); len(h) > len(bearerPrefix) && strings.EqualFold(h[:len(bearerPrefix)], bearerPrefix) {
+		got = strings.TrimSpace(h[len(bearerPrefix):])
+	} else if allowQuery {
+		got = r.URL.Query().Get("token")
+	}
+	if got == "" {
+		return false
+	}
+	sum := sha256.Sum256([]byte(got))
+	return subtle.ConstantTimeCompare(sum[:], s.keyHash[:]) == 1
+}
+
+// noRoute answers 404 or 405 in the JSON envelope instead of ServeMux's plain text.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	probe := &statusProbe{header: http.Header{}}
+	h, _ := s.mux.Handler(r)
+	h.ServeHTTP(probe, r)
+	if probe.status == http.StatusMethodNotAllowed {
+		if allow := probe.header.Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		writeError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+			fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, probe.header.Get("Allow")))
+		return
+	}
+	writeError(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no admin API route %s %s; see docs/admin-api.md", r.Method, r.URL.Path))
+}
+
+// statusProbe records what ServeMux's fallback handler would answer.
+type statusProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *statusProbe) Header() http.Header         { return p.header }
+func (p *statusProbe) Write(b []byte) (int, error) { return len(b), nil }
+func (p *statusProbe) WriteHeader(code int)        { p.status = code }
+
+// Serve answers on ln and publishes stats.tick until ctx ends, then shuts down:
+// open event streams are closed and in-flight requests get up to 5 s to finish.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	tickCtx, stopTicks := context.WithCancel(ctx)
+	tickDone := make(chan struct{})
+	go func() {
+		defer close(tickDone)
+		s.publishStats(tickCtx)
+	}()
+	defer func() {
+		stopTicks()
+		<-tickDone
+	}()
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("admin API on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		_ = srv.Close()
+	}
+	<-errc
+	return nil
+}
+
+// publishStats sends the runtime's Stats as stats.tick on every interval.
+func (s *Server) publishStats(ctx context.Context) {
+	if s.opts.Bus == nil {
+		return
+	}
+	t := time.NewTicker(s.opts.StatsInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.opts.Bus.Publish(events.StatsTick, s.opts.Runtime.Stats(s.now()))
+		}
+	}
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	writeData(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) handleServers(w http.ResponseWriter, _ *http.Request) {
+	list := s.opts.Runtime.Servers(s.now())
+	if list == nil {
+		list = []ServerInfo{}
+	}
+	writeData(w, http.StatusOK, list)
+}
+
+func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request) {
+	writeData(w, http.StatusOK, s.opts.Runtime.Stats(s.now()))
+}
+
+func (s *Server) handleBackends(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	b, err := s.opts.Runtime.Backends(id, s.now())
+	if err != nil {
+		s.writeRuntimeError(w, id, "", err)
+		return
+	}
+	writeData(w, http.StatusOK, fillBackends(id, b))
+}
+
+func (s *Server) handleAllBackends(w http.ResponseWriter, _ *http.Request) {
+	now := s.now()
+	out := map[string]Backends{}
+	for _, srv := range s.opts.Runtime.Servers(now) {
+		b, err := s.opts.Runtime.Backends(srv.ID, now)
+		if errors.Is(err, ErrUnknownServer) {
+			continue // removed by a reload between the two calls
+		}
+		if err != nil {
+			s.writeRuntimeError(w, srv.ID, "", err)
+			return
+		}
+		out[srv.ID] = fillBackends(srv.ID, b)
+	}
+	writeData(w, http.StatusOK, out)
+}
+
+// fillBackends makes sure clients see the server id and an array, never null.
+func fillBackends(id string, b Backends) Backends {
+	if b.Server == "" {
+		b.Server = id
+	}
+	if b.Backends == nil {
+		b.Backends = []Backend{}
+	}
+	return b
+}
+
+// handleAction serves drain, enable and reset. Drain intent is persisted before it is
+// applied, so a 200 means the drain survives a restart; all three are idempotent.
+func (s *Server) handleAction(action string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, raw := r.PathValue("id"), r.PathValue("address")
+		addr, err := config.ParseAddress(raw)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "BAD_REQUEST",
+				fmt.Sprintf("%v: give host:port, percent-encoded in the URL, with IPv6 in brackets (e.g. [2001:db8::1]:25565)", err))
+			return
+		}
+		now := s.now()
+		addr, err = s.lookupAddress(id, addr, now)
+		if err != nil {
+			s.writeRuntimeError(w, id, addr, err)
+			return
+		}
+		rt := s.opts.Runtime
+		s.actionMu.Lock()
+		defer s.actionMu.Unlock()
+		switch action {
+		case "drain", "enable":
+			drain := action == "drain"
+			if s.opts.Drains != nil {
+				if err := s.opts.Drains.Set(id, addr, drain); err != nil {
+					writeError(w, http.StatusInternalServerError, "INTERNAL",
+						fmt.Sprintf("the %s was not applied because it could not be saved: %v", action, err))
+					return
+				}
+			}
+			if err := rt.SetDrain(id, addr, drain, now); err != nil {
+				if s.opts.Drains != nil {
+					_ = s.opts.Drains.Set(id, addr, !drain) // keep the file in step with the runtime
+				}
+				s.writeRuntimeError(w, id, addr, err)
+				return
+			}
+		case "reset":
+			if err := rt.Reset(id, addr, now); err != nil {
+				s.writeRuntimeError(w, id, addr, err)
+				return
+			}
+		}
+		s.log.Info("admin action", "action", action, "server", id, "address", addr, "client_ip", clientIP(r))
+		res := ActionResult{Server: id, Address: addr, Action: action}
+		if b, err := rt.Backends(id, s.now()); err == nil {
+			for _, be := range b.Backends {
+				if sameAddress(be.Address, addr) {
+					res.Backend = be
+				}
+			}
+		}
+		writeData(w, http.StatusOK, res)
+	}
+}
+
+// lookupAddress finds addr among the server's configured addresses and returns the
+// runtime's spelling of it, or ErrUnknownServer / ErrUnknownAddress.
+func (s *Server) lookupAddress(id, addr string, now time.Time) (string, error) {
+	b, err := s.opts.Runtime.Backends(id, now)
+	if err != nil {
+		return addr, err
+	}
+	for _, be := range b.Backends {
+		if sameAddress(be.Address, addr) {
+			return be.Address, nil
+		}
+	}
+	return addr, ErrUnknownAddress
+}
+
+func sameAddress(a, b string) bool {
+	if a == b {
+		return true
+	}
+	na, err1 := config.ParseAddress(a)
+	nb, err2 := config.ParseAddress(b)
+	return err1 == nil && err2 == nil && na == nb
+}
+
+// writeRuntimeError maps the Runtime's sentinel errors to 404s that list what does exist.
+func (s *Server) writeRuntimeError(w http.ResponseWriter, id, addr string, err error) {
+	now := s.now()
+	switch {
+	case errors.Is(err, ErrUnknownServer):
+		var ids []string
+		for _, srv := range s.opts.Runtime.Servers(now) {
+			ids = append(ids, srv.ID)
+		}
+		slices.Sort(ids)
+		msg := fmt.Sprintf("no server %q; servers are: %s", id, strings.Join(ids, ", "))
+		if len(ids) == 0 {
+			msg = fmt.Sprintf("no server %q; no servers are configured", id)
+		}
+		writeError(w, http.StatusNotFound, "NOT_FOUND", msg)
+	case errors.Is(err, ErrUnknownAddress):
+		var addrs []string
+		if b, berr := s.opts.Runtime.Backends(id, now); berr == nil {
+			for _, be := range b.Backends {
+				addrs = append(addrs, be.Address)
+			}
+		}
+		writeError(w, http.StatusNotFound, "NOT_FOUND",
+			fmt.Sprintf("server %s has no address %s; addresses are: %s", id, addr, strings.Join(addrs, ", ")))
+	default:
+		s.log.Error("admin API runtime call failed", "server", id, "address", addr, "err", err)
+		writeError(w, http.StatusInternalServerError, "INTERNAL", err.Error())
+	}
+}
+
+// clientIP is the TCP peer's address; forwarded headers are ignored because anyone
+// can set them and the limiter must not be bypassable.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func writeData(w http.ResponseWriter, status int, v any) {
+	writeJSON(w, status, Envelope[any]{Data: v})
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, ErrorEnvelope{Error: ErrorBody{Code: code, Message: msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,290 @@
+// Package metrics owns the Prometheus series the proxy exports at /metrics. Every
+// recording method is safe on a nil *Metrics, so the proxy can run with metrics off
+// without a branch at each call site, and label values are only ever configured
+// server ids and addresses, which Forget* removes on reload to keep cardinality bounded.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/infrarust-go/infrarust/internal/events"
+)
+
+// latencyBuckets span 1 ms to about 8 s: LAN backends answer in a millisecond, a
+// backend on another continent or a cold JVM takes seconds.
+var latencyBuckets = prometheus.ExponentialBuckets(0.001, 2, 14)
+
+// Metrics is the proxy's set of series on its own registry, so tests and several
+// proxies in one process never collide on the global default registry.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	connAccepted      prometheus.Counter
+	connActive        prometheus.Gauge
+	connRejected      *prometheus.CounterVec
+	connectDuration   *prometheus.HistogramVec
+	connectFailures   *prometheus.CounterVec
+	healthTransitions *prometheus.CounterVec
+	statusLatency     *prometheus.HistogramVec
+	playersOnline     *prometheus.GaugeVec
+	bytesForwarded    *prometheus.CounterVec
+	statusCacheHits   prometheus.Counter
+	statusCacheMisses prometheus.Counter
+	serverState       *prometheus.GaugeVec
+}
+
+// New builds the registry with every proxy series plus the Go runtime and process
+// collectors that dashboards expect next to them.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		connAccepted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "infrarust_connections_accepted_total",
+			Help: "Client TCP connections accepted by the proxy listener.",
+		}),
+		connActive: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "infrarust_connections_active",
+			Help: "Client connections currently open (handshaking, status or playing).",
+		}),
+		connRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "infrarust_connections_rejected_total",
+			Help: "Client connections refused, by reason (rate_limit, ip_filter, ban, max_connections, ...).",
+		}, []string{"reason"}),
+		connectDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "infrarust_backend_connect_duration_seconds",
+			Help:    "Time to open a TCP connection to a backend address, successful dials only.",
+			Buckets: latencyBuckets,
+		}, []string{"server", "address"}),
+		connectFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "infrarust_backend_connect_failures_total",
+			Help: "Failed dials to a backend address.",
+		}, []string{"server", "address"}),
+		healthTransitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "infrarust_backend_health_transitions_total",
+			Help: "Backend address state changes, labelled by the state entered.",
+		}, []string{"server", "address", "state"}),
+		statusLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "infrarust_backend_status_latency_seconds",
+			Help:    "Round trip of a status (server list) request relayed to a backend address.",
+			Buckets: latencyBuckets,
+		}, []string{"server", "address"}),
+		playersOnline: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "infrarust_players_online",
+			Help: "Players with an open session, per server.",
+		}, []string{"server"}),
+		bytesForwarded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "infrarust_bytes_forwarded_total",
+			Help: "Bytes forwarded between players and backends (upstream = towards the backend).",
+		}, []string{"direction"}),
+		statusCacheHits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "infrarust_status_cache_hits_total",
+			Help: "Status requests answered from the cache.",
+		}),
+		statusCacheMisses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "infrarust_status_cache_misses_total",
+			Help: "Status requests that had to ask a backend.",
+		}),
+		serverState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "infrarust_server_state",
+			Help: "1 for the current state of a managed server, per server.",
+		}, []string{"server", "state"}),
+	}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.connAccepted, m.connActive, m.connRejected,
+		m.connectDuration, m.connectFailures, m.healthTransitions, m.statusLatency,
+		m.playersOnline, m.bytesForwarded, m.statusCacheHits, m.statusCacheMisses,
+		m.serverState,
+	)
+	// Both directions exist from the start so rate() works before the first session.
+	m.bytesForwarded.WithLabelValues("upstream")
+	m.bytesForwarded.WithLabelValues("downstream")
+	return m
+}
+
+// Registry exposes the registry so the caller can add its own collectors.
+func (m *Metrics) Registry() *prometheus.Registry {
+	if m == nil {
+		return nil
+	}
+	return m.reg
+}
+
+// Handler serves the Prometheus text format for the admin API's /metrics route.
+func (m *Metrics) Handler() http.Handler {
+	if m == nil {
+		return http.NotFoundHandler()
+	}
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// ConnAccepted counts a connection the listener accepted.
+func (m *Metrics) ConnAccepted() {
+	if m == nil {
+		return
+	}
+	m.connAccepted.Inc()
+}
+
+// ConnActive moves the open-connection gauge; +1 on accept, -1 on close.
+func (m *Metrics) ConnActive(delta int) {
+	if m == nil {
+		return
+	}
+	m.connActive.Add(float64(delta))
+}
+
+// ConnRejected counts a refused connection; reason must come from a fixed set in code.
+func (m *Metrics) ConnRejected(reason string) {
+	if m == nil {
+		return
+	}
+	m.connRejected.WithLabelValues(reason).Inc()
+}
+
+// BackendConnect records one dial: its duration when it worked, a failure otherwise.
+func (m *Metrics) BackendConnect(server, addr string, d time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	if err != nil {
+		m.connectFailures.WithLabelValues(server, addr).Inc()
+		return
+	}
+	m.connectDuration.WithLabelValues(server, addr).Observe(d.Seconds())
+}
+
+// HealthTransition counts an address entering state (healthy, probing, unhealthy, draining).
+func (m *Metrics) HealthTransition(server, addr, state string) {
+	if m == nil {
+		return
+	}
+	m.healthTransitions.WithLabelValues(server, addr, state).Inc()
+}
+
+// StatusLatency records a relayed status request's round trip.
+func (m *Metrics) StatusLatency(server, addr string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.statusLatency.WithLabelValues(server, addr).Observe(d.Seconds())
+}
+
+// PlayerJoined counts a session that reached the play state on server.
+func (m *Metrics) PlayerJoined(server string) {
+	if m == nil {
+		return
+	}
+	m.playersOnline.WithLabelValues(server).Inc()
+}
+
+// PlayerLeft ends a session counted by PlayerJoined.
+func (m *Metrics) PlayerLeft(server string) {
+	if m == nil {
+		return
+	}
+	m.playersOnline.WithLabelValues(server).Dec()
+}
+
+// BytesForwarded adds a session's byte counts (from io.Copy's return values).
+func (m *Metrics) BytesForwarded(up, down int64) {
+	if m == nil {
+		return
+	}
+	if up > 0 {
+		m.bytesForwarded.WithLabelValues("upstream").Add(float64(up))
+	}
+	if down > 0 {
+		m.bytesForwarded.WithLabelValues("downstream").Add(float64(down))
+	}
+}
+
+// StatusCache counts a status cache lookup.
+func (m *Metrics) StatusCache(hit bool) {
+	if m == nil {
+		return
+	}
+	if hit {
+		m.statusCacheHits.Inc()
+	} else {
+		m.statusCacheMisses.Inc()
+	}
+}
+
+// ServerState marks state as the managed server's current state (1) and drops the
+// previous one, so exactly one state series exists per server.
+func (m *Metrics) ServerState(server, state string) {
+	if m == nil {
+		return
+	}
+	m.serverState.DeletePartialMatch(prometheus.Labels{"server": server})
+	m.serverState.WithLabelValues(server, state).Set(1)
+}
+
+// ForgetAddress drops an address's series after a reload removed it from a server.
+func (m *Metrics) ForgetAddress(server, addr string) {
+	if m == nil {
+		return
+	}
+	l := prometheus.Labels{"server": server, "address": addr}
+	m.connectDuration.DeletePartialMatch(l)
+	m.connectFailures.DeletePartialMatch(l)
+	m.healthTransitions.DeletePartialMatch(l)
+	m.statusLatency.DeletePartialMatch(l)
+}
+
+// ForgetServer drops every series of a server a reload removed.
+func (m *Metrics) ForgetServer(server string) {
+	if m == nil {
+		return
+	}
+	l := prometheus.Labels{"server": server}
+	m.connectDuration.DeletePartialMatch(l)
+	m.connectFailures.DeletePartialMatch(l)
+	m.healthTransitions.DeletePartialMatch(l)
+	m.statusLatency.DeletePartialMatch(l)
+	m.playersOnline.DeletePartialMatch(l)
+	m.serverState.DeletePartialMatch(l)
+}
+
+// SubscribeHealth counts the bus's backend.health_change events into
+// infrarust_backend_health_transitions_total, so the balancer needs no metrics
+// dependency; use it instead of calling HealthTransition, not as well. The returned
+// func stops the subscriber and waits for it.
+func (m *Metrics) SubscribeHealth(bus *events.Bus) func() {
+	if m == nil || bus == nil {
+		return func() {}
+	}
+	sub := bus.Subscribe(256, events.BackendHealthChange)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			ev, err := sub.Next(ctx)
+			if err != nil {
+				return
+			}
+			switch hc := ev.Data.(type) {
+			case events.HealthChange:
+				m.HealthTransition(hc.Server, hc.Address, hc.To)
+			case *events.HealthChange:
+				if hc != nil {
+					m.HealthTransition(hc.Server, hc.Address, hc.To)
+				}
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		sub.Close()
+		<-done
+	}
+}
