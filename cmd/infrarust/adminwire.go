@@ -13,14 +13,15 @@ import (
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy"
 )
 
 // startAdmin replays stored drains and starts the admin API when [web] is enabled.
 // It returns a function that stops the API.
-func startAdmin(ctx context.Context, cfg *config.Config, p *proxy.Proxy, bus *events.Bus, met *metrics.Metrics, banStore *bans.Store, log *slog.Logger) (func(), error) {
-	rt := &proxyRuntime{Proxy: p, Version: version, Bind: cfg.Bind}
+func startAdmin(ctx context.Context, cfg *config.Config, p *proxy.Proxy, mgr *manager.Manager, bus *events.Bus, met *metrics.Metrics, banStore *bans.Store, log *slog.Logger) (func(), error) {
+	rt := &proxyRuntime{Proxy: p, Manager: mgr, Version: version, Bind: cfg.Bind}
 	drains, err := admin.OpenDrainStore(cfg.Web.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("drain store: %w (fix or move the file; it is never emptied silently)", err)

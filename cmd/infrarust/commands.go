@@ -10,6 +10,7 @@ func commands(g *globalFlags) []*cobra.Command {
 		newConfigCmd(g),
 		newBackendsCmd(g),
 		newBansCmd(g),
+		newServersCmd(g),
 		newTopCmd(g),
 		newGenDocsCmd(g),
 		newVersionCmd(g),

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/proxy"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
@@ -13,10 +15,10 @@ import (
 // proxyRuntime adapts the running proxy to the Runtime the API serves.
 type proxyRuntime struct {
 	Proxy *proxy.Proxy
-	// ServerState reads the server manager's state; nil when no server is managed.
-	ServerState func(server string) (state, managerType string)
-	Version     string
-	Bind        string
+	// Manager is the server manager; nil when none is configured.
+	Manager *manager.Manager
+	Version string
+	Bind    string
 
 	rates rateWindow
 }
@@ -35,8 +37,13 @@ func (r *proxyRuntime) Servers(now time.Time) []admin.ServerInfo {
 				info.HealthyCount++
 			}
 		}
-		if r.ServerState != nil {
-			info.State, info.ManagerType = r.ServerState(v.ID)
+		if sm := v.Config.ServerManager; sm != nil && r.Manager != nil {
+			info.State, info.ManagerType = r.Manager.State(v.ID), sm.Type
+			for _, st := range r.Manager.Snapshot() {
+				if st.ID == v.ID {
+					info.StateReason = st.Reason
+				}
+			}
 		}
 		out = append(out, info)
 	}
@@ -101,6 +108,32 @@ func mapPoolErr(err error) error {
 		return admin.ErrUnknownAddress
 	}
 	return err
+}
+
+// StartServer implements admin.Runtime.
+func (r *proxyRuntime) StartServer(ctx context.Context, server string) error {
+	if err := r.managed(server); err != nil {
+		return err
+	}
+	return r.Manager.Start(ctx, server)
+}
+
+// StopServer implements admin.Runtime.
+func (r *proxyRuntime) StopServer(ctx context.Context, server string) error {
+	if err := r.managed(server); err != nil {
+		return err
+	}
+	return r.Manager.Stop(ctx, server)
+}
+
+func (r *proxyRuntime) managed(server string) error {
+	if _, ok := r.Proxy.Server(server); !ok {
+		return admin.ErrUnknownServer
+	}
+	if r.Manager == nil || !r.Manager.Managed(server) {
+		return admin.ErrNotManaged
+	}
+	return nil
 }
 
 // Stats implements admin.Runtime.

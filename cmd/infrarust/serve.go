@@ -18,6 +18,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/fakemc"
+	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy"
 )
@@ -86,7 +87,14 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	p, err := proxy.New(proxy.Options{Config: cfg, Logger: log, Bus: bus, Metrics: met, Bans: banStore, Version: version})
+	var p *proxy.Proxy
+	mgr := manager.New(manager.Options{Bus: bus, Logger: log, OnReady: func(server, address string) {
+		// A woken server's addresses ramp up through slow start.
+		if v, ok := p.Server(server); ok {
+			_ = v.Pool.MarkWarming(address, time.Now())
+		}
+	}})
+	p, err = proxy.New(proxy.Options{Config: cfg, Logger: log, Bus: bus, Metrics: met, Bans: banStore, Manager: mgr, Version: version})
 	if err != nil {
 		return err
 	}
@@ -97,7 +105,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
 	go p.RunBackground(bg)
-	stopAdmin, err := startAdmin(bg, cfg, p, bus, met, banStore, log)
+	go mgr.Run(bg)
+	stopAdmin, err := startAdmin(bg, cfg, p, mgr, bus, met, banStore, log)
 	if err != nil {
 		ln.Close()
 		return err
@@ -132,6 +141,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	defer cancel()
 	if err := p.Shutdown(sctx); err != nil {
 		log.Warn("shutdown", "err", err)
+	}
+	if err := mgr.Shutdown(sctx); err != nil {
+		log.Warn("server manager shutdown", "err", err)
 	}
 	return nil
 }

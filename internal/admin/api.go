@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"errors"
 	"time"
 )
@@ -88,6 +89,7 @@ type ActionResult struct {
 var (
 	ErrUnknownServer  = errors.New("unknown server")
 	ErrUnknownAddress = errors.New("unknown address")
+	ErrNotManaged     = errors.New("server has no [server_manager]")
 )
 
 // Runtime is what the admin API needs from the running proxy. The proxy implements
@@ -98,4 +100,8 @@ type Runtime interface {
 	SetDrain(server, address string, drained bool, now time.Time) error
 	Reset(server, address string, now time.Time) error
 	Stats(now time.Time) Stats
+	// StartServer and StopServer drive the server manager; ErrNotManaged when the
+	// server has no [server_manager].
+	StartServer(ctx context.Context, server string) error
+	StopServer(ctx context.Context, server string) error
 }

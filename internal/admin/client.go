@@ -108,6 +108,24 @@ func (c *Client) action(ctx context.Context, server, addr, action string) (Actio
 	return out, c.do(ctx, http.MethodPost, p, nil, &out)
 }
 
+// Server returns one server, with its server-manager state when it has one.
+func (c *Client) Server(ctx context.Context, server string) (ServerInfo, error) {
+	var out ServerInfo
+	return out, c.do(ctx, http.MethodGet, "/api/v1/servers/"+url.PathEscape(server), nil, &out)
+}
+
+// StartServer asks the server manager to start a sleeping server.
+func (c *Client) StartServer(ctx context.Context, server string) (ServerInfo, error) {
+	var out ServerInfo
+	return out, c.do(ctx, http.MethodPost, "/api/v1/servers/"+url.PathEscape(server)+"/start", nil, &out)
+}
+
+// StopServer asks the server manager to stop a server and waits until it is down.
+func (c *Client) StopServer(ctx context.Context, server string) (ServerInfo, error) {
+	var out ServerInfo
+	return out, c.do(ctx, http.MethodPost, "/api/v1/servers/"+url.PathEscape(server)+"/stop", nil, &out)
+}
+
 // Stats returns the proxy-wide summary.
 func (c *Client) Stats(ctx context.Context) (Stats, error) {
 	var out Stats

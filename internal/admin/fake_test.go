@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"slices"
 	"sync"
@@ -162,4 +163,16 @@ func (s *syncBuffer) String() string {
 
 func testLogger(buf *syncBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func (f *fakeRuntime) StartServer(_ context.Context, server string) error { return f.power(server) }
+func (f *fakeRuntime) StopServer(_ context.Context, server string) error  { return f.power(server) }
+
+func (f *fakeRuntime) power(server string) error {
+	for _, s := range f.Servers(time.Time{}) {
+		if s.ID == server {
+			return ErrNotManaged
+		}
+	}
+	return ErrUnknownServer
 }

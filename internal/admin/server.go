@@ -133,6 +133,9 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/servers/{id}/backends/{address}/drain", s.handleAction("drain"))
 	m.HandleFunc("POST /api/v1/servers/{id}/backends/{address}/enable", s.handleAction("enable"))
 	m.HandleFunc("POST /api/v1/servers/{id}/backends/{address}/reset", s.handleAction("reset"))
+	m.HandleFunc("GET /api/v1/servers/{id}", s.handleServer)
+	m.HandleFunc("POST /api/v1/servers/{id}/start", s.handleServerPower("start"))
+	m.HandleFunc("POST /api/v1/servers/{id}/stop", s.handleServerPower("stop"))
 	m.HandleFunc("GET /api/v1/stats", s.handleStats)
 	m.HandleFunc(routeEvents, s.handleEvents)
 	m.HandleFunc("GET /api/v1/bans", s.handleListBans)
@@ -284,6 +287,41 @@ func (s *Server) handleServers(w http.ResponseWriter, _ *http.Request) {
 		list = []ServerInfo{}
 	}
 	writeData(w, http.StatusOK, list)
+}
+
+func (s *Server) handleServer(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	for _, info := range s.opts.Runtime.Servers(s.now()) {
+		if info.ID == id {
+			writeData(w, http.StatusOK, info)
+			return
+		}
+	}
+	s.writeRuntimeError(w, id, "", ErrUnknownServer)
+}
+
+// handleServerPower starts or stops a managed server; start answers once the start is
+// under way, stop once the server is down.
+func (s *Server) handleServerPower(action string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		var err error
+		if action == "start" {
+			err = s.opts.Runtime.StartServer(r.Context(), id)
+		} else {
+			err = s.opts.Runtime.StopServer(r.Context(), id)
+		}
+		switch {
+		case errors.Is(err, ErrNotManaged):
+			writeError(w, http.StatusBadRequest, "BAD_REQUEST", fmt.Sprintf("server %s has no [server_manager]; only managed servers can be started or stopped", id))
+			return
+		case err != nil:
+			s.writeRuntimeError(w, id, "", err)
+			return
+		}
+		s.log.Info("admin action", "action", "server."+action, "server", id, "client_ip", clientIP(r))
+		s.handleServer(w, r)
+	}
 }
 
 func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request) {

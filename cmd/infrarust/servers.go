@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/infrarust-go/infrarust/internal/admin"
+)
+
+// newServersCmd is `infrarust servers`: see and wake or stop the servers a running proxy manages.
+func newServersCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "servers",
+		Short: "List servers with their manager state; start or stop a managed server",
+		Long: `Talks to the admin API of a running 'infrarust serve'. A server with a [server_manager]
+block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep now.`,
+		Args: cobra.NoArgs,
+	}
+	conn := addAdminFlags(cmd)
+	var output string
+	cmd.PersistentFlags().StringVarP(&output, "output", "o", "table", "output format: table or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+
+	cmd.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "Show every server with its state, manager type and players",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			c, err := conn.client(cmd, g)
+			if err != nil {
+				return err
+			}
+			servers, err := c.Servers(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return printJSON(cmd.OutOrStdout(), servers)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SERVER\tSTATE\tMANAGER\tPLAYERS\tADDRESSES\tDOMAINS")
+			for _, s := range servers {
+				state, manager := s.State, s.ManagerType
+				if manager == "" {
+					manager, state = "-", orDash(state)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d healthy\t%s\n", s.ID, state, manager, s.Players,
+					s.HealthyCount, s.AddressCount, orDash(strings.Join(s.Domains, ",")))
+			}
+			return tw.Flush()
+		},
+	})
+	for _, a := range []struct{ name, short, done string }{
+		{"start", "Wake a managed server now (returns once the start is under way)", "start requested for"},
+		{"stop", "Stop a managed server now; players on it are disconnected by the server", "stopped"},
+	} {
+		cmd.AddCommand(&cobra.Command{
+			Use:               a.name + " SERVER",
+			Short:             a.short,
+			Args:              cobra.ExactArgs(1),
+			ValidArgsFunction: completeServerAddress(conn, g, 1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if err := checkOutput(output); err != nil {
+					return err
+				}
+				c, err := conn.client(cmd, g)
+				if err != nil {
+					return err
+				}
+				act := c.StartServer
+				if a.name == "stop" {
+					act = c.StopServer
+				}
+				st, err := act(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if output == "json" {
+					return printJSON(cmd.OutOrStdout(), st)
+				}
+				line := fmt.Sprintf("%s %s", a.done, args[0])
+				if st.State != "" {
+					line += ": now " + st.State
+					if st.StateReason != "" {
+						line += " (" + st.StateReason + ")"
+					}
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), line)
+				return nil
+			},
+		})
+	}
+	return cmd
+}

@@ -1,0 +1,78 @@
+package manager
+
+import (
+	"context"
+	"time"
+)
+
+// Phase is a provider's own view of the server, which the manager turns into a state.
+type Phase int
+
+// Phases a provider can report; the manager owns the mapping to player-facing states.
+const (
+	// PhaseStopped means down and not expected to be up (never started or stopped on request).
+	PhaseStopped Phase = iota
+	// PhaseStarting means the backend is booting and not ready yet.
+	PhaseStarting
+	// PhaseRunning means the backend says it runs; the manager still pings it before players go there.
+	PhaseRunning
+	// PhaseStopping means a stop is under way.
+	PhaseStopping
+	// PhaseCrashed means it went down without a stop being asked for.
+	PhaseCrashed
+)
+
+// String names the phase for logs and errors.
+func (p Phase) String() string {
+	switch p {
+	case PhaseStopped:
+		return "stopped"
+	case PhaseStarting:
+		return "starting"
+	case PhaseRunning:
+		return "running"
+	case PhaseStopping:
+		return "stopping"
+	case PhaseCrashed:
+		return "crashed"
+	}
+	return "unknown"
+}
+
+// Observation is one answer of Provider.Status.
+type Observation struct {
+	// Phase is what the backend reports.
+	Phase Phase
+	// Reason explains a crash ("exited with exit status 1"); empty otherwise.
+	Reason string
+}
+
+// Provider is how one kind of backend (a local process, a panel) is started,
+// stopped and observed, so the manager's state machine is the same for all.
+type Provider interface {
+	// Start asks the backend to start and returns once the request was accepted;
+	// readiness is observed through Status. A cancelled ctx must not leave a
+	// process behind.
+	Start(ctx context.Context) error
+	// Stop stops the backend and waits until it is down, escalating after grace;
+	// the string says how it ended ("stopped cleanly", "killed after 30s").
+	Stop(ctx context.Context, grace time.Duration) (string, error)
+	// Status reports the backend's current phase.
+	Status(ctx context.Context) (Observation, error)
+}
+
+// instantStatus is implemented by providers whose Status needs no I/O, so a newly
+// configured server shows its real state at once instead of "offline".
+type instantStatus interface {
+	statusNow() Observation
+}
+
+// brokenProvider stands in for a server whose [server_manager] cannot be used,
+// so players and operators see why instead of the server silently vanishing.
+type brokenProvider struct{ err error }
+
+func (b brokenProvider) Start(context.Context) error { return b.err }
+func (b brokenProvider) Stop(context.Context, time.Duration) (string, error) {
+	return "", b.err
+}
+func (b brokenProvider) Status(context.Context) (Observation, error) { return Observation{}, b.err }
