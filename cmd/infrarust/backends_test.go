@@ -100,9 +100,9 @@ func (r *cliRuntime) Reset(server, addr string, _ time.Time) error {
 
 func (r *cliRuntime) Stats(time.Time) admin.Stats { return admin.Stats{} }
 
-// startAdmin runs a real admin Server (with a drain store and a ban list in a temp
+// startTestAdmin runs a real admin Server (with a drain store and a ban list in a temp
 // data dir) on httptest and returns its URL and data dir.
-func startAdmin(t *testing.T) (url, dataDir string) {
+func startTestAdmin(t *testing.T) (url, dataDir string) {
 	t.Helper()
 	dir := t.TempDir()
 	drains, err := admin.OpenDrainStore(dir)
@@ -146,7 +146,7 @@ func runCLI(t *testing.T, args ...string) (string, error) {
 }
 
 func TestBackendsCommands(t *testing.T) {
-	url, dir := startAdmin(t)
+	url, dir := startTestAdmin(t)
 	conn := []string{"--admin-url", url, "--api-key", cliTestKey}
 	tests := []struct {
 		name string
@@ -190,7 +190,7 @@ func TestBackendsCommands(t *testing.T) {
 }
 
 func TestBackendsJSON(t *testing.T) {
-	url, _ := startAdmin(t)
+	url, _ := startTestAdmin(t)
 	conn := []string{"--admin-url", url, "--api-key", cliTestKey, "-o", "json"}
 
 	out, err := runCLI(t, append([]string{"backends", "list"}, conn...)...)
@@ -223,7 +223,7 @@ func TestBackendsJSON(t *testing.T) {
 }
 
 func TestBackendsErrorMessages(t *testing.T) {
-	url, _ := startAdmin(t)
+	url, _ := startTestAdmin(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +258,7 @@ func TestBackendsErrorMessages(t *testing.T) {
 // With no flag, the CLI finds the API through the config's [web] bind and the key
 // file in its data_dir, as on the proxy's own machine.
 func TestAdminConnFromConfigAndEnv(t *testing.T) {
-	url, dataDir := startAdmin(t)
+	url, dataDir := startTestAdmin(t)
 	hostport := strings.TrimPrefix(url, "http://")
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "servers"), 0o755); err != nil {
@@ -336,7 +336,7 @@ func TestDialableBind(t *testing.T) {
 }
 
 func TestBackendsCompletion(t *testing.T) {
-	url, _ := startAdmin(t)
+	url, _ := startTestAdmin(t)
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	refused := "http://" + ln.Addr().String()
 	ln.Close()

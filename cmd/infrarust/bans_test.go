@@ -9,7 +9,7 @@ import (
 )
 
 func TestBansCommands(t *testing.T) {
-	url, _ := startAdmin(t)
+	url, _ := startTestAdmin(t)
 	conn := []string{"--admin-url", url, "--api-key", cliTestKey}
 	steps := []struct {
 		name    string

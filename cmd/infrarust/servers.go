@@ -1,20 +1,11 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-
-	"github.com/infrarust-go/infrarust/internal/admin"
 )
 
 // newServersCmd is `infrarust servers`: see and wake or stop the servers a running proxy manages.

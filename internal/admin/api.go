@@ -36,6 +36,7 @@ type ServerInfo struct {
 	ProxyMode    string   `json:"proxy_mode"`
 	State        string   `json:"state,omitempty"` // server manager state when managed: online|offline|sleeping|starting|stopping|crashed
 	ManagerType  string   `json:"manager_type,omitempty"`
+	StateReason  string   `json:"state_reason,omitempty"`
 }
 
 // Backend is one address of a server as the balancer sees it.

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"time"
@@ -84,6 +85,10 @@ func (p *Proxy) handle(c net.Conn) {
 	}
 	if mc.IsLegacyFirstByte(first[0]) {
 		p.serveLegacy(cn, first[0])
+		return
+	}
+	if err := precheckHandshake(br); err != nil {
+		p.reject(cn, "handshake", err.Error())
 		return
 	}
 	hs, rawHS, err := mc.ReadHandshake(br)
@@ -176,4 +181,34 @@ func setSocketOptions(c net.Conn, ka config.Keepalive) {
 		Interval: ka.Interval.D(),
 		Count:    ka.Retries,
 	})
+}
+
+// maxHandshakeFrame is the largest a valid handshake frame can be: packet id,
+// protocol VarInt, a 255-character address (4 bytes each) with its length, port, state.
+const maxHandshakeFrame = 1 + 5 + 3 + 255*4 + 2 + 5
+
+// precheckHandshake looks at the bytes already received and refuses, without waiting
+// for the rest, a frame that cannot be a handshake (an HTTP request, a TLS hello, a
+// declared length no handshake needs). A short read just defers to ReadHandshake.
+func precheckHandshake(br *bufio.Reader) error {
+	b, _ := br.Peek(min(br.Buffered(), 6))
+	var length, shift int
+	for i, c := range b {
+		length |= int(c&0x7f) << shift
+		shift += 7
+		if c&0x80 != 0 {
+			if i == 4 {
+				return mc.ErrVarIntTooLong
+			}
+			continue
+		}
+		if length < 1 || length > maxHandshakeFrame {
+			return fmt.Errorf("declared handshake length %d: %w", length, mc.ErrMalformed)
+		}
+		if i+1 < len(b) && b[i+1] != 0x00 {
+			return fmt.Errorf("first packet id 0x%02x is not a handshake: %w", b[i+1], mc.ErrMalformed)
+		}
+		return nil
+	}
+	return nil
 }

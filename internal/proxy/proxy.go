@@ -50,6 +50,8 @@ type Manager interface {
 	// PlayerJoined and PlayerLeft drive the idle shutdown.
 	PlayerJoined(server string)
 	PlayerLeft(server string)
+	// Configure follows reloads of the server files.
+	Configure(servers []*config.Server) error
 }
 
 // Proxy is one running Infrarust data plane.
