@@ -385,3 +385,6 @@ func completionCandidates(out string) []string {
 	}
 	return c
 }
+
+func (f *cliRuntime) StartServer(context.Context, string) error { return admin.ErrNotManaged }
+func (f *cliRuntime) StopServer(context.Context, string) error  { return admin.ErrNotManaged }
