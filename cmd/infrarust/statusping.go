@@ -79,7 +79,7 @@ Exits non-zero when the server cannot be reached.`,
 				return enc.Encode(res)
 			}
 			motd := res.MOTD
-			if isTerminal(g.stdout) && os.Getenv("NO_COLOR") == "" {
+			if isTTY(g.stdout) && os.Getenv("NO_COLOR") == "" {
 				motd = renderColors(motd)
 			} else {
 				motd = mc.StripColorCodes(motd)
@@ -174,13 +174,4 @@ func renderColors(s string) string {
 	}
 	b.WriteString("\x1b[0m")
 	return b.String()
-}
-
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +14,8 @@ import (
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
+
+	"github.com/infrarust-go/infrarust/internal/ipfilter"
 )
 
 // DefaultTOML is the commented starter infrarust.toml (embedded default and `config init`).
@@ -234,7 +235,7 @@ func (c *Config) validate(file string, data []byte) error {
 		bad("unknown_domain_behavior", "%q is not one of default_motd, drop", c.UnknownDomainBehavior)
 	}
 	for _, p := range c.TrustedProxies {
-		if _, err := parsePrefix(p); err != nil {
+		if _, err := ipfilter.ParsePrefix(p); err != nil {
 			bad("trusted_proxies", "%v", err)
 		}
 	}
@@ -264,7 +265,7 @@ func (c *Config) validate(file string, data []byte) error {
 	}
 	for _, list := range [][]string{c.IPFilter.Allow, c.IPFilter.Deny} {
 		for _, p := range list {
-			if _, err := parsePrefix(p); err != nil {
+			if _, err := ipfilter.ParsePrefix(p); err != nil {
 				bad("ip_filter", "%v", err)
 			}
 		}
@@ -280,21 +281,6 @@ func validateActiveHealth(a ActiveHealth) error {
 		return fmt.Errorf("timeout, unhealthy_interval and interval must be more than 0")
 	}
 	return nil
-}
-
-func parsePrefix(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(strings.TrimSpace(s))
-		if err != nil {
-			return p, fmt.Errorf("%q is not a CIDR like 10.0.0.0/8", s)
-		}
-		return p.Masked(), nil
-	}
-	a, err := netip.ParseAddr(strings.TrimSpace(s))
-	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("%q is not an IP or CIDR", s)
-	}
-	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 var validDomain = regexp.MustCompile(`^[a-z0-9*?]([a-z0-9*?.-]*[a-z0-9*?])?$`)
@@ -362,7 +348,7 @@ func (s *Server) validate(data []byte, global *Config) error {
 	}
 	for _, list := range [][]string{s.IPFilter.Allow, s.IPFilter.Deny} {
 		for _, p := range list {
-			if _, err := parsePrefix(p); err != nil {
+			if _, err := ipfilter.ParsePrefix(p); err != nil {
 				bad("", p, "ip_filter: %v", err)
 			}
 		}

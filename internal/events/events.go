@@ -54,6 +54,15 @@ type Player struct {
 	BytesOut     int64   `json:"bytes_out,omitempty"`
 }
 
+// ServerState is the Data of a server.state_change event, so dashboards and logs
+// follow wakes and crashes.
+type ServerState struct {
+	Server string `json:"server"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Reason string `json:"reason"` // why, in words an operator can act on
+}
+
 // LaggedInfo is the Data of a lagged event.
 type LaggedInfo struct {
 	Missed uint64 `json:"missed"`

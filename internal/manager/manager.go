@@ -48,13 +48,9 @@ type StartError struct {
 // Error is the player-facing disconnect text.
 func (e *StartError) Error() string { return "Server could not start: " + e.Reason }
 
-// StateChange is the Data of a server.state_change event, so dashboards and logs follow wakes and crashes.
-type StateChange struct {
-	Server string `json:"server"` // server id
-	From   string `json:"from"`   // previous state
-	To     string `json:"to"`     // new state
-	Reason string `json:"reason"` // why, in words an operator can act on
-}
+// StateChange is the Data of a server.state_change event; it lives in events so
+// metrics and the SSE stream read it without importing the manager.
+type StateChange = events.ServerState
 
 // ServerState is one managed server as the admin API shows it.
 type ServerState struct {

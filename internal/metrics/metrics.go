@@ -254,7 +254,7 @@ func (m *Metrics) ForgetServer(server string) {
 	m.serverState.DeletePartialMatch(l)
 }
 
-// SubscribeHealth counts the bus's backend.health_change events into
+// SubscribeHealth counts the bus's backend.health_change events (and follows server.state_change) into
 // infrarust_backend_health_transitions_total, so the balancer needs no metrics
 // dependency; use it instead of calling HealthTransition, not as well. The returned
 // func stops the subscriber and waits for it.
@@ -262,7 +262,7 @@ func (m *Metrics) SubscribeHealth(bus *events.Bus) func() {
 	if m == nil || bus == nil {
 		return func() {}
 	}
-	sub := bus.Subscribe(256, events.BackendHealthChange)
+	sub := bus.Subscribe(256, events.BackendHealthChange, events.ServerStateChange)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -279,6 +279,8 @@ func (m *Metrics) SubscribeHealth(bus *events.Bus) func() {
 				if hc != nil {
 					m.HealthTransition(hc.Server, hc.Address, hc.To)
 				}
+			case events.ServerState:
+				m.ServerState(hc.Server, hc.To)
 			}
 		}
 	}()

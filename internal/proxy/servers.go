@@ -42,7 +42,7 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 	}
 	var trusted []netip.Prefix
 	for _, s := range cfg.TrustedProxies {
-		pfx, err := parsePrefix(s)
+		pfx, err := ipfilter.ParsePrefix(s)
 		if err != nil {
 			return fmt.Errorf("trusted_proxies: %w", err)
 		}
@@ -171,18 +171,6 @@ func loadFavicon(v string) (string, error) {
 		return "", fmt.Errorf("%s is not a PNG file", v)
 	}
 	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(b), nil
-}
-
-func parsePrefix(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(strings.TrimSpace(s))
-		return p.Masked(), err
-	}
-	a, err := netip.ParseAddr(strings.TrimSpace(s))
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 func sortServers(s []*config.Server) {
