@@ -24,6 +24,11 @@ func (p *Proxy) healthTargets(st *state) []health.Target {
 	for _, sc := range st.cfg.Servers {
 		srv := st.servers[sc.ID]
 		ah := st.cfg.EffectiveActiveHealth(sc)
+		if m := p.opts.Manager; m != nil && m.Managed(sc.ID) {
+			// A managed server sleeps on purpose; its manager's readiness polling
+			// stands in for probes, which would only eject a server that is asleep.
+			ah.Enabled = false
+		}
 		ts = append(ts, health.Target{Server: sc.ID, Pool: srv.pool, Config: health.Config{
 			Enabled: ah.Enabled, Kind: health.Kind(ah.Kind),
 			UnhealthyInterval: ah.UnhealthyInterval.D(), Interval: ah.Interval.D(),
@@ -62,7 +67,7 @@ func (p *Proxy) probe(ctx context.Context, kind health.Kind, addr string) (time.
 // RunBackground runs the prober, the rate-limiter sweep and the servers_dir watcher
 // until ctx ends.
 func (p *Proxy) RunBackground(ctx context.Context) {
-	prober := health.New(p.probe, p.state.Load().cfg.ActiveHealth.MaxConcurrent, nil)
+	prober := health.New(p.probe, p.state.Load().cfg.ActiveHealth.MaxConcurrent, proberClock{p.now})
 	p.reload.Lock()
 	p.prober = prober
 	prober.SetTargets(p.healthTargets(p.state.Load()))
@@ -188,3 +193,10 @@ func (p *Proxy) watchServers(ctx context.Context) {
 		}
 	}
 }
+
+// proberClock gives the prober the proxy's clock, so its schedule and the pools'
+// backoffs read the same time.
+type proberClock struct{ now func() time.Time }
+
+func (c proberClock) Now() time.Time                         { return c.now() }
+func (c proberClock) After(d time.Duration) <-chan time.Time { return time.After(d) }

@@ -13,8 +13,8 @@ import (
 	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
 )
 
-// proxyHeaderTimeout bounds how long a trusted peer may take to send its PROXY header.
-const proxyHeaderTimeout = 5 * time.Second
+// defaultProxyHeaderTimeout bounds how long a trusted peer may take to send its PROXY header.
+const defaultProxyHeaderTimeout = 5 * time.Second
 
 var errNoAddress = errors.New("server has no address")
 
@@ -55,7 +55,7 @@ func (p *Proxy) handle(c net.Conn) {
 
 	// PROXY protocol: a header is required from trusted peers and refused from others.
 	if cfg.ReceiveProxyProtocol {
-		_ = c.SetReadDeadline(p.now().Add(proxyHeaderTimeout))
+		_ = c.SetReadDeadline(time.Now().Add(p.proxyHeaderTimeout))
 		real, err := p.readProxyHeader(cn)
 		if err != nil {
 			p.reject(cn, "proxy_protocol", err.Error())
@@ -77,7 +77,7 @@ func (p *Proxy) handle(c net.Conn) {
 		defer p.perIP.release(cn.ip)
 	}
 
-	_ = c.SetReadDeadline(p.now().Add(cfg.HandshakeTimeout.D()))
+	_ = c.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout.D()))
 	first, err := br.Peek(1)
 	if err != nil {
 		p.debugClose(cn, "no handshake", err)
@@ -100,14 +100,32 @@ func (p *Proxy) handle(c net.Conn) {
 	intent := ratelimit.Login
 	if hs.NextState == mc.StateStatus {
 		intent = ratelimit.Status
-		if p.opts.Bans != nil {
-			if _, banned := p.opts.Bans.CheckIP(cn.ip, p.now()); banned {
-				p.reject(cn, "ban", "banned IP asked for status")
-				return
-			}
-		}
 	}
-	if cfg.RateLimit.Enabled && !p.limiter.Allow(cn.ip, intent, p.now()) {
+	// IP bans: a status ping from a banned IP is closed here (no MOTD); a banned login
+	// goes on to the login handler, which kicks it with the reason. Either way it is
+	// rejected, so it spends no rate-limit tokens (an IPv6 ban would otherwise drain
+	// the bucket its whole /64 shares).
+	ipBanned := false
+	if p.opts.Bans != nil {
+		_, ipBanned = p.opts.Bans.CheckIP(cn.ip, p.now())
+	}
+	if ipBanned && intent == ratelimit.Status {
+		p.reject(cn, "ban", "banned IP asked for status")
+		return
+	}
+
+	// Routing is a map lookup; the per-server IP filter runs before the limiter so a
+	// filtered connection spends no tokens.
+	var srv *server
+	if id, ok := st.router.lookup(host); ok {
+		srv = st.servers[id]
+	}
+	if srv != nil && !srv.filter.Allowed(cn.ip) {
+		p.reject(cn, "ip_filter", "ip_filter of server "+srv.id)
+		return
+	}
+
+	if cfg.RateLimit.Enabled && !ipBanned && !p.limiter.Allow(cn.ip, intent, p.now()) {
 		p.met.ConnRejected("rate_limit")
 		p.rejected.Add(1)
 		p.log.Debug("rate limited", "client", cn.client, "intent", intentName(hs.NextState))
@@ -117,16 +135,8 @@ func (p *Proxy) handle(c net.Conn) {
 		return
 	}
 
-	var srv *server
-	if id, ok := st.router.lookup(host); ok {
-		srv = st.servers[id]
-	}
 	if srv == nil && cfg.UnknownDomainBehavior == "drop" {
 		p.reject(cn, "unknown_domain", "no server for "+host)
-		return
-	}
-	if srv != nil && !srv.filter.Allowed(cn.ip) {
-		p.reject(cn, "ip_filter", "ip_filter of server "+srv.id)
 		return
 	}
 

@@ -93,7 +93,7 @@ func (p *Proxy) relayLegacy(srv *server, addr string, raw []byte, cn *conn, time
 		return nil, err
 	}
 	defer c.Close()
-	_ = c.SetDeadline(p.now().Add(timeout))
+	_ = c.SetDeadline(time.Now().Add(timeout))
 	out := raw
 	if srv.cfg.SendProxyProtocol {
 		out = append(proxyHeader(cn.client, c), raw...)

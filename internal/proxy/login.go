@@ -45,7 +45,7 @@ func (p *Proxy) serveLogin(cn *conn, hs mc.Handshake, rawHS []byte, host string,
 		return
 	}
 	if m := p.opts.Manager; m != nil && m.Managed(srv.id) {
-		if err := m.EnsureStarted(context.Background(), srv.id); err != nil {
+		if err := m.EnsureStarted(p.ctx, srv.id); err != nil {
 			p.log.Info("server could not be started for a player", "server", srv.id, "player", ls.Name, "err", err)
 			p.kick(cn, err.Error())
 			return
@@ -138,7 +138,13 @@ func (p *Proxy) connectBackend(cn *conn, srv *server, pending []byte, player str
 		case kick != "":
 			p.untrack(backend)
 			backend.Close()
+			// The backend answered, so the address is alive: Connected proves it (a recovery
+			// attempt recovers instead of being handed out again on every login), then the lease
+			// ends with no health effect. The kick also marks the address full for FullTTL, as a
+			// full status answer does, so the next logins go to a replica with room first.
+			lease.Connected(p.now(), dialTime)
 			lease.Skipped(p.now())
+			srv.pool.ReportStatus(addr, 1, 1, p.now())
 			kickText = kick
 			outcomes = append(outcomes, addr+": full")
 			continue
@@ -160,7 +166,7 @@ func (p *Proxy) handOver(backend net.Conn, srv *server, pending []byte, cn *conn
 	if srv.cfg.SendProxyProtocol {
 		out = append(proxyHeader(cn.client, backend), pending...)
 	}
-	_ = backend.SetDeadline(p.now().Add(firstPacketTimeout))
+	_ = backend.SetDeadline(time.Now().Add(firstPacketTimeout))
 	if _, err := backend.Write(out); err != nil {
 		return nil, "", err
 	}
@@ -173,8 +179,13 @@ func (p *Proxy) handOver(backend net.Conn, srv *server, pending []byte, cn *conn
 	if err != nil {
 		return nil, "", fmt.Errorf("no first login packet: %w", err)
 	}
-	if text, ok := mc.ParseLoginDisconnect(f); ok && matchesAny(text, srv.full) {
-		return nil, text, nil
+	if text, ok := mc.ParseLoginDisconnect(f); ok {
+		if en, vanilla := vanillaKicks[text]; vanilla {
+			text = en
+		}
+		if matchesAny(text, srv.full) {
+			return nil, text, nil
+		}
 	}
 	_ = backend.SetDeadline(time.Time{})
 	first := make([]byte, 0, len(f.Raw)+bbr.Buffered())
@@ -182,6 +193,14 @@ func (p *Proxy) handOver(backend net.Conn, srv *server, pending []byte, cn *conn
 	rest, _ := bbr.Peek(bbr.Buffered())
 	first = append(first, rest...)
 	return first, "", nil
+}
+
+// vanillaKicks gives the English text of vanilla's translatable login kicks. Modern vanilla
+// sends "server is full" as {"translate":"multiplayer.disconnect.server_full"}, which flattens
+// to the bare key: without this it would match no full_kick_patterns, and a player given the
+// last kick would read the key instead of the message.
+var vanillaKicks = map[string]string{
+	"multiplayer.disconnect.server_full": "The server is full!",
 }
 
 func matchesAny(text string, patterns []string) bool {
@@ -271,7 +290,7 @@ func closeWrite(c net.Conn) {
 
 // kick sends a Login Disconnect with text: a player is never closed on silently.
 func (p *Proxy) kick(cn *conn, text string) {
-	_ = cn.c.SetWriteDeadline(p.now().Add(5 * time.Second))
+	_ = cn.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	_, _ = cn.c.Write(mc.EncodeLoginDisconnect(text))
 }
 

@@ -36,6 +36,8 @@ type Options struct {
 	Now func() time.Time
 	// Version is shown in the admin API.
 	Version string
+	// ProxyHeaderTimeout bounds the wait for a PROXY header; 0 means 5 s.
+	ProxyHeaderTimeout time.Duration
 }
 
 // Manager is the server manager as the proxy sees it: a login for a managed server
@@ -64,6 +66,11 @@ type Proxy struct {
 
 	state  atomic.Pointer[state]
 	reload sync.Mutex // serialises reloads
+
+	proxyHeaderTimeout time.Duration
+	// ctx ends at Shutdown, so a login waiting for a server to start gives up.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	sem     chan struct{} // max_connections permits; nil = unlimited
 	perIP   ipCounter
@@ -113,6 +120,11 @@ func New(opts Options) (*Proxy, error) {
 		conns: map[net.Conn]struct{}{},
 	}
 	p.startedAt = p.now()
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.proxyHeaderTimeout = opts.ProxyHeaderTimeout
+	if p.proxyHeaderTimeout <= 0 {
+		p.proxyHeaderTimeout = defaultProxyHeaderTimeout
+	}
 	p.perIP.m = map[netip.Addr]int{}
 	if n := opts.Config.MaxConnections; n > 0 {
 		p.sem = make(chan struct{}, n)
@@ -211,6 +223,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	p.connMu.Lock()
 	p.closing = true
 	p.connMu.Unlock()
+	p.cancel()
 	p.lnMu.Lock()
 	if p.ln != nil {
 		p.ln.Close()

@@ -160,7 +160,7 @@ func (p *Proxy) queryBackendStatus(srv *server, addr string, hs mc.Handshake, ti
 		return nil, 0, err
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(p.now().Add(timeout))
+	_ = conn.SetDeadline(time.Now().Add(timeout))
 	if srv.cfg.SendProxyProtocol {
 		if _, err := conn.Write(proxyHeader(client, conn)); err != nil {
 			return nil, 0, err
