@@ -19,12 +19,13 @@ import (
 )
 
 // startAdmin replays stored drains and starts the admin API when [web] is enabled.
-// It returns a function that stops the API.
-func startAdmin(ctx context.Context, cfg *config.Config, p *proxy.Proxy, mgr *manager.Manager, bus *events.Bus, met *metrics.Metrics, banStore *bans.Store, log *slog.Logger) (func(), error) {
+// It returns a function that stops the API and the address the API listens on
+// ("" when [web] is disabled).
+func startAdmin(ctx context.Context, cfg *config.Config, p *proxy.Proxy, mgr *manager.Manager, bus *events.Bus, met *metrics.Metrics, banStore *bans.Store, log *slog.Logger) (func(), string, error) {
 	rt := &proxyRuntime{Proxy: p, Manager: mgr, Version: version, Bind: cfg.Bind}
 	drains, err := admin.OpenDrainStore(cfg.Web.DataDir)
 	if err != nil {
-		return nil, fmt.Errorf("drain store: %w (fix or move the file; it is never emptied silently)", err)
+		return nil, "", fmt.Errorf("drain store: %w (fix or move the file; it is never emptied silently)", err)
 	}
 	for _, d := range drains.Replay(rt, time.Now()) {
 		log.Warn("stored drain dropped: the address is no longer configured", "entry", d)
@@ -34,12 +35,12 @@ func startAdmin(ctx context.Context, cfg *config.Config, p *proxy.Proxy, mgr *ma
 	}
 	stopMetrics := met.SubscribeHealth(bus)
 	if !cfg.Web.Enabled {
-		return stopMetrics, nil
+		return stopMetrics, "", nil
 	}
 	key, generated, err := admin.ResolveAPIKey(cfg.Web, os.Getenv("INFRARUST_API_KEY"))
 	if err != nil {
 		stopMetrics()
-		return nil, err
+		return nil, "", err
 	}
 	srv, err := admin.NewServer(admin.ServerOptions{
 		Web: cfg.Web, APIKey: key, Runtime: rt, Bus: bus, Bans: banStore,
@@ -47,12 +48,12 @@ func startAdmin(ctx context.Context, cfg *config.Config, p *proxy.Proxy, mgr *ma
 	})
 	if err != nil {
 		stopMetrics()
-		return nil, err
+		return nil, "", err
 	}
 	ln, err := net.Listen("tcp", cfg.Web.Bind)
 	if err != nil {
 		stopMetrics()
-		return nil, fmt.Errorf("admin API: listen on %s: %w (change [web] bind or set [web] enabled = false)", cfg.Web.Bind, err)
+		return nil, "", fmt.Errorf("admin API: listen on %s: %w (change [web] bind or set [web] enabled = false)", cfg.Web.Bind, err)
 	}
 	if generated != "" {
 		log.Info("admin API key is in a file the CLI reads by itself", "file", generated)
@@ -66,5 +67,5 @@ func startAdmin(ctx context.Context, cfg *config.Config, p *proxy.Proxy, mgr *ma
 			log.Error("admin API stopped", "err", err)
 		}
 	}()
-	return func() { cancel(); <-done; stopMetrics() }, nil
+	return func() { cancel(); <-done; stopMetrics() }, ln.Addr().String(), nil
 }

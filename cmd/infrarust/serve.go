@@ -73,6 +73,13 @@ shutdown_timeout to finish.`,
 
 // serve wires the proxy, its background work and the admin API, and runs until ctx ends.
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	return serveReady(ctx, cfg, log, nil)
+}
+
+// serveReady is serve that, once both listeners accept connections, tells ready the
+// proxy's and the admin API's actual addresses ("" when [web] is disabled), so
+// tests can bind port 0.
+func serveReady(ctx context.Context, cfg *config.Config, log *slog.Logger, ready func(proxyAddr, adminAddr string)) error {
 	if cfg.Source == "" {
 		log.Info("no config file found; using the embedded default (see 'infrarust config init')")
 	} else {
@@ -106,12 +113,15 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	defer stopBG()
 	go p.RunBackground(bg)
 	go mgr.Run(bg)
-	stopAdmin, err := startAdmin(bg, cfg, p, mgr, bus, met, banStore, log)
+	stopAdmin, adminAddr, err := startAdmin(bg, cfg, p, mgr, bus, met, banStore, log)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer stopAdmin()
+	if ready != nil {
+		ready(ln.Addr().String(), adminAddr)
+	}
 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

@@ -230,6 +230,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+	// Connections that never sent a request would hold Shutdown for 5 s (net/http
+	// treats StateNew as busy that long); they are closed when shutdown starts.
+	var fresh sync.Map
+	srv.ConnState = func(c net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			fresh.Store(c, struct{}{})
+		} else {
+			fresh.Delete(c)
+		}
+	}
 	tickCtx, stopTicks := context.WithCancel(ctx)
 	tickDone := make(chan struct{})
 	go func() {
@@ -253,6 +263,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	fresh.Range(func(c, _ any) bool { c.(net.Conn).Close(); return true })
 	if err := srv.Shutdown(shutCtx); err != nil {
 		_ = srv.Close()
 	}

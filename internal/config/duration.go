@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,7 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 var durationUnits = map[string]time.Duration{
 	"ns": time.Nanosecond, "us": time.Microsecond, "µs": time.Microsecond,
 	"ms": time.Millisecond, "msec": time.Millisecond,
+	"nsec": time.Nanosecond, "usec": time.Microsecond,
 	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
 	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
 	"h": time.Hour, "hr": time.Hour, "hrs": time.Hour, "hour": time.Hour, "hours": time.Hour,
@@ -41,8 +43,10 @@ var durationUnits = map[string]time.Duration{
 	"w": 7 * 24 * time.Hour, "week": 7 * 24 * time.Hour, "weeks": 7 * 24 * time.Hour,
 }
 
-// ParseDuration parses humantime: a sequence of <number><unit> terms, spaces allowed
-// between terms ("1h 30m"). A bare "0" is zero. Negative values are refused.
+// ParseDuration parses humantime: a sequence of <number><unit> terms such as "10s",
+// "2m30s", "1h 30m", "1 week 3 days" or "1.5s"; spaces are allowed between terms and
+// between a number and its unit. "0" is zero. Negative or overflowing values are refused.
+// Upper-case "M" is refused on purpose: humantime reads it as months.
 func ParseDuration(s string) (time.Duration, error) {
 	in := strings.TrimSpace(s)
 	if in == "" {
@@ -54,7 +58,6 @@ func ParseDuration(s string) (time.Duration, error) {
 	var total time.Duration
 	rest := in
 	for rest != "" {
-		rest = strings.TrimLeft(rest, " ")
 		i := 0
 		for i < len(rest) && (rest[i] >= '0' && rest[i] <= '9' || rest[i] == '.') {
 			i++
@@ -64,26 +67,26 @@ func ParseDuration(s string) (time.Duration, error) {
 		}
 		num, err := strconv.ParseFloat(rest[:i], 64)
 		if err != nil {
-			return 0, fmt.Errorf("invalid duration %q: %w", in, err)
+			return 0, fmt.Errorf("invalid duration %q: %q is not a number", in, rest[:i])
 		}
-		rest = rest[i:]
+		rest = strings.TrimLeft(rest[i:], " ")
 		j := 0
-		for j < len(rest) && rest[j] != ' ' && !unicode.IsDigit(rune(rest[j])) {
+		for j < len(rest) && rest[j] != ' ' && rest[j] != '.' && !unicode.IsDigit(rune(rest[j])) {
 			j++
 		}
-		unit := rest[:j]
-		rest = rest[j:]
-		mult, ok := durationUnits[unit]
+		unit, ok := durationUnits[rest[:j]]
 		if !ok {
-			if unit == "" {
-				return 0, fmt.Errorf("invalid duration %q: missing unit after %v (use ms, s, m, h or d)", in, num)
+			if j == 0 {
+				return 0, fmt.Errorf("invalid duration %q: missing unit after %v (use ms, s, m, h, d or w)", in, num)
 			}
-			return 0, fmt.Errorf("invalid duration %q: unknown unit %q (use ms, s, m, h or d)", in, unit)
+			return 0, fmt.Errorf("invalid duration %q: unknown unit %q (use ms, s, m, h, d or w)", in, rest[:j])
 		}
-		total += time.Duration(num * float64(mult))
-		if total < 0 {
+		d := num * float64(unit)
+		if d > float64(math.MaxInt64)-float64(total) {
 			return 0, fmt.Errorf("invalid duration %q: too large", in)
 		}
+		total += time.Duration(d)
+		rest = strings.TrimLeft(rest[j:], " ")
 	}
 	return total, nil
 }

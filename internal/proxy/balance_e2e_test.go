@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"log/slog"
 	"math"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,44 +57,16 @@ type lbProxy struct {
 func startLBProxy(t *testing.T, mutate func(*config.Config), servers ...*config.Server) *lbProxy {
 	t.Helper()
 	clock := newFakeClock()
-	cfg := config.Default()
-	cfg.Bind = "127.0.0.1:0"
-	cfg.ConnectTimeout = config.Duration(time.Second)
-	cfg.ServersPath = t.TempDir()
-	cfg.ActiveHealth.Enabled = false
-	cfg.Servers = servers
-	if mutate != nil {
-		mutate(cfg)
-	}
 	bus := events.NewBus()
 	sub := bus.Subscribe(1024, events.BackendHealthChange)
-	level := slog.LevelError
-	if os.Getenv("INFRARUST_TEST_DEBUG") != "" {
-		level = slog.LevelDebug
-	}
-	p, err := New(Options{Config: cfg, Bus: bus, Now: clock.Now, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	bgDone := make(chan struct{})
-	go func() { defer close(bgDone); p.RunBackground(ctx) }()
-	serveDone := make(chan struct{})
-	go func() { defer close(serveDone); _ = p.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer scancel()
-		_ = p.Shutdown(sctx)
-		cancel()
-		<-serveDone
-		<-bgDone
-		sub.Close()
-	})
-	return &lbProxy{addr: ln.Addr().String(), p: p, clock: clock, sub: sub}
+	t.Cleanup(sub.Close)
+	tp := startProxyOpts(t, func(cfg *config.Config) {
+		cfg.ActiveHealth.Enabled = false
+		if mutate != nil {
+			mutate(cfg)
+		}
+	}, Options{Now: clock.Now, Bus: bus}, servers...)
+	return &lbProxy{addr: tp.addr, p: tp.Proxy, clock: clock, sub: sub}
 }
 
 // join logs a player in and returns the kick text the backend answered with (fakemc's

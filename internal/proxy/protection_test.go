@@ -2,15 +2,12 @@ package proxy
 
 import (
 	"bufio"
-	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/netip"
-	"os"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -21,7 +18,6 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
-	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/fakemc"
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
@@ -34,49 +30,6 @@ type testClock struct{ off atomic.Int64 }
 func (c *testClock) Now() time.Time { return time.Now().Add(time.Duration(c.off.Load())) }
 
 func (c *testClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
-
-// startProxyOpts is startProxy with Options (Now, Bans, Manager) supplied by the test.
-func startProxyOpts(t *testing.T, mutate func(*config.Config), opts Options, servers ...*config.Server) *testProxy {
-	t.Helper()
-	cfg := config.Default()
-	cfg.Bind = "127.0.0.1:0"
-	cfg.ConnectTimeout = config.Duration(time.Second)
-	cfg.ServersPath = t.TempDir()
-	cfg.Servers = servers
-	if mutate != nil {
-		mutate(cfg)
-	}
-	bus := events.NewBus()
-	level := slog.LevelWarn
-	if os.Getenv("INFRARUST_TEST_DEBUG") != "" {
-		level = slog.LevelDebug
-	}
-	opts.Config = cfg
-	opts.Bus = bus
-	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	p, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	bgDone := make(chan struct{})
-	go func() { defer close(bgDone); p.RunBackground(ctx) }()
-	serveDone := make(chan struct{})
-	go func() { defer close(serveDone); _ = p.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer scancel()
-		_ = p.Shutdown(sctx)
-		cancel()
-		<-serveDone
-		<-bgDone
-	})
-	return &testProxy{Proxy: p, addr: ln.Addr().String(), bus: bus}
-}
 
 // ppHeader is a PROXY header of the given version claiming client src ("ip:port").
 func ppHeader(t *testing.T, version byte, src string) []byte {

@@ -52,6 +52,13 @@ func newServer(id string, domains []string, addrs ...string) *config.Server {
 
 func startProxy(t *testing.T, mutate func(*config.Config), servers ...*config.Server) *testProxy {
 	t.Helper()
+	return startProxyOpts(t, mutate, Options{}, servers...)
+}
+
+// startProxyOpts runs a proxy on 127.0.0.1:0 with the given servers; opts carries what a
+// test injects (Now, Bans, Manager, Bus). Everything is shut down at cleanup.
+func startProxyOpts(t *testing.T, mutate func(*config.Config), opts Options, servers ...*config.Server) *testProxy {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Bind = "127.0.0.1:0"
 	cfg.ConnectTimeout = config.Duration(time.Second)
@@ -60,12 +67,16 @@ func startProxy(t *testing.T, mutate func(*config.Config), servers ...*config.Se
 	if mutate != nil {
 		mutate(cfg)
 	}
-	bus := events.NewBus()
+	if opts.Bus == nil {
+		opts.Bus = events.NewBus()
+	}
 	level := slog.LevelWarn
 	if os.Getenv("INFRARUST_TEST_DEBUG") != "" {
 		level = slog.LevelDebug
 	}
-	p, err := New(Options{Config: cfg, Bus: bus, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
+	opts.Config = cfg
+	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	p, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +97,7 @@ func startProxy(t *testing.T, mutate func(*config.Config), servers ...*config.Se
 		<-serveDone
 		<-bgDone
 	})
-	return &testProxy{Proxy: p, addr: ln.Addr().String(), bus: bus}
+	return &testProxy{Proxy: p, addr: ln.Addr().String(), bus: opts.Bus}
 }
 
 func startBackend(t *testing.T, opts fakemc.Options) *fakemc.Server {
