@@ -172,3 +172,15 @@ func FuzzParseServer(f *testing.F) {
 		_, _ = Parse(data, "f.toml")
 	})
 }
+
+func TestRelativePathsFollowTheConfigFile(t *testing.T) {
+	path := writeTree(t, "servers_dir = \"servers\"\n[web]\ndata_dir = \"state\"\n", nil)
+	cfg, err := Load(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(path)
+	if cfg.ServersPath != filepath.Join(dir, "servers") || cfg.Web.DataDir != filepath.Join(dir, "state") {
+		t.Fatalf("servers %q data %q; want both under %q", cfg.ServersPath, cfg.Web.DataDir, dir)
+	}
+}

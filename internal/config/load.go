@@ -62,9 +62,14 @@ func Load(path string, mustExist bool) (*Config, error) {
 		return nil, err
 	}
 	cfg.Source = path
+	// Relative paths are relative to the config file, so `serve` and the CLI agree
+	// whatever folder each was started from.
 	cfg.ServersPath = cfg.ServersDir
 	if !filepath.IsAbs(cfg.ServersPath) {
 		cfg.ServersPath = filepath.Join(filepath.Dir(path), cfg.ServersDir)
+	}
+	if cfg.Web.DataDir != "" && !filepath.IsAbs(cfg.Web.DataDir) {
+		cfg.Web.DataDir = filepath.Join(filepath.Dir(path), cfg.Web.DataDir)
 	}
 	return cfg, loadServers(cfg, false)
 }

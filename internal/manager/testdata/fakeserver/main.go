@@ -85,7 +85,17 @@ func serve(c net.Conn) {
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	br := bufio.NewReader(c)
 	hs, _, err := mc.ReadHandshake(br)
-	if err != nil || hs.NextState != mc.StateStatus {
+	if err != nil {
+		return
+	}
+	if hs.NextState == mc.StateLogin {
+		// Enough of a login to show a player landed on the woken server.
+		if ls, _, err := mc.ReadLoginStart(br, hs.ProtocolVersion); err == nil {
+			_, _ = c.Write(mc.EncodeLoginDisconnect("You reached the woken server (as " + ls.Name + ")"))
+		}
+		return
+	}
+	if hs.NextState != mc.StateStatus {
 		return
 	}
 	if err := mc.ReadStatusRequest(br); err != nil {
