@@ -10,6 +10,7 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
 )
 
@@ -25,6 +26,7 @@ type conn struct {
 	st     *state
 	client netip.AddrPort // the real client (after PROXY protocol)
 	ip     netip.Addr
+	lease  balance.Lease // the login's pick; see connectBackend
 }
 
 // handle runs the common pipeline for one accepted connection, in its own goroutine.

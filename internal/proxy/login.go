@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"time"
@@ -99,12 +100,14 @@ func (p *Proxy) connectBackend(cn *conn, srv *server, pending []byte, player str
 	var tried []string
 	var outcomes []string
 	var kickText string
-	defer func() {
-		p.log.Debug("login routing", "server", srv.id, "player", player, "client", cn.client, "attempts", len(outcomes), "outcomes", strings.Join(outcomes, "; "))
-	}()
+	if p.log.Enabled(context.Background(), slog.LevelDebug) {
+		defer func() {
+			p.log.Debug("login routing", "server", srv.id, "player", player, "client", cn.client, "attempts", len(outcomes), "outcomes", strings.Join(outcomes, "; "))
+		}()
+	}
+	lease := &cn.lease // one lease per connection, reused across attempts: no allocation per pick
 	for len(tried) < maxAttempts {
-		lease, ok := srv.pool.Acquire(p.now(), tried)
-		if !ok {
+		if !srv.pool.AcquireInto(lease, p.now(), tried) {
 			break
 		}
 		addr := lease.Address()
