@@ -1,0 +1,116 @@
+// Command mcbench measures Infrarust against the same workloads sent straight to
+// the backend: bulk throughput, small-message latency, status and login storms,
+// and the memory of idle sessions. Everything runs on 127.0.0.1.
+//
+//	go run ./bench/cmd/mcbench                      # in-process proxy, ~1 minute
+//	go run ./bench/cmd/mcbench --binary ./infrarust # the real binary as a child process
+//	go run ./bench/cmd/mcbench --only status-cache-on-64 --cpuprofile cpu.pprof --memprofile allocs.pprof
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+
+	"github.com/infrarust-go/infrarust/bench"
+)
+
+func main() {
+	o := bench.Defaults()
+	flag.StringVar(&o.Binary, "binary", "", "run this infrarust binary (with a generated config) instead of the in-process proxy")
+	flag.DurationVar(&o.BulkTime, "bulk-time", o.BulkTime, "duration of each bulk throughput measurement")
+	flag.IntVar(&o.Streams, "streams", o.Streams, "parallel streams of the multi-stream bulk case")
+	flag.IntVar(&o.RTTCount, "rtt-count", o.RTTCount, "maximum round trips per latency measurement")
+	flag.DurationVar(&o.RTTTime, "rtt-time", o.RTTTime, "maximum duration of each latency measurement")
+	flag.IntVar(&o.RTTSize, "rtt-size", o.RTTSize, "message size for the latency measurement")
+	flag.DurationVar(&o.StormTime, "storm-time", o.StormTime, "duration of each status/login storm")
+	flag.IntVar(&o.Clients, "clients", o.Clients, "concurrent clients in the status/login storms")
+	flag.IntVar(&o.Sessions, "sessions", o.Sessions, "idle proxied sessions for the memory figure (scaled down to RLIMIT_NOFILE)")
+	flag.IntVar(&o.Rounds, "rounds", o.Rounds, "repeat each rate measurement and report the median")
+	only := flag.String("only", "", "comma-separated workloads to run (bulk-up-1, bulk-down-16, rtt, status-cache-on-64, status-cache-off-64, login-64, memory)")
+	jsonOut := flag.String("json", "", "also write the result as JSON to this file")
+	cpuProf := flag.String("cpuprofile", "", "write a CPU profile of the proxied runs of the selected workloads")
+	memProf := flag.String("memprofile", "", "write an allocation profile (FILE) and its baseline (FILE.base) around the proxied runs; compare with pprof -diff_base")
+	heapProf := flag.String("heapprofile", "", "write an in-use heap profile while the idle proxied sessions are open")
+	flag.Parse()
+
+	if *only != "" {
+		o.Only = map[string]bool{}
+		for _, w := range strings.Split(*only, ",") {
+			o.Only[strings.TrimSpace(w)] = true
+		}
+	}
+	o.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
+	if _, err := bench.RaiseFileLimit(); err != nil {
+		fmt.Fprintln(os.Stderr, "mcbench: raising RLIMIT_NOFILE:", err)
+	}
+
+	var cpuFile *os.File
+	if *cpuProf != "" || *memProf != "" {
+		if *memProf != "" {
+			runtime.MemProfileRate = 4096
+		}
+		// One profile spans from the first proxied run to the end: select one workload
+		// with --only to profile just that storm.
+		o.BeforeWorkload = func(string) {
+			if *memProf != "" && cpuFile == nil {
+				writeHeap(*memProf + ".base")
+			}
+			if cpuFile == nil {
+				f, err := os.Create(*cpuProf)
+				if *cpuProf == "" {
+					f, err = os.CreateTemp("", "mcbench-cpu-")
+				}
+				if err == nil && pprof.StartCPUProfile(f) == nil {
+					cpuFile = f
+				}
+			}
+		}
+	}
+
+	if *heapProf != "" {
+		o.WhileOpen = func() {
+			f, err := os.Create(*heapProf)
+			if err == nil {
+				_ = pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+	}
+	fmt.Fprintf(os.Stderr, "mcbench: %d CPUs, %s\n", runtime.NumCPU(), runtime.Version())
+	res, err := bench.Run(o)
+	if cpuFile != nil {
+		pprof.StopCPUProfile()
+		cpuFile.Close()
+	}
+	if *memProf != "" {
+		writeHeap(*memProf)
+	}
+	if res != nil {
+		bench.WriteTable(os.Stdout, res)
+		if *jsonOut != "" {
+			b, _ := json.MarshalIndent(res, "", "  ")
+			if werr := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); werr != nil {
+				fmt.Fprintln(os.Stderr, "mcbench:", werr)
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcbench:", err)
+		os.Exit(1)
+	}
+}
+
+func writeHeap(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcbench:", err)
+		return
+	}
+	defer f.Close()
+	_ = pprof.Lookup("allocs").WriteTo(f, 0)
+}

@@ -1,0 +1,72 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// target returns the target for a row and whether the row meets it.
+func rowTarget(r Row) (string, string) {
+	switch {
+	case strings.HasPrefix(r.Name, "bulk-"):
+		return "≥ 0.95×", metStr(r.Ratio >= 0.95)
+	case r.Name == "rtt-p99":
+		return "< 100 µs added", metStr(r.Ratio < 100)
+	case strings.HasPrefix(r.Name, "status-cache-on"):
+		return "≥ 20000/s", metStr(r.Proxy >= 20000)
+	}
+	return "", ""
+}
+
+func metStr(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
+
+// WriteTable prints the result as a Markdown table (pasted as is into docs/benchmarks.md).
+func WriteTable(w io.Writer, res *Result) {
+	fmt.Fprintf(w, "| workload | direct | via proxy | proxy/direct (or added) | target | |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---|---|\n")
+	for _, r := range res.Rows {
+		rel := fmt.Sprintf("%.3f×", r.Ratio)
+		if r.Added {
+			rel = fmt.Sprintf("%+.1f µs", r.Ratio)
+		}
+		t, met := rowTarget(r)
+		if r.Errors > 0 {
+			met += fmt.Sprintf(" (%d errors)", r.Errors)
+		}
+		fmt.Fprintf(w, "| %s | %s %s | %s %s | %s | %s | %s |\n", r.Name, num(r.Direct), r.Unit, num(r.Proxy), r.Unit, rel, t, met)
+	}
+	if m := res.Memory; m != nil {
+		kib := m.ProxyRSSPerSess / 1024
+		fmt.Fprintf(w, "| idle sessions (%d): proxy RSS per session | %.1f KiB (client+backend) | %.1f KiB | | ≤ 16 KiB | %s |\n",
+			m.Sessions, m.DirectRSSPerSess/1024, kib, metStr(kib <= 16))
+		if m.ProxyGoPerSess != 0 {
+			fmt.Fprintf(w, "| idle sessions: proxy Go heap+stacks per session | | %.1f KiB (%.1f KiB stacks) | | | |\n", m.ProxyGoPerSess/1024, m.ProxyStackPerSess/1024)
+			fmt.Fprintf(w, "| idle sessions: proxy goroutines / fds per session | | %.2f / %.2f | | | |\n", float64(m.ProxyGoroutines)/100, m.ProxyFDsPerSess)
+		}
+		if m.ProxyGoPerSess == 0 && m.ProxyFDsPerSess != 0 {
+			fmt.Fprintf(w, "| idle sessions: proxy fds per session; after close: socket fds, pooled pipe fds | | %.2f; %+d, %d | | | |\n", m.ProxyFDsPerSess, m.ProxyFDsAfter, m.PooledPipeFDs)
+		}
+		leak := m.GoroutinesAfter <= m.GoroutinesBefore+2 && m.ActiveAfter <= 0 && m.ProxyFDsAfter <= 0
+		fmt.Fprintf(w, "| after close: goroutines before → open → after; proxy active | | %d → %d → %d; active %d | heap %+.0f KiB, RSS %+.0f KiB | no leak | %s |\n",
+			m.GoroutinesBefore, m.GoroutinesOpen, m.GoroutinesAfter, m.ActiveAfter, m.HeapAfterDeltaKiB, m.RSSAfterDeltaKiB, metStr(leak))
+		if m.Note != "" {
+			fmt.Fprintf(w, "\nNote: %s\n", m.Note)
+		}
+	}
+}
+
+func num(v float64) string {
+	switch {
+	case v >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 100:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
