@@ -105,7 +105,9 @@ func serveReady(ctx context.Context, cfg *config.Config, log *slog.Logger, ready
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Bind)
+	// Keepalive is set per session by the proxy (from [keepalive]), not at accept.
+	lc := net.ListenConfig{KeepAlive: -1}
+	ln, err := lc.Listen(ctx, "tcp", cfg.Bind)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another server using the port? change bind or use --bind)", cfg.Bind, err)
 	}

@@ -41,7 +41,6 @@ func (p *Proxy) handle(c net.Conn) {
 
 	st := p.state.Load()
 	cfg := st.cfg
-	setSocketOptions(c, cfg.Keepalive)
 	br := getReader(c)
 	released := false
 	release := func() {
@@ -179,14 +178,17 @@ func addrPort(a net.Addr) netip.AddrPort {
 	return ap
 }
 
-// setSocketOptions turns on TCP_NODELAY (Minecraft is many small packets) and the
-// configured keepalive, which is how dead peers are found.
-func setSocketOptions(c net.Conn, ka config.Keepalive) {
+// backendDialer leaves keepalive to setKeepalive. Go already turns TCP_NODELAY on
+// for every TCP connection, which Minecraft's many small packets need.
+var backendDialer = net.Dialer{KeepAlive: -1}
+
+// setKeepalive applies [keepalive] to a session's connection: dead peers are found
+// by TCP keepalive, never by per-read deadlines on the forwarding path.
+func setKeepalive(c net.Conn, ka config.Keepalive) {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return
 	}
-	_ = tc.SetNoDelay(true)
 	_ = tc.SetKeepAliveConfig(net.KeepAliveConfig{
 		Enable:   ka.Time > 0,
 		Idle:     ka.Time.D(),

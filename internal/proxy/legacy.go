@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
@@ -87,8 +86,7 @@ func legacyStatus(m *config.MOTD) mc.LegacyStatus {
 func (p *Proxy) relayLegacy(srv *server, addr string, raw []byte, cn *conn, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+	c, err := backendDialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -113,9 +112,8 @@ func (p *Proxy) connectBackend(cn *conn, srv *server, pending []byte, player str
 		addr := lease.Address()
 		tried = append(tried, addr)
 		start := p.now()
-		var d net.Dialer
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.ConnectTimeout.D())
-		backend, err := d.DialContext(ctx, "tcp", addr)
+		backend, err := backendDialer.DialContext(ctx, "tcp", addr)
 		cancel()
 		dialTime := p.now().Sub(start)
 		p.met.BackendConnect(srv.id, addr, dialTime, err)
@@ -129,7 +127,6 @@ func (p *Proxy) connectBackend(cn *conn, srv *server, pending []byte, player str
 			lease.Skipped(p.now())
 			return nil, nil, nil, "", errors.New("shutting down")
 		}
-		setSocketOptions(backend, cfg.Keepalive)
 		first, kick, err := p.handOver(backend, srv, pending, cn, peek)
 		switch {
 		case err != nil:
@@ -177,7 +174,8 @@ func (p *Proxy) handOver(backend net.Conn, srv *server, pending []byte, cn *conn
 		_ = backend.SetDeadline(time.Time{})
 		return nil, "", nil
 	}
-	bbr := bufio.NewReaderSize(backend, 1024)
+	bbr := getReader(backend)
+	defer putReader(bbr)
 	f, err := mc.ReadFrame(bbr, mc.MaxFrameSize)
 	if err != nil {
 		return nil, "", fmt.Errorf("no first login packet: %w", err)
@@ -230,6 +228,10 @@ func dialReason(err error) string {
 // session forwards a logged-in player until either side closes.
 func (p *Proxy) session(cn *conn, srv *server, backend net.Conn, lease *balance.Lease, player string, up0, down0 int64) {
 	defer p.untrack(backend)
+	// Keepalive is how a dead peer of a long session is found; set only now, so a
+	// status ping or a refused connection pays no setsockopt for it.
+	setKeepalive(cn.c, cn.st.cfg.Keepalive)
+	setKeepalive(backend, cn.st.cfg.Keepalive)
 	start := p.now()
 	srv.players.Add(1)
 	p.met.PlayerJoined(srv.id)

@@ -93,16 +93,16 @@ func (p *Proxy) serveStatus(c net.Conn, br *bufio.Reader, hs mc.Handshake, srv *
 		p.log.Debug("status request unreadable", "client", client, "err", err)
 		return
 	}
-	var body []byte
+	var frame []byte
 	switch {
 	case srv == nil:
-		body = motdJSON(&st.cfg.DefaultMOTD, hs.ProtocolVersion, "")
+		frame = mc.EncodeStatusResponse(motdJSON(&st.cfg.DefaultMOTD, hs.ProtocolVersion, ""))
 	case p.opts.Manager != nil && p.opts.Manager.Managed(srv.id) && p.opts.Manager.State(srv.id) != "online":
-		body = p.managedMOTD(srv, hs.ProtocolVersion)
+		frame = mc.EncodeStatusResponse(p.managedMOTD(srv, hs.ProtocolVersion))
 	default:
-		body = p.statusFor(srv, hs, st, client)
+		frame = p.statusFrame(srv, hs, st, client)
 	}
-	if _, err := c.Write(mc.EncodeStatusResponse(body)); err != nil {
+	if _, err := c.Write(frame); err != nil {
 		return
 	}
 	payload, err := mc.ReadPing(br)
@@ -112,20 +112,25 @@ func (p *Proxy) serveStatus(c net.Conn, br *bufio.Reader, hs mc.Handshake, srv *
 	_, _ = c.Write(mc.EncodePing(payload))
 }
 
-// statusFor relays the status of srv through the cache, or builds the offline MOTD.
-func (p *Proxy) statusFor(srv *server, hs mc.Handshake, st *state, client netip.AddrPort) []byte {
-	body, hit := srv.cache.get(hs.ProtocolVersion, p.now, func() ([]byte, error) {
-		return p.fetchStatus(srv, hs, st, client)
+// statusFrame relays the status of srv through the cache, or builds the offline MOTD.
+// The cache holds encoded frames, so a hit is one write with no copy.
+func (p *Proxy) statusFrame(srv *server, hs mc.Handshake, st *state, client netip.AddrPort) []byte {
+	frame, hit := srv.cache.get(hs.ProtocolVersion, p.now, func() ([]byte, error) {
+		body, err := p.fetchStatus(srv, hs, st, client)
+		if err != nil {
+			return nil, err
+		}
+		return mc.EncodeStatusResponse(body), nil
 	})
 	p.met.StatusCache(hit)
-	if body == nil {
+	if frame == nil {
 		m := srv.cfg.MOTD.Offline
 		if m == nil {
 			m = &defaultOfflineMOTD
 		}
-		return motdJSON(m, hs.ProtocolVersion, srv.favicon[m])
+		return mc.EncodeStatusResponse(motdJSON(m, hs.ProtocolVersion, srv.favicon[m]))
 	}
-	return body
+	return frame
 }
 
 var defaultOfflineMOTD = config.MOTD{Text: "§cServer is offline", VersionName: "Infrarust"}
@@ -154,8 +159,7 @@ func (p *Proxy) fetchStatus(srv *server, hs mc.Handshake, st *state, client neti
 func (p *Proxy) queryBackendStatus(srv *server, addr string, hs mc.Handshake, timeout time.Duration, client netip.AddrPort) ([]byte, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := backendDialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, 0, err
 	}
