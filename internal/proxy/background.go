@@ -3,10 +3,10 @@ package proxy
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,8 +42,7 @@ func (p *Proxy) healthTargets(st *state) []health.Target {
 // a login dial does; "status_ping" runs the whole status exchange.
 func (p *Proxy) probe(ctx context.Context, kind health.Kind, addr string) (time.Duration, error) {
 	start := time.Now()
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+	c, err := backendDialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return 0, err
 	}
@@ -55,11 +54,17 @@ func (p *Proxy) probe(ctx context.Context, kind health.Kind, addr string) (time.
 		_ = c.SetDeadline(dl)
 	}
 	host, port, _ := net.SplitHostPort(addr)
-	var portNum uint16
-	_, _ = fmt.Sscan(port, &portNum)
-	_, rtt, err := mc.QueryStatus(c, host, portNum, 767)
+	portNum, _ := strconv.ParseUint(port, 10, 16)
+	body, rtt, err := mc.QueryStatus(c, host, uint16(portNum), 767)
 	if err != nil && !errors.Is(err, mc.ErrNoPong) {
 		return 0, err
+	}
+	// The answer also says how full the address is: capacity-aware picking learns it
+	// from probes as well as from relayed pings.
+	if st, perr := mc.ParseStatusResponse(body); perr == nil {
+		for _, srv := range p.state.Load().servers {
+			srv.pool.ReportStatus(addr, st.Players.Online, st.Players.Max, p.now())
+		}
 	}
 	return rtt, nil
 }

@@ -1,10 +1,15 @@
 package proxy
 
 import (
+	"bufio"
+	"context"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/fakemc"
@@ -83,5 +88,37 @@ func TestReloadServers(t *testing.T) {
 	}
 	if got := motd("smp.com"); !strings.Contains(got, "no server is configured") {
 		t.Fatalf("removed server's domain: %q", got)
+	}
+}
+
+// Shutdown lets a live session finish within the budget, and closes it after.
+func TestShutdownDrainsThenCloses(t *testing.T) {
+	held := make(chan struct{})
+	b := startBackend(t, fakemc.Options{Name: "hold", OnLogin: func(c net.Conn, br *bufio.Reader, _ mc.Handshake, _ mc.LoginStart) {
+		_, _ = c.Write(loginSuccessFrame())
+		close(held)
+		_, _ = io.Copy(io.Discard, br) // until the proxy closes the session
+	}})
+	tp := startProxy(t, nil, newServer("hold", []string{"hold.com"}, b.Addr()))
+	c, br, _, err := login(t, tp.addr, "hold.com", "Alex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	<-held
+	_ = c.SetDeadline(time.Time{})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err = tp.Shutdown(ctx)
+	if err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("a session still running at the deadline must be closed and reported: %v", err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatal("the session should have been closed")
+	}
+	if _, err := net.DialTimeout("tcp", tp.addr, time.Second); err == nil {
+		t.Fatal("the listener should be closed after Shutdown")
 	}
 }
