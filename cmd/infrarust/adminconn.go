@@ -108,3 +108,9 @@ func dialableBind(bind string) string {
 	}
 	return bind
 }
+
+// addOutputFlag adds -o table|json to a command group that prints API answers.
+func addOutputFlag(cmd *cobra.Command, output *string) {
+	cmd.PersistentFlags().StringVarP(output, "output", "o", "table", "output format: table or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+}

@@ -30,8 +30,7 @@ needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of -
 	}
 	conn := addAdminFlags(cmd)
 	var output string
-	cmd.PersistentFlags().StringVarP(&output, "output", "o", "table", "output format: table or json")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	addOutputFlag(cmd, &output)
 
 	list := &cobra.Command{
 		Use:               "list [SERVER]",

@@ -26,8 +26,7 @@ are kept in <data_dir>/bans.json.`,
 	}
 	conn := addAdminFlags(cmd)
 	var output string
-	cmd.PersistentFlags().StringVarP(&output, "output", "o", "table", "output format: table or json")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	addOutputFlag(cmd, &output)
 
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",

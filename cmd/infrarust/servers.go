@@ -19,8 +19,7 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 	}
 	conn := addAdminFlags(cmd)
 	var output string
-	cmd.PersistentFlags().StringVarP(&output, "output", "o", "table", "output format: table or json")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	addOutputFlag(cmd, &output)
 
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",
