@@ -122,3 +122,54 @@ func TestShutdownDrainsThenCloses(t *testing.T) {
 		t.Fatal("the listener should be closed after Shutdown")
 	}
 }
+
+// max_connections: the permit is held for the connection's life; the next client is
+// accepted only when one closes.
+func TestMaxConnectionsHoldsPermits(t *testing.T) {
+	b := startBackend(t, fakemc.Options{Name: "m", MOTD: "served"})
+	tp := startProxy(t, func(c *config.Config) {
+		c.MaxConnections = 2
+		c.HandshakeTimeout = config.Duration(time.Minute)
+	}, newServer("m", []string{"m.com"}, b.Addr()))
+	var silent []net.Conn
+	for i := 0; i < 2; i++ {
+		c, err := net.Dial("tcp", tp.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		silent = append(silent, c)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for tp.active.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The third client completes TCP (kernel backlog) but waits for a permit.
+	third, err := net.Dial("tcp", tp.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	done := make(chan string, 1)
+	go func() {
+		_ = third.SetDeadline(time.Now().Add(10 * time.Second))
+		body, _, err := mc.QueryStatus(third, "m.com", 25565, 767)
+		if err != nil {
+			done <- "error: " + err.Error()
+			return
+		}
+		done <- string(body)
+	}()
+	if got := tp.active.Load(); got != 2 {
+		t.Fatalf("%d connections handled with max_connections = 2", got)
+	}
+	silent[0].Close()
+	select {
+	case got := <-done:
+		if !strings.Contains(got, "served") {
+			t.Fatalf("third client after a permit freed: %s", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the third client was never served after a permit was freed")
+	}
+}
