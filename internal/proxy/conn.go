@@ -27,31 +27,58 @@ type conn struct {
 	client netip.AddrPort // the real client (after PROXY protocol)
 	ip     netip.Addr
 	lease  balance.Lease // the login's pick; see connectBackend
+
+	perIPHeld bool // a max_connections_per_ip slot is held
+	detached  bool // a session goroutine owns the connection now and will finish it
+}
+
+// releaseReader returns the pooled reader once nothing more is read through it.
+func (cn *conn) releaseReader() {
+	if cn.br != nil {
+		putReader(cn.br)
+		cn.br = nil
+	}
+}
+
+// finish releases everything a connection holds, exactly once, whichever goroutine
+// ends it: the pipeline's, or the session's it was handed to.
+func (p *Proxy) finish(cn *conn) {
+	cn.releaseReader()
+	if cn.perIPHeld {
+		p.perIP.release(cn.ip)
+	}
+	p.active.Add(-1)
+	p.met.ConnActive(-1)
+	cn.c.Close()
+	p.untrack(cn.c)
+	p.releasePermit()
+	p.wg.Done()
+}
+
+// detach runs a forwarded session on a fresh goroutine and lets the pipeline's
+// goroutine end: the deep stack the handshake grew is freed, so an idle player costs
+// two small stacks (one per direction) rather than a large one and a small one.
+func (p *Proxy) detach(cn *conn, session func()) {
+	cn.detached = true
+	go func() {
+		defer p.finish(cn)
+		session()
+	}()
 }
 
 // handle runs the common pipeline for one accepted connection, in its own goroutine.
 func (p *Proxy) handle(c net.Conn) {
-	defer p.wg.Done()
-	defer p.releasePermit()
-	defer p.untrack(c)
-	defer c.Close()
 	p.active.Add(1)
 	p.met.ConnActive(1)
-	defer func() { p.active.Add(-1); p.met.ConnActive(-1) }()
-
 	st := p.state.Load()
 	cfg := st.cfg
 	br := getReader(c)
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			putReader(br)
-		}
-	}
-	defer release()
-
 	cn := &conn{c: c, br: br, st: st}
+	defer func() {
+		if !cn.detached {
+			p.finish(cn)
+		}
+	}()
 	cn.client = addrPort(c.RemoteAddr())
 
 	// PROXY protocol: a header is required from trusted peers and refused from others.
@@ -75,7 +102,7 @@ func (p *Proxy) handle(c net.Conn) {
 			p.reject(cn, "max_connections_per_ip", "too many connections from this IP")
 			return
 		}
-		defer p.perIP.release(cn.ip)
+		cn.perIPHeld = true
 	}
 
 	_ = c.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout.D()))
@@ -145,7 +172,7 @@ func (p *Proxy) handle(c net.Conn) {
 	case mc.StateStatus:
 		p.serveStatus(c, br, hs, srv, st, cn.client)
 	default:
-		p.serveLogin(cn, hs, rawHS, host, srv, release)
+		p.serveLogin(cn, hs, rawHS, host, srv)
 	}
 }
 

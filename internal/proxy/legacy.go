@@ -155,5 +155,7 @@ func (p *Proxy) serveLegacyLogin(cn *conn) {
 		return
 	}
 	_ = cn.c.SetReadDeadline(time.Time{})
-	p.session(cn, srv, backend, lease, ll.Username, int64(len(pending)), 0)
+	cn.releaseReader()
+	up0 := int64(len(pending))
+	p.detach(cn, func() { p.session(cn, srv, backend, lease, ll.Username, up0, 0) })
 }

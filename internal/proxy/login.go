@@ -20,9 +20,8 @@ import (
 const firstPacketTimeout = 15 * time.Second
 
 // serveLogin runs the login pipeline: login start, ban check, wake, pick and dial,
-// then byte-for-byte forwarding. release returns the pooled reader once its buffered
-// bytes have been handed to the backend.
-func (p *Proxy) serveLogin(cn *conn, hs mc.Handshake, rawHS []byte, host string, srv *server, release func()) {
+// then hands the connection to a session goroutine for byte-for-byte forwarding.
+func (p *Proxy) serveLogin(cn *conn, hs mc.Handshake, rawHS []byte, host string, srv *server) {
 	ls, rawLS, err := mc.ReadLoginStart(cn.br, hs.ProtocolVersion)
 	if err != nil {
 		p.reject(cn, "handshake", "login start: "+err.Error())
@@ -66,7 +65,7 @@ func (p *Proxy) serveLogin(cn *conn, hs mc.Handshake, rawHS []byte, host string,
 	pending = append(pending, rawLS...)
 	buffered, _ := cn.br.Peek(cn.br.Buffered())
 	pending = append(pending, buffered...)
-	release() // nothing more is read through the bufio.Reader
+	cn.releaseReader() // nothing more is read through the bufio.Reader
 
 	backend, lease, first, kickText, err := p.connectBackend(cn, srv, pending, ls.Name, true)
 	if err != nil {
@@ -83,7 +82,8 @@ func (p *Proxy) serveLogin(cn *conn, hs mc.Handshake, rawHS []byte, host string,
 		lease.Release(p.now())
 		return
 	}
-	p.session(cn, srv, backend, lease, ls.Name, int64(len(pending)), int64(len(first)))
+	up0, down0 := int64(len(pending)), int64(len(first))
+	p.detach(cn, func() { p.session(cn, srv, backend, lease, ls.Name, up0, down0) })
 }
 
 // connectBackend dials the server's addresses in the balancer's order, at most
