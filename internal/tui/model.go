@@ -565,6 +565,9 @@ func describeErr(err error) string {
 	if text, ok := apiErrorText(err); ok {
 		return text
 	}
+	if errors.Is(err, admin.ErrNoAdminAPI) {
+		return "proxy not reachable" // the long CLI hint does not fit a status line
+	}
 	return err.Error()
 }
 

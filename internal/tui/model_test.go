@@ -2,12 +2,14 @@ package tui
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/infrarust-go/infrarust/internal/admin"
 )
 
 // loaded returns a harness whose model shows fixture(), polling only.
@@ -482,5 +484,15 @@ func TestRunesArrivingTogetherAreSeparateKeys(t *testing.T) {
 	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("Gljdy")})
 	if want := "drain survival 10.0.0.2:25565"; len(fc.actions) != 1 || fc.actions[0] != want {
 		t.Fatalf("actions %v, want [%s]", fc.actions, want)
+	}
+}
+
+func TestDescribeErrKeepsTheStatusLineShort(t *testing.T) {
+	err := fmt.Errorf("%w at http://127.0.0.1:8080 — is `infrarust serve` running? (or point --admin-url / INFRARUST_ADMIN_URL at it)", admin.ErrNoAdminAPI)
+	if got := describeErr(err); got != "proxy not reachable" {
+		t.Fatalf("describeErr = %q", got)
+	}
+	if got := describeErr(errors.New("boom")); got != "boom" {
+		t.Fatalf("other errors pass through: %q", got)
 	}
 }
