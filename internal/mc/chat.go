@@ -47,7 +47,8 @@ func ParseLoginDisconnect(f Frame) (text string, ok bool) {
 // DescriptionText flattens a chat component (string, object with text/extra,
 // or array) to plain text for logs and the CLI. Legacy § codes inside strings
 // are kept; StripColorCodes removes them. Objects without "text" fall back to
-// "fallback" then "translate". Invalid JSON yields "".
+// "fallback", then the English text of a known vanilla "translate" key, then
+// the key itself. Invalid JSON yields "".
 func DescriptionText(raw json.RawMessage) string {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -58,6 +59,14 @@ func DescriptionText(raw json.RawMessage) string {
 	var sb strings.Builder
 	flattenChat(&sb, v)
 	return sb.String()
+}
+
+// vanillaTexts is the English text of the translatable messages vanilla sends
+// before a player is in game. Modern vanilla sends "server is full" as
+// {"translate":"multiplayer.disconnect.server_full"}: flattened to the bare key it
+// would match no full_kick_patterns, and a player shown it would read the key.
+var vanillaTexts = map[string]string{
+	"multiplayer.disconnect.server_full": "The server is full!",
 }
 
 func flattenChat(sb *strings.Builder, v any) {
@@ -80,6 +89,9 @@ func flattenChat(sb *strings.Builder, v any) {
 			if s, ok := x["fallback"].(string); ok {
 				sb.WriteString(s)
 			} else if s, ok := x["translate"].(string); ok {
+				if en, vanilla := vanillaTexts[s]; vanilla {
+					s = en
+				}
 				sb.WriteString(s)
 			}
 		}

@@ -16,6 +16,7 @@ func TestDescriptionText(t *testing.T) {
 		{"object with extra", `{"text":"Hello","extra":[" ",{"text":"big","bold":true},{"text":" world","extra":["!"]}]}`, "Hello big world!"},
 		{"array", `["a",{"text":"b"},["c",{"text":"d","extra":["e"]}]]`, "abcde"},
 		{"translate fallback", `{"translate":"multiplayer.disconnect.kicked"}`, "multiplayer.disconnect.kicked"},
+		{"known vanilla key in English", `{"translate":"multiplayer.disconnect.server_full"}`, "The server is full!"},
 		{"translate with fallback text", `{"translate":"custom.key","fallback":"You were kicked"}`, "You were kicked"},
 		{"text wins over translate", `{"text":"x","translate":"y"}`, "x"},
 		{"empty text with extra", `{"text":"","extra":[{"text":"only"}]}`, "only"},
@@ -92,7 +93,7 @@ func TestParseLoginDisconnect(t *testing.T) {
 		ok    bool
 	}{
 		{"rich component", EncodeLoginDisconnectJSON([]byte(`{"text":"Server ","extra":[{"text":"full","color":"red"}]}`)), "Server full", true},
-		{"translate", EncodeLoginDisconnectJSON([]byte(`{"translate":"multiplayer.disconnect.server_full"}`)), "multiplayer.disconnect.server_full", true},
+		{"translate", EncodeLoginDisconnectJSON([]byte(`{"translate":"multiplayer.disconnect.server_full"}`)), "The server is full!", true},
 		{"plain json string", EncodeLoginDisconnectJSON([]byte(`"bye"`)), "bye", true},
 		{"encryption request", AppendFrame(nil, 0x01, []byte{0, 0, 0}), "", false},
 		{"set compression", AppendFrame(nil, 0x03, AppendVarInt(nil, 256)), "", false},

@@ -180,13 +180,8 @@ func (p *Proxy) handOver(backend net.Conn, srv *server, pending []byte, cn *conn
 	if err != nil {
 		return nil, "", fmt.Errorf("no first login packet: %w", err)
 	}
-	if text, ok := mc.ParseLoginDisconnect(f); ok {
-		if en, vanilla := vanillaKicks[text]; vanilla {
-			text = en
-		}
-		if matchesAny(text, srv.full) {
-			return nil, text, nil
-		}
+	if text, ok := mc.ParseLoginDisconnect(f); ok && matchesAny(text, srv.full) {
+		return nil, text, nil
 	}
 	_ = backend.SetDeadline(time.Time{})
 	first := make([]byte, 0, len(f.Raw)+bbr.Buffered())
@@ -194,14 +189,6 @@ func (p *Proxy) handOver(backend net.Conn, srv *server, pending []byte, cn *conn
 	rest, _ := bbr.Peek(bbr.Buffered())
 	first = append(first, rest...)
 	return first, "", nil
-}
-
-// vanillaKicks gives the English text of vanilla's translatable login kicks. Modern vanilla
-// sends "server is full" as {"translate":"multiplayer.disconnect.server_full"}, which flattens
-// to the bare key: without this it would match no full_kick_patterns, and a player given the
-// last kick would read the key instead of the message.
-var vanillaKicks = map[string]string{
-	"multiplayer.disconnect.server_full": "The server is full!",
 }
 
 func matchesAny(text string, patterns []string) bool {
