@@ -27,6 +27,12 @@ type proxyRuntime struct {
 func (r *proxyRuntime) Servers(now time.Time) []admin.ServerInfo {
 	views := r.Proxy.Servers()
 	out := make([]admin.ServerInfo, 0, len(views))
+	reasons := map[string]string{}
+	if r.Manager != nil {
+		for _, st := range r.Manager.Snapshot() {
+			reasons[st.ID] = st.Reason
+		}
+	}
 	for _, v := range views {
 		info := admin.ServerInfo{
 			ID: v.ID, Domains: v.Config.Domains, Strategy: string(v.Pool.Strategy()),
@@ -38,12 +44,7 @@ func (r *proxyRuntime) Servers(now time.Time) []admin.ServerInfo {
 			}
 		}
 		if sm := v.Config.ServerManager; sm != nil && r.Manager != nil {
-			info.State, info.ManagerType = r.Manager.State(v.ID), sm.Type
-			for _, st := range r.Manager.Snapshot() {
-				if st.ID == v.ID {
-					info.StateReason = st.Reason
-				}
-			}
+			info.State, info.ManagerType, info.StateReason = r.Manager.State(v.ID), sm.Type, reasons[v.ID]
 		}
 		out = append(out, info)
 	}

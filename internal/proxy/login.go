@@ -55,7 +55,7 @@ func (p *Proxy) serveLogin(cn *conn, hs mc.Handshake, rawHS []byte, host string,
 	// the login start and whatever the client already sent after it.
 	hsOut := rawHS
 	if srv.cfg.DomainRewrite.Mode != "none" && srv.cfg.DomainRewrite.Mode != "" {
-		h, port := backendHost(srv.cfg, "", hs)
+		h, port := backendHost(srv.cfg, hs)
 		rw := hs
 		rw.ServerAddress, rw.ServerPort = h, port
 		hsOut = rw.Encode()

@@ -63,10 +63,9 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 	}
 	next.router = newRouter(domains)
 	if old != nil {
-		for id, srv := range old.servers {
+		for id := range old.servers {
 			if _, ok := next.servers[id]; !ok {
 				p.met.ForgetServer(id)
-				_ = srv
 			}
 		}
 	}

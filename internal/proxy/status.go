@@ -170,12 +170,12 @@ func (p *Proxy) queryBackendStatus(srv *server, addr string, hs mc.Handshake, ti
 			return nil, 0, err
 		}
 	}
-	host, port := backendHost(srv.cfg, addr, hs)
+	host, port := backendHost(srv.cfg, hs)
 	return mc.QueryStatus(conn, host, port, hs.ProtocolVersion)
 }
 
 // backendHost is the hostname and port the backend sees, per domain_rewrite.
-func backendHost(sc *config.Server, addr string, hs mc.Handshake) (string, uint16) {
+func backendHost(sc *config.Server, hs mc.Handshake) (string, uint16) {
 	switch sc.DomainRewrite.Mode {
 	case "explicit":
 		return sc.DomainRewrite.Value, hs.ServerPort
@@ -188,7 +188,6 @@ func backendHost(sc *config.Server, addr string, hs mc.Handshake) (string, uint1
 			}
 		}
 	}
-	_ = addr
 	return hs.ServerAddress, hs.ServerPort
 }
 
