@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/testutil"
+
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
@@ -23,8 +25,8 @@ type testEnv struct {
 	http  *httptest.Server
 	rt    *fakeRuntime
 	bus   *events.Bus
-	clock *fakeClock
-	logs  *syncBuffer
+	clock *testutil.Clock
+	logs  *testutil.SyncBuffer
 	dir   string
 }
 
@@ -40,12 +42,12 @@ func newTestEnv(t *testing.T, opts ...envOpt) *testEnv {
 		t.Fatal(err)
 	}
 	rt.drains = drains
-	clock := newFakeClock()
+	clock := testutil.NewClock(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
 	store, err := bans.Open(filepath.Join(dir, "bans.json"), clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	o := ServerOptions{
 		Web:     config.Web{Enabled: true, Bind: "127.0.0.1:0", DataDir: dir, RequestsPerMinute: 100000},
 		APIKey:  testKey,

@@ -1,7 +1,6 @@
 package manager
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/infrarust-go/infrarust/internal/testutil"
 
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
@@ -51,54 +52,18 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
-// fakeClock is an injectable clock the tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// syncBuffer collects log output from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type harness struct {
 	m      *Manager
 	bus    *events.Bus
 	sub    *events.Sub
-	logs   *syncBuffer
+	logs   *testutil.SyncBuffer
 	mu     sync.Mutex
 	readys []string
 }
 
 func newHarness(t *testing.T, now func() time.Time) *harness {
 	t.Helper()
-	h := &harness{bus: events.NewBus(), logs: &syncBuffer{}}
+	h := &harness{bus: events.NewBus(), logs: &testutil.SyncBuffer{}}
 	h.sub = h.bus.Subscribe(256, events.ServerStateChange)
 	h.m = New(Options{
 		Bus:    h.bus,

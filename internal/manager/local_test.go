@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/testutil"
+
 	"github.com/infrarust-go/infrarust/internal/config"
 )
 
@@ -172,7 +174,7 @@ func TestCrashWhileOnline(t *testing.T) {
 }
 
 func TestIdleStopAfterShutdownAfter(t *testing.T) {
-	clock := &fakeClock{now: time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testutil.NewClock(time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC))
 	h := newHarness(t, clock.Now)
 	f := newFakeLocal(t, "lobby")
 	f.srv.ServerManager.ShutdownAfter = config.Duration(10 * time.Minute)

@@ -7,10 +7,11 @@ import (
 	"math"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/infrarust-go/infrarust/internal/testutil"
 
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
@@ -20,35 +21,14 @@ import (
 )
 
 // End-to-end load balancing over real loopback sockets (issue 3). The balancer's clock is a
-// fakeClock, so backoff windows, slow start and status verdicts are crossed by advancing it,
-// never by sleeping. The clock starts at the wall clock and only moves forward, so socket
-// deadlines derived from it are never in the past.
-
-// fakeClock is the proxy's injected Options.Now.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Now()} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+// testutil.Clock, so backoff windows, slow start and status verdicts are crossed by advancing
+// it, never by sleeping.
 
 // lbProxy is a running proxy on a fake clock with a subscription to its health events.
 type lbProxy struct {
 	addr  string
 	p     *Proxy
-	clock *fakeClock
+	clock *testutil.Clock
 	sub   *events.Sub
 }
 
@@ -56,7 +36,7 @@ type lbProxy struct {
 // its scheduling runs on real time), connect_timeout 1s.
 func startLBProxy(t *testing.T, mutate func(*config.Config), servers ...*config.Server) *lbProxy {
 	t.Helper()
-	clock := newFakeClock()
+	clock := testutil.NewClock(time.Now())
 	bus := events.NewBus()
 	sub := bus.Subscribe(1024, events.BackendHealthChange)
 	t.Cleanup(sub.Close)
