@@ -109,8 +109,10 @@ func dialableBind(bind string) string {
 	return bind
 }
 
-// addOutputFlag adds -o table|json to a command group that prints API answers.
+// addOutputFlag adds -o table|json to a command group that prints API answers and
+// checks it once, before any subcommand runs.
 func addOutputFlag(cmd *cobra.Command, output *string) {
 	cmd.PersistentFlags().StringVarP(output, "output", "o", "table", "output format: table or json")
+	cmd.PersistentPreRunE = func(*cobra.Command, []string) error { return checkOutput(*output) }
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 }

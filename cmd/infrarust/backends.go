@@ -38,9 +38,6 @@ needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of -
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeServerAddress(conn, g, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
 			c, err := conn.client(cmd, g)
 			if err != nil {
 				return err
@@ -84,9 +81,6 @@ needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of -
 			Args:              cobra.ExactArgs(2),
 			ValidArgsFunction: completeServerAddress(conn, g, 2),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				if err := checkOutput(output); err != nil {
-					return err
-				}
 				c, err := conn.client(cmd, g)
 				if err != nil {
 					return err

@@ -33,9 +33,6 @@ are kept in <data_dir>/bans.json.`,
 		Short: "Show the bans in force",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
 			c, err := conn.client(cmd, g)
 			if err != nil {
 				return err
@@ -62,9 +59,6 @@ are kept in <data_dir>/bans.json.`,
   infrarust bans add --name Griefer123 --reason "griefing spawn"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
 			req := admin.BanRequest{Reason: reason, Duration: duration, CreatedBy: cliAuthor()}
 			switch {
 			case ip != "":

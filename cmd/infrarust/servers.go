@@ -26,9 +26,6 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 		Short: "Show every server with its state, manager type and players",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
 			c, err := conn.client(cmd, g)
 			if err != nil {
 				return err
@@ -63,9 +60,6 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 			Args:              cobra.ExactArgs(1),
 			ValidArgsFunction: completeServerAddress(conn, g, 1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				if err := checkOutput(output); err != nil {
-					return err
-				}
 				c, err := conn.client(cmd, g)
 				if err != nil {
 					return err
