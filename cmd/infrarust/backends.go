@@ -78,7 +78,7 @@ needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of -
 		cmd.AddCommand(&cobra.Command{
 			Use:               a.name + " SERVER ADDRESS",
 			Short:             a.short,
-			Args:              cobra.ExactArgs(2),
+			Args:              exactArgs(2),
 			ValidArgsFunction: completeServerAddress(conn, g, 2),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				c, err := conn.client(cmd, g)

@@ -105,7 +105,7 @@ are kept in <data_dir>/bans.json.`,
 		Aliases: []string{"rm"},
 		Short:   "Lift a ban (TYPE is ip, username or uuid)",
 		Example: "  infrarust bans remove ip 203.0.113.7\n  infrarust bans remove username Griefer123",
-		Args:    cobra.ExactArgs(2),
+		Args:    exactArgs(2),
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			none := cobra.ShellCompDirectiveNoFileComp
 			switch len(args) {

@@ -77,7 +77,7 @@ Start with 'infrarust serve --demo' to see it work with built-in sample backends
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	pf := root.PersistentFlags()
-	pf.StringVarP(&g.configPath, "config", "c", "./infrarust.toml", "path to infrarust.toml (servers_dir is resolved next to it)")
+	pf.StringVarP(&g.configPath, "config", "c", "./infrarust.toml", "path to infrarust.toml (servers_dir and data_dir are resolved next to it)")
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
 	_ = root.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
@@ -114,6 +114,18 @@ func (g *globalFlags) logger() (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(g.stderr, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: use text or json", g.logFormat)
+}
+
+// exactArgs is cobra.ExactArgs with an error that names the arguments the command's
+// Use line asks for and where to read more, rather than "accepts 2 arg(s)".
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == n {
+			return nil
+		}
+		want := strings.Join(strings.Fields(cmd.Use)[1:], " ")
+		return fmt.Errorf("%s takes %s (got %d argument(s)); see '%s --help'", cmd.CommandPath(), want, len(args), cmd.CommandPath())
+	}
 }
 
 func newVersionCmd(g *globalFlags) *cobra.Command {

@@ -57,7 +57,7 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 		cmd.AddCommand(&cobra.Command{
 			Use:               a.name + " SERVER",
 			Short:             a.short,
-			Args:              cobra.ExactArgs(1),
+			Args:              exactArgs(1),
 			ValidArgsFunction: completeServerAddress(conn, g, 1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				c, err := conn.client(cmd, g)

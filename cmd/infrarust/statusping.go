@@ -56,7 +56,7 @@ Exits non-zero when the server cannot be reached.`,
   infrarust status ping play.example.com --address 127.0.0.1:25565
   infrarust status ping mc.example.com --legacy
   infrarust status ping mc.example.com --json`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			host, port, err := splitHostPortDefault(args[0])
 			if err != nil {

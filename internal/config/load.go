@@ -54,6 +54,9 @@ func Load(path string, mustExist bool) (*Config, error) {
 		cfg.ServersPath = cfg.ServersDir
 		return cfg, loadServers(cfg, true)
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("config file %s does not exist: %w (create one with 'infrarust config init', or leave out --config to use the embedded default)", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
