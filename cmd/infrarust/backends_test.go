@@ -243,7 +243,7 @@ func TestBackendsErrorMessages(t *testing.T) {
 			"server lobby has no address 10.0.0.9:25565; addresses are: 10.0.0.1:25565, 10.0.0.2:25565"},
 		{"unknown server", []string{"backends", "list", "nether", "--admin-url", url, "--api-key", cliTestKey},
 			`no server "nether"; servers are: lobby, survival`},
-		{"missing address", []string{"backends", "drain", "lobby", "--admin-url", url}, "accepts 2 arg(s)"},
+		{"missing address", []string{"backends", "drain", "lobby", "--admin-url", url}, "takes SERVER ADDRESS (got 1 argument(s))"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
