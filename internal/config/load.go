@@ -33,7 +33,16 @@ type Error struct {
 	File string
 	Line int
 	Msg  string
+	// Kind classifies the problem for callers (errors.Is); nil for most errors.
+	Kind error
 }
+
+// ErrDomainConflict marks a domain claimed by two servers: a reload must reject the
+// whole set of files, not just one of them.
+var ErrDomainConflict = errors.New("domain claimed by two servers")
+
+// Unwrap exposes Kind to errors.Is.
+func (e *Error) Unwrap() error { return e.Kind }
 
 func (e *Error) Error() string {
 	if e.Line > 0 {
@@ -477,7 +486,7 @@ func CheckDomainConflicts(servers []*Server) error {
 	for _, s := range servers {
 		for _, d := range s.Domains {
 			if o, ok := owner[d]; ok && o != s {
-				errs = append(errs, &Error{File: s.File, Line: lineOfFile(s.File, d), Msg: fmt.Sprintf("domain %q is already claimed by server %q (%s)", d, o.ID, o.File)})
+				errs = append(errs, &Error{File: s.File, Line: lineOfFile(s.File, d), Msg: fmt.Sprintf("domain %q is already claimed by server %q (%s)", d, o.ID, o.File), Kind: ErrDomainConflict})
 				continue
 			}
 			owner[d] = s

@@ -21,7 +21,7 @@ func (p *Proxy) ReloadServers(reason string) error {
 	var conflict error
 	var fileErrs []error
 	for _, e := range errs {
-		if strings.Contains(e.Error(), "already claimed") {
+		if errors.Is(e, config.ErrDomainConflict) {
 			conflict = errors.Join(conflict, e)
 			continue
 		}
