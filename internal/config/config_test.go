@@ -184,3 +184,17 @@ func TestRelativePathsFollowTheConfigFile(t *testing.T) {
 		t.Fatalf("servers %q data %q; want both under %q", cfg.ServersPath, cfg.Web.DataDir, dir)
 	}
 }
+
+func TestActiveHealthOverrideOnlyWhenTheTableExists(t *testing.T) {
+	s, err := ParseServer([]byte("# active_health is inherited from infrarust.toml\ndomains = [\"a\"]\n"), "a.toml", Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ActiveHealth != nil {
+		t.Fatalf("a comment mentioning active_health must not create an override: %+v", s.ActiveHealth)
+	}
+	s, err = ParseServer([]byte("domains = [\"a\"]\nactive_health = { kind = \"status_ping\" }\n"), "a.toml", Default())
+	if err != nil || s.ActiveHealth == nil || s.ActiveHealth.Kind != "status_ping" || s.ActiveHealth.Timeout.D() != 3*time.Second {
+		t.Fatalf("inline override: %+v, %v", s.ActiveHealth, err)
+	}
+}

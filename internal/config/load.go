@@ -156,17 +156,18 @@ func LoadServerFile(path string, global *Config) (*Server, error) {
 func ParseServer(data []byte, path string, global *Config) (*Server, error) {
 	s := &Server{}
 	serverDefaults(s)
-	// A per-server [active_health] inherits the keys it leaves out from the global block.
-	if bytes.Contains(data, []byte("active_health")) {
-		ah := global.ActiveHealth
-		ah.MaxConcurrent = 0
-		s.ActiveHealth = &ah
+	// A per-server [active_health] inherits the keys it leaves out from the global block,
+	// so the pointer is pre-filled when (and only when) the file has that table.
+	var keys map[string]any
+	if toml.Unmarshal(data, &keys) == nil {
+		if _, ok := keys["active_health"]; ok {
+			ah := global.ActiveHealth
+			ah.MaxConcurrent = 0
+			s.ActiveHealth = &ah
+		}
 	}
 	if err := decodeStrict(data, path, s); err != nil {
 		return nil, err
-	}
-	if s.ActiveHealth != nil && !bytes.Contains(data, []byte("[active_health]")) && !bytes.Contains(data, []byte("active_health =")) && !bytes.Contains(data, []byte("active_health.")) {
-		s.ActiveHealth = nil // the word appeared only in a comment or string
 	}
 	s.File = path
 	s.ID = strings.TrimSuffix(filepath.Base(path), ".toml")
