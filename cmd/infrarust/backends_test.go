@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/infrarust-go/infrarust/internal/testutil"
 
 	"github.com/spf13/cobra"
 
@@ -224,12 +225,7 @@ func TestBackendsJSON(t *testing.T) {
 
 func TestBackendsErrorMessages(t *testing.T) {
 	url, _ := startTestAdmin(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := "http://" + ln.Addr().String()
-	ln.Close()
+	refused := "http://" + testutil.RefusedAddr(t)
 	tests := []struct {
 		name string
 		args []string
@@ -337,9 +333,7 @@ func TestDialableBind(t *testing.T) {
 
 func TestBackendsCompletion(t *testing.T) {
 	url, _ := startTestAdmin(t)
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	refused := "http://" + ln.Addr().String()
-	ln.Close()
+	refused := "http://" + testutil.RefusedAddr(t)
 	tests := []struct {
 		name string
 		args []string

@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infrarust-go/infrarust/internal/testutil"
 
 	"github.com/infrarust-go/infrarust/internal/admin"
 )
@@ -100,12 +101,7 @@ func TestTopOncePrintsPlainTables(t *testing.T) {
 }
 
 func TestTopOnceProxyAwayIsACleanError(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens here any more
+	addr := testutil.RefusedAddr(t)
 
 	start := time.Now()
 	code, out, errOut := runTop(t, "--once", "--admin-url", "http://"+addr, "--api-key", "k")

@@ -3,12 +3,13 @@ package admin
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infrarust-go/infrarust/internal/testutil"
 
 	"github.com/infrarust-go/infrarust/internal/bans"
 )
@@ -76,16 +77,11 @@ func TestClientRoundTrip(t *testing.T) {
 
 func TestClientErrors(t *testing.T) {
 	env := newTestEnv(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := "http://" + ln.Addr().String()
-	ln.Close()
 	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "<html>bad gateway</html>", http.StatusBadGateway)
 	}))
 	defer garbage.Close()
+	refused := "http://" + testutil.RefusedAddr(t)
 	hinted := NewClient(env.http.URL, "wrong-key-wrong-key")
 	hinted.SetKeyFileHint("/var/lib/infrarust/admin.key")
 

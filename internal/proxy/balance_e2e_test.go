@@ -407,7 +407,7 @@ func TestE2EFullKickFailsOver(t *testing.T) {
 // recovery attempt with a kick. It is alive, so it recovers (one attempt, not one per login).
 func TestE2EFullKickOnRecoveryAttempt(t *testing.T) {
 	room := startBackend(t, fakemc.Options{Name: "room"})
-	deadAddr := deadAddress(t)
+	deadAddr := laterAddress(t)
 	s := newServer("lobby", []string{"lobby.test"}, deadAddr, room.Addr())
 	lp := startLBProxy(t, nil, s)
 	lp.joinLive(t, "lobby.test", 3, "room") // three refused dials eject the first address

@@ -64,7 +64,7 @@ func (m *fakeManager) Configure([]*config.Server) error { return nil }
 // managedServer is a server config with a [server_manager] whose address nobody
 // listens on yet; active probing is off, as for a server that is asleep on purpose.
 func managedServer(t *testing.T, id, domain string) (*config.Server, string) {
-	addr := deadAddress(t)
+	addr := laterAddress(t)
 	s := newServer(id, []string{domain}, addr)
 	s.ServerManager = &config.ServerManager{Type: "local", Command: "true"}
 	off := config.ActiveHealth{Enabled: false}

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/testutil"
+
 	"go.uber.org/goleak"
 
 	"github.com/infrarust-go/infrarust/internal/config"
@@ -111,7 +113,13 @@ func startBackend(t *testing.T, opts fakemc.Options) *fakemc.Server {
 }
 
 // deadAddress is a loopback port nothing listens on.
-func deadAddress(t *testing.T) string {
+// deadAddress refuses connections for the whole test (see testutil.RefusedAddr).
+func deadAddress(t *testing.T) string { return testutil.RefusedAddr(t) }
+
+// laterAddress is a free loopback port a test listens on itself later (a replica
+// that "comes back"); until then nothing listens there.
+func laterAddress(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
