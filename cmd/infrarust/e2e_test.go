@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/app"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/fakemc"
 	"github.com/infrarust-go/infrarust/internal/mc"
@@ -94,7 +95,7 @@ func startServe(t *testing.T, dataDir string, servers ...*config.Server) *e2eSer
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &e2eServe{dataDir: dataDir, cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		s.done <- serveReady(ctx, cfg, log, func(p, a string) { ready <- addrs{p, a} })
+		s.done <- app.Run(ctx, app.Options{Config: cfg, Logger: log, Version: version, Ready: func(p, a string) { ready <- addrs{p, a} }})
 	}()
 	select {
 	case a := <-ready:

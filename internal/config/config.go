@@ -119,7 +119,7 @@ type Server struct {
 	SlowStartAggression float64        `toml:"slow_start_aggression"`
 	DegradedLatency     Duration       `toml:"degraded_latency"`
 	ActiveHealth        *ActiveHealth  `toml:"active_health"`
-	ProxyMode           string         `toml:"proxy_mode"`
+	ProxyMode           ProxyMode      `toml:"proxy_mode"`
 	SendProxyProtocol   bool           `toml:"send_proxy_protocol"`
 	RawDomainRewrite    any            `toml:"domain_rewrite"`
 	DomainRewrite       DomainRewrite  `toml:"-"`
@@ -213,7 +213,7 @@ func Default() *Config {
 func serverDefaults(s *Server) {
 	s.Balance = "first_available"
 	s.SlowStartAggression = 1.0
-	s.ProxyMode = "passthrough"
+	s.ProxyMode = ModePassthrough
 	s.DisconnectMessage = "§cServer is unreachable, please try again later"
 }
 

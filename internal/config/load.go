@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -347,12 +348,12 @@ func (s *Server) validate(data []byte, global *Config) error {
 	if s.SlowStartAggression <= 0 {
 		bad("slow_start_aggression", "", "slow_start_aggression: must be more than 0 (1.0 is linear)")
 	}
-	switch s.ProxyMode {
-	case "passthrough", "zero_copy":
-	case "client_only", "offline", "server_only":
-		bad("proxy_mode", "", "proxy_mode: %q is not supported yet by Infrarust (Go); use \"passthrough\" or \"zero_copy\"", s.ProxyMode)
+	switch {
+	case slices.Contains(supportedModes, s.ProxyMode):
+	case slices.Contains(plannedModes, s.ProxyMode):
+		bad("proxy_mode", "", "proxy_mode: %q is not supported yet by Infrarust (Go); use %s", s.ProxyMode, modeList(supportedModes))
 	default:
-		bad("proxy_mode", "", "proxy_mode: %q is not one of passthrough, zero_copy", s.ProxyMode)
+		bad("proxy_mode", "", "proxy_mode: %q is not one of %s", s.ProxyMode, modeList(supportedModes))
 	}
 	dr, err := parseDomainRewrite(s.RawDomainRewrite)
 	if err != nil {

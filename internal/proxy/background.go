@@ -11,8 +11,10 @@ import (
 	"github.com/infrarust-go/infrarust/internal/proxy/health"
 )
 
-// healthTargets is what the prober probes: every server with its effective [active_health].
-func (p *Proxy) healthTargets(st *state) []health.Target {
+// HealthTargets is what the prober probes: every server of the configuration in
+// force with its effective [active_health]. Call it again after every Apply.
+func (p *Proxy) HealthTargets() []health.Target {
+	st := p.state.Load()
 	var ts []health.Target
 	for _, sc := range st.cfg.Servers {
 		srv := st.servers[sc.ID]
@@ -31,16 +33,16 @@ func (p *Proxy) healthTargets(st *state) []health.Target {
 	return ts
 }
 
-// probe is the prober's ProbeFunc: "tcp" opens and closes a connection, exactly what
+// Probe is the prober's ProbeFunc: "tcp" opens and closes a connection, exactly what
 // a login dial does; "status_ping" runs the whole status exchange.
-func (p *Proxy) probe(ctx context.Context, kind health.Kind, addr string) (time.Duration, error) {
+func (p *Proxy) Probe(ctx context.Context, kind health.Kind, addr string) (time.Duration, error) {
 	start := time.Now()
-	c, err := backendDialer.DialContext(ctx, "tcp", addr)
+	c, err := p.dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return 0, err
 	}
 	defer c.Close()
-	if kind != "status_ping" {
+	if kind != health.KindStatusPing {
 		return time.Since(start), nil
 	}
 	if dl, ok := ctx.Deadline(); ok {
@@ -62,25 +64,13 @@ func (p *Proxy) probe(ctx context.Context, kind health.Kind, addr string) (time.
 	return rtt, nil
 }
 
-// RunBackground runs the prober, the rate-limiter sweep and the servers_dir watcher
-// until ctx ends.
-func (p *Proxy) RunBackground(ctx context.Context) {
-	prober := health.New(p.probe, p.state.Load().cfg.ActiveHealth.MaxConcurrent, proberClock{p.now})
-	p.reload.Lock()
-	p.prober = prober
-	prober.SetTargets(p.healthTargets(p.state.Load()))
-	p.reload.Unlock()
-
-	done := make(chan struct{})
-	go func() { defer close(done); prober.Run(ctx) }()
-	go p.watchServers(ctx)
-
+// RunMaintenance sweeps the rate limiter's idle buckets until ctx ends.
+func (p *Proxy) RunMaintenance(ctx context.Context) {
 	t := time.NewTicker(10 * time.Second)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			<-done
 			return
 		case <-t.C:
 			p.limiter.Sweep(p.now())
@@ -88,8 +78,10 @@ func (p *Proxy) RunBackground(ctx context.Context) {
 	}
 }
 
-// proberClock gives the prober the proxy's clock, so its schedule and the pools'
+// ProberClock gives the prober the proxy's clock, so its schedule and the pools'
 // backoffs read the same time.
+func (p *Proxy) ProberClock() health.Clock { return proberClock{p.now} }
+
 type proberClock struct{ now func() time.Time }
 
 func (c proberClock) Now() time.Time                         { return c.now() }

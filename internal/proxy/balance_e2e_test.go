@@ -101,12 +101,12 @@ func (lp *lbProxy) joinLive(t *testing.T, host string, n int, live ...string) ma
 
 func (lp *lbProxy) snapshot(t *testing.T, server string) map[string]balance.BackendStatus {
 	t.Helper()
-	v, ok := lp.p.Server(server)
+	v, ok := lp.p.Server(server, lp.clock.Now())
 	if !ok {
 		t.Fatalf("no server %q", server)
 	}
 	out := map[string]balance.BackendStatus{}
-	for _, s := range v.Pool.Snapshot(lp.clock.Now()) {
+	for _, s := range v.Backends {
 		out[s.Address] = s
 	}
 	return out

@@ -19,7 +19,6 @@ import (
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/ipfilter"
 	"github.com/infrarust-go/infrarust/internal/metrics"
-	"github.com/infrarust-go/infrarust/internal/proxy/health"
 	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
 )
 
@@ -38,6 +37,8 @@ type Options struct {
 	Version string
 	// ProxyHeaderTimeout bounds the wait for a PROXY header; 0 means 5 s.
 	ProxyHeaderTimeout time.Duration
+	// Dialer opens backend connections; nil means a net.Dialer (keepalive left to sessions).
+	Dialer Dialer
 }
 
 // Manager is the server manager as the proxy sees it: a login for a managed server
@@ -52,8 +53,6 @@ type Manager interface {
 	// PlayerJoined and PlayerLeft drive the idle shutdown.
 	PlayerJoined(server string)
 	PlayerLeft(server string)
-	// Configure follows reloads of the server files.
-	Configure(servers []*config.Server) error
 }
 
 // Proxy is one running Infrarust data plane.
@@ -68,6 +67,7 @@ type Proxy struct {
 	reload sync.Mutex // serialises reloads
 
 	proxyHeaderTimeout time.Duration
+	dialer             Dialer
 	// ctx ends at Shutdown, so a login waiting for a server to start gives up.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -75,7 +75,6 @@ type Proxy struct {
 	sem     chan struct{} // max_connections permits; nil = unlimited
 	perIP   ipCounter
 	limiter *ratelimit.Limiter
-	prober  *health.Prober // set by RunBackground; guarded by reload
 
 	connMu   sync.Mutex
 	conns    map[net.Conn]struct{}
@@ -120,6 +119,10 @@ func New(opts Options) (*Proxy, error) {
 		conns: map[net.Conn]struct{}{},
 	}
 	p.startedAt = p.now()
+	p.dialer = opts.Dialer
+	if p.dialer == nil {
+		p.dialer = defaultDialer()
+	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.proxyHeaderTimeout = opts.ProxyHeaderTimeout
 	if p.proxyHeaderTimeout <= 0 {

@@ -27,6 +27,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/fakemc"
 	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/proxy/health"
 )
 
 func TestMain(m *testing.M) {
@@ -88,7 +89,7 @@ func startProxyOpts(t *testing.T, mutate func(*config.Config), opts Options, ser
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	bgDone := make(chan struct{})
-	go func() { defer close(bgDone); p.RunBackground(ctx) }()
+	go func() { defer close(bgDone); runBackground(ctx, p) }()
 	serveDone := make(chan struct{})
 	go func() { defer close(serveDone); _ = p.Serve(ctx, ln) }()
 	t.Cleanup(func() {
@@ -100,6 +101,17 @@ func startProxyOpts(t *testing.T, mutate func(*config.Config), opts Options, ser
 		<-bgDone
 	})
 	return &testProxy{Proxy: p, addr: ln.Addr().String(), bus: opts.Bus}
+}
+
+// runBackground is what the composition root runs beside a proxy: the prober on
+// the proxy's targets and the limiter's sweep.
+func runBackground(ctx context.Context, p *Proxy) {
+	prober := health.New(p.Probe, p.Config().ActiveHealth.MaxConcurrent, p.ProberClock())
+	prober.SetTargets(p.HealthTargets())
+	done := make(chan struct{})
+	go func() { defer close(done); prober.Run(ctx) }()
+	p.RunMaintenance(ctx)
+	<-done
 }
 
 func startBackend(t *testing.T, opts fakemc.Options) *fakemc.Server {

@@ -71,14 +71,6 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 	}
 	p.limiter.SetConfig(rateLimitConfig(cfg.RateLimit))
 	p.state.Store(next)
-	if m := p.opts.Manager; m != nil {
-		if err := m.Configure(cfg.Servers); err != nil {
-			p.log.Error("server manager configuration", "err", err)
-		}
-	}
-	if p.prober != nil {
-		p.prober.SetTargets(p.healthTargets(next))
-	}
 	return nil
 }
 

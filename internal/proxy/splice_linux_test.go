@@ -158,8 +158,9 @@ func TestForwardSplicesRawTCPConns(t *testing.T) {
 // the live sessions hold splice pipes in both directions.
 func TestSessionsForwardOnRawTCPConns(t *testing.T) {
 	cases := []struct {
-		name, mode string
-		pp         bool
+		name string
+		mode config.ProxyMode
+		pp   bool
 	}{
 		{"passthrough", "passthrough", false},
 		{"zero_copy", "zero_copy", false},

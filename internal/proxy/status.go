@@ -1,11 +1,12 @@
 package proxy
 
 import (
-	"bufio"
-	"context"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net"
-	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -87,91 +88,180 @@ func (s *statusCache) get(protocol int32, now func() time.Time, fetch func() ([]
 	return c.body, false
 }
 
-// serveStatus answers a modern server-list ping after the handshake.
-func (p *Proxy) serveStatus(c net.Conn, br *bufio.Reader, hs mc.Handshake, srv *server, st *state, client netip.AddrPort) {
-	if err := mc.ReadStatusRequest(br); err != nil {
-		p.log.Debug("status request unreadable", "client", client, "err", err)
+// serveStatus answers a server-list ping, modern or legacy: the proxy's own MOTD
+// when it has one to give (unknown host, a managed server that is not online),
+// else the backend's answer relayed, else the server's offline MOTD.
+func (p *Proxy) serveStatus(cn *conn) {
+	if cn.legacy == notLegacy {
+		if err := mc.ReadStatusRequest(cn.br); err != nil {
+			p.log.Debug("status request unreadable", "client", cn.client, "err", err)
+			return
+		}
+	}
+	var reply []byte
+	if m := p.ownMOTD(cn); m != nil {
+		reply = encodeMOTD(cn, m)
+	} else if reply = p.relayStatus(cn); reply == nil {
+		reply = encodeMOTD(cn, offlineMOTD(cn.srv))
+	}
+	if _, err := cn.c.Write(reply); err != nil || cn.legacy != notLegacy {
 		return
 	}
-	var frame []byte
-	switch {
-	case srv == nil:
-		frame = mc.EncodeStatusResponse(motdJSON(&st.cfg.DefaultMOTD, hs.ProtocolVersion, ""))
-	case p.opts.Manager != nil && p.opts.Manager.Managed(srv.id) && p.opts.Manager.State(srv.id) != "online":
-		frame = mc.EncodeStatusResponse(p.managedMOTD(srv, hs.ProtocolVersion))
-	default:
-		frame = p.statusFrame(srv, hs, st, client)
-	}
-	if _, err := c.Write(frame); err != nil {
-		return
-	}
-	payload, err := mc.ReadPing(br)
+	payload, err := mc.ReadPing(cn.br)
 	if err != nil {
 		return // many clients close after the response
 	}
-	_, _ = c.Write(mc.EncodePing(payload))
+	_, _ = cn.c.Write(mc.EncodePing(payload))
 }
 
-// statusFrame relays the status of srv through the cache, or builds the offline MOTD.
-// The cache holds encoded frames, so a hit is one write with no copy.
-func (p *Proxy) statusFrame(srv *server, hs mc.Handshake, st *state, client netip.AddrPort) []byte {
-	frame, hit := srv.cache.get(hs.ProtocolVersion, p.now, func() ([]byte, error) {
-		body, err := p.fetchStatus(srv, hs, st, client)
+// ownMOTD is the answer the proxy gives without asking a backend, or nil to relay.
+func (p *Proxy) ownMOTD(cn *conn) *config.MOTD {
+	if cn.srv == nil {
+		return &cn.st.cfg.DefaultMOTD
+	}
+	if m := p.opts.Manager; m != nil && m.Managed(cn.srv.id) {
+		if state := m.State(cn.srv.id); state != "online" {
+			return managedMOTD(cn.srv, state)
+		}
+	}
+	return nil
+}
+
+var defaultOfflineMOTD = config.MOTD{Text: "§cServer is offline", VersionName: "Infrarust"}
+
+// offlineMOTD is what a ping of srv shows when no address answered.
+func offlineMOTD(srv *server) *config.MOTD {
+	if srv.cfg.MOTD.Offline != nil {
+		return srv.cfg.MOTD.Offline
+	}
+	return &defaultOfflineMOTD
+}
+
+// encodeMOTD writes m in the format the client asked in.
+func encodeMOTD(cn *conn, m *config.MOTD) []byte {
+	if cn.legacy == legacyPing {
+		return mc.EncodeLegacyPingReply(cn.ping.Form, legacyStatus(m))
+	}
+	var favicon string
+	if cn.srv != nil {
+		favicon = cn.srv.favicon[m]
+	}
+	return mc.EncodeStatusResponse(motdJSON(m, cn.protocol, favicon))
+}
+
+func legacyStatus(m *config.MOTD) mc.LegacyStatus {
+	var text string
+	if b, err := json.Marshal(m.Text); err == nil {
+		_ = json.Unmarshal(b, &text)
+	}
+	return mc.LegacyStatus{Protocol: 127, Version: m.VersionName, MOTD: text, Online: m.Online, Max: m.MaxPlayers}
+}
+
+// relayStatus asks the server's addresses, in the balancer's order, for the reply
+// in the client's format; nil when none answered. Modern answers go through the
+// cache, which holds encoded frames, so a hit is one write with no copy.
+func (p *Proxy) relayStatus(cn *conn) []byte {
+	srv := cn.srv
+	if cn.legacy == legacyPing {
+		reply, _ := p.firstAnswer(srv, func(addr string) ([]byte, error) { return p.queryLegacy(cn, addr) })
+		return reply
+	}
+	frame, hit := srv.cache.get(cn.protocol, p.now, func() ([]byte, error) {
+		body, err := p.firstAnswer(srv, func(addr string) ([]byte, error) { return p.queryStatus(cn, addr) })
 		if err != nil {
 			return nil, err
 		}
 		return mc.EncodeStatusResponse(body), nil
 	})
 	p.met.StatusCache(hit)
-	if frame == nil {
-		m := srv.cfg.MOTD.Offline
-		if m == nil {
-			m = &defaultOfflineMOTD
-		}
-		return mc.EncodeStatusResponse(motdJSON(m, hs.ProtocolVersion, srv.favicon[m]))
-	}
 	return frame
 }
 
-var defaultOfflineMOTD = config.MOTD{Text: "§cServer is offline", VersionName: "Infrarust"}
-
-// fetchStatus asks the server's addresses in balancer order (no rotation advance).
-func (p *Proxy) fetchStatus(srv *server, hs mc.Handshake, st *state, client netip.AddrPort) ([]byte, error) {
+// firstAnswer runs query on the server's addresses in status order (no rotation
+// advance) until one answers.
+func (p *Proxy) firstAnswer(srv *server, query func(addr string) ([]byte, error)) ([]byte, error) {
 	var lastErr error = errNoAddress
-	timeout := st.cfg.ConnectTimeout.D()
 	for _, addr := range srv.pool.StatusOrder(p.now()) {
-		body, rtt, err := p.queryBackendStatus(srv, addr, hs, timeout, client)
-		if err != nil {
-			lastErr = err
-			p.log.Debug("status relay failed", "server", srv.id, "address", addr, "err", err)
-			continue
+		b, err := query(addr)
+		if err == nil {
+			return b, nil
 		}
-		p.met.StatusLatency(srv.id, addr, rtt)
-		var parsed mc.StatusResponse
-		if json.Unmarshal(body, &parsed) == nil {
-			srv.pool.ReportStatus(addr, parsed.Players.Online, parsed.Players.Max, p.now())
-		}
-		return body, nil
+		lastErr = err
+		p.log.Debug("status relay failed", "server", srv.id, "address", addr, "err", err)
 	}
 	return nil, lastErr
 }
 
-func (p *Proxy) queryBackendStatus(srv *server, addr string, hs mc.Handshake, timeout time.Duration, client netip.AddrPort) ([]byte, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	conn, err := backendDialer.DialContext(ctx, "tcp", addr)
+var errNoAddress = errors.New("server has no address")
+
+// queryStatus runs a modern status exchange with one address, as the client's
+// protocol version, and learns the address's player counts from the answer.
+func (p *Proxy) queryStatus(cn *conn, addr string) ([]byte, error) {
+	srv := cn.srv
+	timeout := cn.st.cfg.ConnectTimeout.D()
+	c, err := p.dial(addr, timeout)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(timeout))
-	if srv.cfg.SendProxyProtocol {
-		if _, err := conn.Write(proxyHeader(client, conn)); err != nil {
-			return nil, 0, err
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if pre := preamble(srv, cn.client, c); pre != nil {
+		if _, err := c.Write(pre); err != nil {
+			return nil, err
 		}
 	}
-	host, port := backendHost(srv.cfg, hs)
-	return mc.QueryStatus(conn, host, port, hs.ProtocolVersion)
+	host, port := backendHost(srv.cfg, cn.hs)
+	body, rtt, err := mc.QueryStatus(c, host, port, cn.protocol)
+	if err != nil {
+		return nil, err
+	}
+	p.met.StatusLatency(srv.id, addr, rtt)
+	if parsed, err := mc.ParseStatusResponse(body); err == nil {
+		srv.pool.ReportStatus(addr, parsed.Players.Online, parsed.Players.Max, p.now())
+	}
+	return body, nil
+}
+
+// queryLegacy relays a legacy ping to one address in one write (legacy servers
+// read only the first chunk) and reads exactly one reply: no waiting for the
+// backend to close.
+func (p *Proxy) queryLegacy(cn *conn, addr string) ([]byte, error) {
+	timeout := cn.st.cfg.ConnectTimeout.D()
+	c, err := p.dial(addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	out := cn.raw
+	if pre := preamble(cn.srv, cn.client, c); pre != nil {
+		out = append(pre, cn.raw...)
+	}
+	if _, err := c.Write(out); err != nil {
+		return nil, err
+	}
+	return readLegacyReply(c)
+}
+
+// readLegacyReply reads one whole 0xFF reply (at most 128 KiB: a length-prefixed
+// UTF-16 string) and checks that it parses before it is relayed verbatim.
+func readLegacyReply(r io.Reader) ([]byte, error) {
+	var hdr [3]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, fmt.Errorf("legacy reply: %w", err)
+	}
+	if hdr[0] != 0xFF {
+		return nil, fmt.Errorf("legacy reply starts with 0x%02x, want 0xff: %w", hdr[0], mc.ErrMalformed)
+	}
+	b := make([]byte, 3+2*int(binary.BigEndian.Uint16(hdr[1:])))
+	copy(b, hdr[:])
+	if _, err := io.ReadFull(r, b[3:]); err != nil {
+		return nil, fmt.Errorf("legacy reply: %w", err)
+	}
+	if _, err := mc.ParseLegacyPingReply(b); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // backendHost is the hostname and port the backend sees, per domain_rewrite.
@@ -220,9 +310,9 @@ var managedMOTDs = map[string]config.MOTD{
 	"crashed":  {Text: "§cThe server crashed — join to try starting it again", VersionName: "Crashed"},
 }
 
-// managedMOTD answers for a sleeping/starting/crashed server without waking it.
-func (p *Proxy) managedMOTD(srv *server, protocol int32) []byte {
-	state := p.opts.Manager.State(srv.id)
+// managedMOTD is the answer for a managed server that is not online: the
+// server's own MOTD for the state, else the built-in one.
+func managedMOTD(srv *server, state string) *config.MOTD {
 	var m *config.MOTD
 	switch state {
 	case "sleeping", "offline", "stopping":
@@ -239,5 +329,5 @@ func (p *Proxy) managedMOTD(srv *server, protocol int32) []byte {
 		}
 		m = &d
 	}
-	return motdJSON(m, protocol, srv.favicon[m])
+	return m
 }

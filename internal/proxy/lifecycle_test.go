@@ -5,8 +5,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,81 +13,6 @@ import (
 	"github.com/infrarust-go/infrarust/internal/fakemc"
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
-
-func writeServerFile(t *testing.T, dir, name, body string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// Reload adds, changes and removes servers; a broken file keeps its previous
-// version; a domain conflict rejects the whole reload; live sessions are untouched.
-func TestReloadServers(t *testing.T) {
-	a := startBackend(t, fakemc.Options{Name: "a", MOTD: "motd a"})
-	b := startBackend(t, fakemc.Options{Name: "b", MOTD: "motd b"})
-	dir := t.TempDir()
-	writeServerFile(t, dir, "lobby.toml", "domains = [\"lobby.com\"]\naddresses = [\""+a.Addr()+"\"]\n")
-	tp := startProxy(t, func(c *config.Config) {
-		c.ServersPath = dir
-		servers, errs := config.LoadServersDir(dir, c)
-		if len(errs) > 0 {
-			t.Fatal(errs)
-		}
-		c.Servers = servers
-		c.StatusCache.TTL = 0
-	})
-	motd := func(host string) string { return mc.DescriptionText(pingVia(t, tp.addr, host).Description) }
-	if got := motd("lobby.com"); got != "motd a" {
-		t.Fatalf("before reload: %q", got)
-	}
-
-	// Change lobby to b, add survival.
-	writeServerFile(t, dir, "lobby.toml", "domains = [\"lobby.com\"]\naddresses = [\""+b.Addr()+"\"]\n")
-	writeServerFile(t, dir, "survival.toml", "domains = [\"smp.com\"]\naddresses = [\""+a.Addr()+"\"]\n")
-	if err := tp.ReloadServers("test"); err != nil {
-		t.Fatal(err)
-	}
-	if got := motd("lobby.com"); got != "motd b" {
-		t.Fatalf("changed server: %q", got)
-	}
-	if got := motd("smp.com"); got != "motd a" {
-		t.Fatalf("added server: %q", got)
-	}
-
-	// A broken file is rejected with its error; its previous version stays.
-	writeServerFile(t, dir, "lobby.toml", "domains = [\"lobby.com\"]\nadresses = [\"x\"]\n")
-	err := tp.ReloadServers("test")
-	if err == nil || !strings.Contains(err.Error(), "lobby.toml:2") {
-		t.Fatalf("broken file error should name file and line: %v", err)
-	}
-	if got := motd("lobby.com"); got != "motd b" {
-		t.Fatalf("broken file must keep the old version: %q", got)
-	}
-
-	// A conflict rejects the whole reload.
-	writeServerFile(t, dir, "lobby.toml", "domains = [\"lobby.com\"]\naddresses = [\""+b.Addr()+"\"]\n")
-	writeServerFile(t, dir, "thief.toml", "domains = [\"smp.com\"]\naddresses = [\""+b.Addr()+"\"]\n")
-	if err := tp.ReloadServers("test"); err == nil || !strings.Contains(err.Error(), "already claimed") {
-		t.Fatalf("conflict: %v", err)
-	}
-	if got := motd("smp.com"); got != "motd a" {
-		t.Fatalf("after a rejected reload the old routing stays: %q", got)
-	}
-
-	// Removing a file removes the server.
-	os.Remove(filepath.Join(dir, "thief.toml"))
-	os.Remove(filepath.Join(dir, "survival.toml"))
-	if err := tp.ReloadServers("test"); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := tp.Server("survival"); ok {
-		t.Fatal("removed server still routed")
-	}
-	if got := motd("smp.com"); !strings.Contains(got, "no server is configured") {
-		t.Fatalf("removed server's domain: %q", got)
-	}
-}
 
 // Shutdown lets a live session finish within the budget, and closes it after.
 func TestShutdownDrainsThenCloses(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -12,39 +12,40 @@ import (
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
-// proxyRuntime adapts the running proxy to the Runtime the API serves.
-type proxyRuntime struct {
-	Proxy *proxy.Proxy
-	// Manager is the server manager; nil when none is configured.
-	Manager *manager.Manager
-	Version string
-	Bind    string
+// runtime adapts the running proxy and manager to the Runtime the admin API serves.
+type runtime struct {
+	proxy   *proxy.Proxy
+	manager *manager.Manager
+	version string
+	bind    string
 
 	rates rateWindow
 }
 
-// Servers implements Runtime.
-func (r *proxyRuntime) Servers(now time.Time) []admin.ServerInfo {
-	views := r.Proxy.Servers()
+// runtime is the admin API's view of the app; one per app, so the rate window is shared.
+func (a *App) runtime(version string) *runtime {
+	if a.rt == nil {
+		a.rt = &runtime{proxy: a.proxy, manager: a.mgr, version: version, bind: a.cfg.Bind}
+	}
+	return a.rt
+}
+
+// Servers implements admin.Runtime.
+func (r *runtime) Servers(now time.Time) []admin.ServerInfo {
+	views := r.proxy.Servers(now)
 	out := make([]admin.ServerInfo, 0, len(views))
 	reasons := map[string]string{}
-	if r.Manager != nil {
-		for _, st := range r.Manager.Snapshot() {
-			reasons[st.ID] = st.Reason
-		}
+	for _, st := range r.manager.Snapshot() {
+		reasons[st.ID] = st.Reason
 	}
 	for _, v := range views {
 		info := admin.ServerInfo{
-			ID: v.ID, Domains: v.Config.Domains, Strategy: string(v.Pool.Strategy()),
-			AddressCount: len(v.Config.Addresses), Players: v.Players, ProxyMode: v.Config.ProxyMode,
+			ID: v.ID, Domains: v.Config.Domains, Strategy: string(v.Strategy),
+			AddressCount: len(v.Config.Addresses), Players: v.Players, ProxyMode: string(v.Config.ProxyMode),
+			HealthyCount: v.Serving(),
 		}
-		for _, b := range v.Pool.Snapshot(now) {
-			if b.Health == balance.State("healthy") && !b.Drained {
-				info.HealthyCount++
-			}
-		}
-		if sm := v.Config.ServerManager; sm != nil && r.Manager != nil {
-			info.State, info.ManagerType, info.StateReason = r.Manager.State(v.ID), sm.Type, reasons[v.ID]
+		if sm := v.Config.ServerManager; sm != nil {
+			info.State, info.ManagerType, info.StateReason = r.manager.State(v.ID), sm.Type, reasons[v.ID]
 		}
 		out = append(out, info)
 	}
@@ -52,14 +53,13 @@ func (r *proxyRuntime) Servers(now time.Time) []admin.ServerInfo {
 }
 
 // Backends implements admin.Runtime.
-func (r *proxyRuntime) Backends(server string, now time.Time) (admin.Backends, error) {
-	v, ok := r.Proxy.Server(server)
+func (r *runtime) Backends(server string, now time.Time) (admin.Backends, error) {
+	v, ok := r.proxy.Server(server, now)
 	if !ok {
 		return admin.Backends{}, admin.ErrUnknownServer
 	}
-	snap := v.Pool.Snapshot(now)
-	out := admin.Backends{Server: server, Strategy: string(v.Pool.Strategy()), Backends: make([]admin.Backend, 0, len(snap))}
-	for _, b := range snap {
+	out := admin.Backends{Server: server, Strategy: string(v.Strategy), Backends: make([]admin.Backend, 0, len(v.Backends))}
+	for _, b := range v.Backends {
 		out.Backends = append(out.Backends, backendJSON(b, now))
 	}
 	return out, nil
@@ -87,65 +87,61 @@ func backendJSON(b balance.BackendStatus, now time.Time) admin.Backend {
 }
 
 // SetDrain implements Runtime.
-func (r *proxyRuntime) SetDrain(server, address string, drained bool, now time.Time) error {
-	v, ok := r.Proxy.Server(server)
-	if !ok {
-		return admin.ErrUnknownServer
-	}
-	return mapPoolErr(v.Pool.SetDrain(address, drained, now))
+func (r *runtime) SetDrain(server, address string, drained bool, now time.Time) error {
+	return mapProxyErr(r.proxy.SetDrain(server, address, drained, now))
 }
 
 // Reset implements Runtime.
-func (r *proxyRuntime) Reset(server, address string, now time.Time) error {
-	v, ok := r.Proxy.Server(server)
-	if !ok {
-		return admin.ErrUnknownServer
-	}
-	return mapPoolErr(v.Pool.Reset(address, now))
+func (r *runtime) Reset(server, address string, now time.Time) error {
+	return mapProxyErr(r.proxy.ResetBackend(server, address, now))
 }
 
-func mapPoolErr(err error) error {
-	if errors.Is(err, balance.ErrUnknownAddress) {
+// mapProxyErr turns the proxy's lookup errors into the API's.
+func mapProxyErr(err error) error {
+	switch {
+	case errors.Is(err, proxy.ErrUnknownServer):
+		return admin.ErrUnknownServer
+	case errors.Is(err, balance.ErrUnknownAddress):
 		return admin.ErrUnknownAddress
 	}
 	return err
 }
 
 // StartServer implements admin.Runtime.
-func (r *proxyRuntime) StartServer(ctx context.Context, server string) error {
+func (r *runtime) StartServer(ctx context.Context, server string) error {
 	if err := r.managed(server); err != nil {
 		return err
 	}
-	return r.Manager.Start(ctx, server)
+	return r.manager.Start(ctx, server)
 }
 
 // StopServer implements admin.Runtime.
-func (r *proxyRuntime) StopServer(ctx context.Context, server string) error {
+func (r *runtime) StopServer(ctx context.Context, server string) error {
 	if err := r.managed(server); err != nil {
 		return err
 	}
-	return r.Manager.Stop(ctx, server)
+	return r.manager.Stop(ctx, server)
 }
 
-func (r *proxyRuntime) managed(server string) error {
-	if _, ok := r.Proxy.Server(server); !ok {
+func (r *runtime) managed(server string) error {
+	if _, ok := r.proxy.Server(server, time.Now()); !ok {
 		return admin.ErrUnknownServer
 	}
-	if r.Manager == nil || !r.Manager.Managed(server) {
+	if !r.manager.Managed(server) {
 		return admin.ErrNotManaged
 	}
 	return nil
 }
 
 // Stats implements admin.Runtime.
-func (r *proxyRuntime) Stats(now time.Time) admin.Stats {
-	c := r.Proxy.Counters()
+func (r *runtime) Stats(now time.Time) admin.Stats {
+	c := r.proxy.Counters()
 	cps, rps := r.rates.observe(now, c.Accepted, c.Rejected)
 	return admin.Stats{
-		Bind: r.Bind, StartedAt: c.StartedAt, UptimeSecs: now.Sub(c.StartedAt).Seconds(),
+		Bind: r.bind, StartedAt: c.StartedAt, UptimeSecs: now.Sub(c.StartedAt).Seconds(),
 		PlayersOnline: c.Players, ConnectionsActive: c.Active,
 		ConnectionsAccepted: c.Accepted, ConnectionsRejected: c.Rejected,
-		ConnectionsPerSec: cps, RejectionsPerSec: rps, Version: r.Version,
+		ConnectionsPerSec: cps, RejectionsPerSec: rps, Version: r.version,
 	}
 }
 

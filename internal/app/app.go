@@ -1,0 +1,254 @@
+// Package app is the composition root of `infrarust serve`: it builds the proxy,
+// the server manager, the prober, the admin API, the servers_dir watcher and the
+// signal handling, ties them together explicitly, and owns and waits for every
+// goroutine it starts. Tests start it without cobra.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/bans"
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/manager"
+	"github.com/infrarust-go/infrarust/internal/metrics"
+	"github.com/infrarust-go/infrarust/internal/proxy"
+	"github.com/infrarust-go/infrarust/internal/proxy/health"
+)
+
+// Options are what `serve` hands the composition root.
+type Options struct {
+	// Config is the loaded configuration (servers included).
+	Config *config.Config
+	// Logger receives every component's logs; nil discards them.
+	Logger *slog.Logger
+	// Version is what the admin API and metrics report.
+	Version string
+	// Ready, when set, is told the proxy's and the admin API's actual listen
+	// addresses ("" when [web] is disabled) once both accept connections, so tests
+	// can bind port 0.
+	Ready func(proxyAddr, adminAddr string)
+	// Reload, when set, triggers a reload of servers_dir on every receive: serve
+	// passes its SIGHUP channel; tests send on it directly.
+	Reload <-chan os.Signal
+}
+
+// App is one running `serve`: the components and the goroutines that run them.
+type App struct {
+	log   *slog.Logger
+	cfg   *config.Config
+	bus   *events.Bus
+	met   *metrics.Metrics
+	bans  *bans.Store
+	proxy *proxy.Proxy
+	mgr   *manager.Manager
+
+	prober *health.Prober
+	drains *admin.DrainStore
+	rt     *runtime
+
+	reloadMu sync.Mutex // one reload at a time (watcher, signal, tests)
+
+	wg sync.WaitGroup // every goroutine the app starts
+}
+
+// Run builds everything, serves until ctx ends, then shuts down in order: the
+// proxy (live sessions get shutdown_timeout), then the managed servers (each with
+// its own grace period), then the background work. It returns when every
+// goroutine it started has ended.
+func Run(ctx context.Context, opts Options) error {
+	a, err := build(opts)
+	if err != nil {
+		return err
+	}
+	return a.run(ctx, opts)
+}
+
+func build(opts Options) (*App, error) {
+	cfg := opts.Config
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Source == "" {
+		log.Info("no config file found; using the embedded default (see 'infrarust config init')")
+	} else {
+		log.Info("configuration loaded", "file", cfg.Source, "servers", len(cfg.Servers))
+	}
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
+	}
+	a := &App{log: log, cfg: cfg, bus: events.NewBus(), met: metrics.New()}
+	var err error
+	if a.bans, err = openBans(cfg); err != nil {
+		return nil, err
+	}
+	// The manager tells the app when a woken server's address is ready; the app
+	// puts it into the proxy's slow start. a.proxy is set below, before the
+	// manager's loops (the only callers) start in run.
+	a.mgr = manager.New(manager.Options{Bus: a.bus, Logger: log, OnReady: a.serverReady})
+	a.proxy, err = proxy.New(proxy.Options{
+		Config: cfg, Logger: log, Bus: a.bus, Metrics: a.met, Bans: a.bans,
+		Manager: a.mgr, Version: opts.Version,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := a.mgr.Configure(cfg.Servers); err != nil {
+		log.Error("server manager configuration", "err", err)
+	}
+	a.prober = health.New(a.proxy.Probe, cfg.ActiveHealth.MaxConcurrent, a.proxy.ProberClock())
+	a.prober.SetTargets(a.proxy.HealthTargets())
+	if a.drains, err = admin.OpenDrainStore(cfg.Web.DataDir); err != nil {
+		return nil, fmt.Errorf("drain store: %w (fix or move the file; it is never emptied silently)", err)
+	}
+	return a, nil
+}
+
+func (a *App) serverReady(server, address string) {
+	_ = a.proxy.MarkWarming(server, address, time.Now())
+}
+
+// goroutine starts f and counts it, so shutdown can wait for it.
+func (a *App) goroutine(f func()) {
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		f()
+	}()
+}
+
+func (a *App) run(ctx context.Context, opts Options) error {
+	cfg := a.cfg
+	for _, d := range a.drains.Replay(a.runtime(opts.Version), time.Now()) {
+		a.log.Warn("stored drain dropped: the address is no longer configured", "entry", d)
+	}
+	for server, addrs := range a.drains.All() {
+		a.log.Info("drain replayed", "server", server, "addresses", addrs)
+	}
+
+	// Keepalive is set per session by the proxy (from [keepalive]), not at accept.
+	lc := net.ListenConfig{KeepAlive: -1}
+	ln, err := lc.Listen(ctx, "tcp", cfg.Bind)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another server using the port? change bind or use --bind)", cfg.Bind, err)
+	}
+
+	// Background work lives until the end of shutdown, not until ctx ends: the
+	// manager must still be running while the proxy's sessions drain.
+	bg, stopBG := context.WithCancel(context.Background())
+	defer func() {
+		stopBG()
+		a.wg.Wait()
+	}()
+	stopMetrics := a.met.SubscribeHealth(a.bus)
+	defer stopMetrics()
+
+	adminAddr, err := a.startAdmin(bg, opts.Version)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	a.goroutine(func() { a.prober.Run(bg) })
+	a.goroutine(func() { a.proxy.RunMaintenance(bg) })
+	a.goroutine(func() { a.mgr.Run(bg) })
+	a.goroutine(func() { a.watchServers(bg) })
+	if opts.Reload != nil {
+		a.goroutine(func() { a.reloadOn(bg, opts.Reload) })
+	}
+	serveErr := make(chan error, 1)
+	a.goroutine(func() { serveErr <- a.proxy.Serve(ctx, ln) })
+	if opts.Ready != nil {
+		opts.Ready(ln.Addr().String(), adminAddr)
+	}
+
+	var runErr error
+	select {
+	case runErr = <-serveErr:
+	case <-ctx.Done():
+	}
+	a.shutdown()
+	return runErr
+}
+
+// shutdown stops the proxy (sessions get shutdown_timeout), then the managed
+// servers with their own grace period, whatever the sessions used.
+func (a *App) shutdown() {
+	a.log.Info("shutting down; live sessions may finish", "shutdown_timeout", a.cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout.D())
+	defer cancel()
+	if err := a.proxy.Shutdown(sctx); err != nil {
+		a.log.Warn("shutdown", "err", err)
+	}
+	mctx, mcancel := context.WithTimeout(context.Background(), managerGrace(a.cfg))
+	defer mcancel()
+	if err := a.mgr.Shutdown(mctx); err != nil {
+		a.log.Warn("server manager shutdown", "err", err)
+	}
+}
+
+// managerGrace is the longest stop any managed server may need: its own
+// shutdown_timeout (stop command, then SIGTERM, then SIGKILL) plus a margin.
+func managerGrace(cfg *config.Config) time.Duration {
+	grace := 30 * time.Second
+	for _, s := range cfg.Servers {
+		if sm := s.ServerManager; sm != nil && sm.ShutdownTimeout.D() > grace {
+			grace = sm.ShutdownTimeout.D()
+		}
+	}
+	return grace + 5*time.Second
+}
+
+func openBans(cfg *config.Config) (*bans.Store, error) {
+	if err := os.MkdirAll(cfg.Web.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data_dir %s: %w", cfg.Web.DataDir, err)
+	}
+	s, err := bans.Open(filepath.Join(cfg.Web.DataDir, "bans.json"), time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("bans: %w", err)
+	}
+	return s, nil
+}
+
+// startAdmin starts the admin API when [web] is enabled and returns the address it
+// listens on ("" when disabled).
+func (a *App) startAdmin(ctx context.Context, version string) (string, error) {
+	cfg := a.cfg
+	if !cfg.Web.Enabled {
+		return "", nil
+	}
+	key, generated, err := admin.ResolveAPIKey(cfg.Web, os.Getenv("INFRARUST_API_KEY"))
+	if err != nil {
+		return "", err
+	}
+	srv, err := admin.NewServer(admin.ServerOptions{
+		Web: cfg.Web, APIKey: key, Runtime: a.runtime(version), Bus: a.bus, Bans: a.bans,
+		Metrics: a.met.Handler(), Drains: a.drains, Logger: a.log,
+	})
+	if err != nil {
+		return "", err
+	}
+	ln, err := net.Listen("tcp", cfg.Web.Bind)
+	if err != nil {
+		return "", fmt.Errorf("admin API: listen on %s: %w (change [web] bind or set [web] enabled = false)", cfg.Web.Bind, err)
+	}
+	if generated != "" {
+		a.log.Info("admin API key is in a file the CLI reads by itself", "file", generated)
+	}
+	a.log.Info("admin API listening", "url", "http://"+ln.Addr().String())
+	a.goroutine(func() {
+		if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, context.Canceled) {
+			a.log.Error("admin API stopped", "err", err)
+		}
+	})
+	return ln.Addr().String(), nil
+}

@@ -1,0 +1,273 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/fakemc"
+	"github.com/infrarust-go/infrarust/internal/mc"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testApp is a running App on loopback ports with its servers_dir in a temp folder.
+type testApp struct {
+	*App
+	proxyAddr string
+	dir       string
+	reload    chan os.Signal
+}
+
+// startApp runs the composition root the way serve does (minus cobra), and at
+// cleanup checks that Run returned: every goroutine it started has ended.
+func startApp(t *testing.T, files map[string]string) *testApp {
+	t.Helper()
+	dir := t.TempDir()
+	servers := filepath.Join(dir, "servers")
+	if err := os.Mkdir(servers, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range files {
+		writeServerFile(t, servers, name, body)
+	}
+	cfg := config.Default()
+	cfg.Bind = "127.0.0.1:0"
+	cfg.Web.Bind = "127.0.0.1:0"
+	cfg.Web.DataDir = filepath.Join(dir, "data")
+	cfg.ServersPath = servers
+	cfg.StatusCache.TTL = 0
+	cfg.ShutdownTimeout = config.Duration(2 * time.Second)
+	loaded, errs := config.LoadServersDir(servers, cfg)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	cfg.Servers = loaded
+	level := slog.LevelError + 100
+	if os.Getenv("INFRARUST_TEST_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	opts := Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})), Version: "test"}
+	a, err := build(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reload := make(chan os.Signal, 1)
+	opts.Reload = reload
+	ready := make(chan string, 1)
+	opts.Ready = func(p, _ string) { ready <- p }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.run(ctx, opts) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("app stopped before it was ready: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("Run did not return within 10s of its context ending")
+		}
+	})
+	return &testApp{App: a, proxyAddr: addr, dir: servers, reload: reload}
+}
+
+func writeServerFile(t *testing.T, dir, name, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func startBackend(t *testing.T, name string) *fakemc.Server {
+	t.Helper()
+	b, err := fakemc.Start("127.0.0.1:0", fakemc.Options{Name: name, MOTD: "motd " + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func (ta *testApp) motd(t *testing.T, host string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", ta.proxyAddr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	body, _, err := mc.QueryStatus(c, host, 25565, 767)
+	if err != nil {
+		t.Fatalf("status via proxy for %q: %v", host, err)
+	}
+	st, err := mc.ParseStatusResponse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mc.DescriptionText(st.Description)
+}
+
+func serverFile(addr string, domains ...string) string {
+	return "domains = [\"" + strings.Join(domains, "\", \"") + "\"]\naddresses = [\"" + addr + "\"]\n"
+}
+
+// Reload adds, changes and removes servers; a broken file keeps its previous
+// version; a domain conflict rejects the whole reload.
+func TestReloadServers(t *testing.T) {
+	a, b := startBackend(t, "a"), startBackend(t, "b")
+	ta := startApp(t, map[string]string{"lobby.toml": serverFile(a.Addr(), "lobby.com")})
+	if got := ta.motd(t, "lobby.com"); got != "motd a" {
+		t.Fatalf("before reload: %q", got)
+	}
+
+	writeServerFile(t, ta.dir, "lobby.toml", serverFile(b.Addr(), "lobby.com"))
+	writeServerFile(t, ta.dir, "survival.toml", serverFile(a.Addr(), "smp.com"))
+	if err := ta.ReloadServers("test"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ta.motd(t, "lobby.com"); got != "motd b" {
+		t.Fatalf("changed server: %q", got)
+	}
+	if got := ta.motd(t, "smp.com"); got != "motd a" {
+		t.Fatalf("added server: %q", got)
+	}
+
+	writeServerFile(t, ta.dir, "lobby.toml", "domains = [\"lobby.com\"]\nadresses = [\"x\"]\n")
+	err := ta.ReloadServers("test")
+	if err == nil || !strings.Contains(err.Error(), "lobby.toml:2") {
+		t.Fatalf("broken file error should name file and line: %v", err)
+	}
+	if got := ta.motd(t, "lobby.com"); got != "motd b" {
+		t.Fatalf("broken file must keep the old version: %q", got)
+	}
+
+	writeServerFile(t, ta.dir, "lobby.toml", serverFile(b.Addr(), "lobby.com"))
+	writeServerFile(t, ta.dir, "thief.toml", serverFile(b.Addr(), "smp.com"))
+	if err := ta.ReloadServers("test"); err == nil || !strings.Contains(err.Error(), "already claimed") {
+		t.Fatalf("conflict: %v", err)
+	}
+	if got := ta.motd(t, "smp.com"); got != "motd a" {
+		t.Fatalf("after a rejected reload the old routing stays: %q", got)
+	}
+
+	os.Remove(filepath.Join(ta.dir, "thief.toml"))
+	os.Remove(filepath.Join(ta.dir, "survival.toml"))
+	if err := ta.ReloadServers("test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ta.proxy.Server("survival", time.Now()); ok {
+		t.Fatal("removed server still routed")
+	}
+	if got := ta.motd(t, "smp.com"); !strings.Contains(got, "no server is configured") {
+		t.Fatalf("removed server's domain: %q", got)
+	}
+}
+
+// The reload signal goes through the Reload channel (SIGHUP in serve).
+func TestReloadOnSignal(t *testing.T) {
+	a := startBackend(t, "a")
+	ta := startApp(t, nil)
+	writeServerFile(t, ta.dir, "lobby.toml", serverFile(a.Addr(), "lobby.com"))
+	ta.reload <- syscall.SIGHUP
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, ok := ta.proxy.Server("lobby", time.Now()); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reload signal did not add the server within 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A drain survives a reload that removes the address and adds it back (and a
+// server file moved away and back): the store is reconciled on every reload, not
+// only at start.
+func TestDrainHoldsAcrossReloads(t *testing.T) {
+	a, b := startBackend(t, "a"), startBackend(t, "b")
+	two := "domains = [\"lobby.com\"]\nbalance = \"round_robin\"\naddresses = [\"" + a.Addr() + "\", \"" + b.Addr() + "\"]\n"
+	ta := startApp(t, map[string]string{"lobby.toml": two})
+	rt := ta.runtime("test")
+	if err := ta.drains.Set("lobby", a.Addr(), true); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.SetDrain("lobby", a.Addr(), true, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	drained := func() bool {
+		v, ok := ta.proxy.Server("lobby", time.Now())
+		if !ok {
+			return false
+		}
+		for _, be := range v.Backends {
+			if be.Address == a.Addr() {
+				return be.Drained
+			}
+		}
+		return false
+	}
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"address removed", func() { writeServerFile(t, ta.dir, "lobby.toml", serverFile(b.Addr(), "lobby.com")) }},
+		{"address back", func() { writeServerFile(t, ta.dir, "lobby.toml", two) }},
+		{"file moved away", func() {
+			if err := os.Rename(filepath.Join(ta.dir, "lobby.toml"), filepath.Join(ta.dir, "lobby.toml.off")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"file moved back", func() {
+			if err := os.Rename(filepath.Join(ta.dir, "lobby.toml.off"), filepath.Join(ta.dir, "lobby.toml")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, s := range steps {
+		s.do()
+		if err := ta.ReloadServers(s.name); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+	}
+	if !drained() {
+		t.Fatal("the drained address came back undrained after a reload")
+	}
+	// New logins all go to b.
+	for i := 0; i < 4; i++ {
+		c, err := net.Dial("tcp", ta.proxyAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.Write(mc.Handshake{ProtocolVersion: 767, ServerAddress: "lobby.com", ServerPort: 25565, NextState: mc.StateLogin}.Encode())
+		_, _ = c.Write(mc.LoginStart{Name: "p"}.Encode(767))
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 1)
+		_, _ = c.Read(buf)
+		c.Close()
+	}
+	if n := a.Logins.Load(); n != 0 {
+		t.Fatalf("the drained address got %d logins after the reloads", n)
+	}
+	if n := b.Logins.Load(); n != 4 {
+		t.Fatalf("the other address got %d logins, want 4", n)
+	}
+}

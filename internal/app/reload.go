@@ -1,0 +1,164 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/events"
+)
+
+// ReloadServers re-reads servers_dir and applies it to every component: the
+// proxy, the server manager, the prober's targets and the stored drains. A file
+// with an error keeps its previous version in force; a domain conflict rejects the
+// whole reload.
+func (a *App) ReloadServers(reason string) error {
+	a.reloadMu.Lock()
+	defer a.reloadMu.Unlock()
+	cur := a.proxy.Config()
+	next, fileErrs, err := mergeServersDir(cur)
+	if err != nil {
+		a.log.Error("reload rejected; the previous servers stay in force", "err", err)
+		return err
+	}
+	if err := a.proxy.Apply(next); err != nil {
+		a.log.Error("reload rejected; the previous servers stay in force", "err", err)
+		return err
+	}
+	if err := a.mgr.Configure(next.Servers); err != nil {
+		a.log.Error("server manager configuration", "err", err)
+	}
+	a.prober.SetTargets(a.proxy.HealthTargets())
+	a.reapplyDrains()
+	for _, e := range fileErrs {
+		a.log.Error("server file rejected; its previous version stays in force", "err", e)
+	}
+	ids := make([]string, 0, len(next.Servers))
+	for _, s := range next.Servers {
+		ids = append(ids, s.ID)
+	}
+	a.log.Info("servers reloaded", "reason", reason, "servers", strings.Join(ids, ","), "rejected_files", len(fileErrs))
+	a.bus.Publish(events.ConfigReload, map[string]any{"reason": reason, "servers": ids, "errors": errStrings(fileErrs)})
+	return errors.Join(fileErrs...)
+}
+
+// reapplyDrains puts every stored drain back on the running pools: a reload that
+// removed an address and added it back (or a server file moved away and back)
+// starts that address fresh, and the operator's drain must hold again at once,
+// not only after a restart. Entries for addresses not configured right now stay
+// stored for when they come back.
+func (a *App) reapplyDrains() {
+	now := time.Now()
+	for server, addrs := range a.drains.All() {
+		for _, addr := range addrs {
+			_ = a.proxy.SetDrain(server, addr, true, now)
+		}
+	}
+}
+
+// mergeServersDir loads servers_dir over cur: files that failed to load keep their
+// previous version (returned as fileErrs), removed files drop their server,
+// built-in servers (such as --demo's) stay. A domain conflict is an error.
+func mergeServersDir(cur *config.Config) (*config.Config, []error, error) {
+	loaded, errs := config.LoadServersDir(cur.ServersPath, cur)
+	var conflict error
+	var fileErrs []error
+	for _, e := range errs {
+		if errors.Is(e, config.ErrDomainConflict) {
+			conflict = errors.Join(conflict, e)
+			continue
+		}
+		fileErrs = append(fileErrs, e)
+	}
+	if conflict != nil {
+		return nil, nil, conflict
+	}
+	byID := map[string]*config.Server{}
+	for _, s := range loaded {
+		byID[s.ID] = s
+	}
+	for _, old := range cur.Servers {
+		if _, ok := byID[old.ID]; ok {
+			continue
+		}
+		builtin := strings.HasPrefix(old.File, "<") // e.g. the --demo server
+		if _, err := os.Stat(filepath.Join(cur.ServersPath, old.ID+".toml")); err == nil || builtin {
+			byID[old.ID] = old
+		}
+	}
+	next := *cur
+	next.Servers = make([]*config.Server, 0, len(byID))
+	for _, s := range byID {
+		next.Servers = append(next.Servers, s)
+	}
+	sort.Slice(next.Servers, func(i, j int) bool { return next.Servers[i].ID < next.Servers[j].ID })
+	if err := config.CheckDomainConflicts(next.Servers); err != nil {
+		return nil, nil, err
+	}
+	return &next, fileErrs, nil
+}
+
+func errStrings(errs []error) []string {
+	out := make([]string, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+// reloadOn reloads on every receive from ch (SIGHUP).
+func (a *App) reloadOn(ctx context.Context, ch <-chan os.Signal) {
+	for {
+		select {
+		case <-ch:
+			_ = a.ReloadServers("SIGHUP")
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// watchServers reloads when servers_dir changes, debounced so an editor's
+// write-rename-chmod burst is one reload.
+func (a *App) watchServers(ctx context.Context) {
+	dir := a.cfg.ServersPath
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		a.log.Warn("cannot watch servers_dir; reload with SIGHUP", "err", err)
+		return
+	}
+	defer w.Close()
+	if err := w.Add(dir); err != nil {
+		a.log.Debug("servers_dir not watched (it may not exist); reload with SIGHUP", "dir", dir, "err", err)
+		return
+	}
+	var timer <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if strings.HasSuffix(ev.Name, ".toml") {
+				timer = time.After(250 * time.Millisecond)
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+			a.log.Warn("servers_dir watch error", "err", err)
+		case <-timer:
+			timer = nil
+			_ = a.ReloadServers("servers_dir changed")
+		}
+	}
+}

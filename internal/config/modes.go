@@ -1,0 +1,36 @@
+package config
+
+// ProxyMode is a server's proxy_mode: how the proxy handles its logins. The proxy
+// dispatches on it; nothing compares the strings.
+type ProxyMode string
+
+// Proxy modes, named as in the Rust Infrarust.
+const (
+	// ModePassthrough forwards the client's bytes untouched after routing.
+	ModePassthrough ProxyMode = "passthrough"
+	// ModeZeroCopy is passthrough; the Rust Infrarust's name for its splice forwarder (ours always splices on Linux).
+	ModeZeroCopy ProxyMode = "zero_copy"
+	// ModeServerOnly is passthrough too: the backend authenticates, as in the Rust Infrarust.
+	ModeServerOnly ProxyMode = "server_only"
+	// ModeClientOnly terminates the login on the proxy and authenticates players with Mojang.
+	ModeClientOnly ProxyMode = "client_only"
+	// ModeOffline terminates the login on the proxy without authentication.
+	ModeOffline ProxyMode = "offline"
+)
+
+// supportedModes are the modes this build serves, in the order error messages list them.
+var supportedModes = []ProxyMode{ModePassthrough, ModeZeroCopy, ModeServerOnly}
+
+// plannedModes exist in the Rust Infrarust and are refused with a clear message here.
+var plannedModes = []ProxyMode{ModeClientOnly, ModeOffline}
+
+func modeList(ms []ProxyMode) string {
+	s := ""
+	for i, m := range ms {
+		if i > 0 {
+			s += ", "
+		}
+		s += string(m)
+	}
+	return s
+}

@@ -1,0 +1,163 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// Dialer opens connections to backends; Options.Dialer lets tests (and embedders)
+// substitute it. *net.Dialer satisfies it.
+type Dialer interface {
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// defaultDialer leaves keepalive to setKeepalive. Go already turns TCP_NODELAY on
+// for every TCP connection, which Minecraft's many small packets need.
+func defaultDialer() Dialer { return &net.Dialer{KeepAlive: -1} }
+
+// dial opens a connection to one backend address within timeout, under the proxy's
+// context so shutdown ends a dial at once.
+func (p *Proxy) dial(addr string, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(p.ctx, timeout)
+	defer cancel()
+	return p.dialer.DialContext(ctx, "tcp", addr)
+}
+
+// preamble is what the proxy writes to a backend before anything else: the PROXY v2
+// header naming the real client when the server asks for it, nothing otherwise.
+// Logins, status relays and probes all start with it, so a backend that requires
+// the header sees it from every kind of connection.
+func preamble(srv *server, client netip.AddrPort, backend net.Conn) []byte {
+	if !srv.cfg.SendProxyProtocol {
+		return nil
+	}
+	return proxyHeader(client, backend)
+}
+
+// backendLogin sends a player's login on a freshly dialled backend and reads far
+// enough to know whether the backend took it, all before deadline. full is the kick
+// text of a backend with no room (the next address is tried with no health effect);
+// an error is a health failure of the address.
+type backendLogin func(backend net.Conn, deadline time.Time) (full string, err error)
+
+// fullError means every address that answered was full; kick is the last kick text.
+type fullError struct{ kick string }
+
+func (e *fullError) Error() string { return "every address is full: " + e.kick }
+
+// errNoBackend means no address could be reached (or none could be picked).
+var errNoBackend = errors.New("no backend answered")
+
+// connectBackend tries the server's addresses in the balancer's order, at most
+// connect_max_attempts of them, each within connect_timeout (dial and login
+// answer together: a frozen replica costs no more than a dead one). On success
+// the lease in cn.lease is connected and the backend is tracked for shutdown.
+func (p *Proxy) connectBackend(cn *conn, login backendLogin) (net.Conn, error) {
+	srv, cfg := cn.srv, cn.st.cfg
+	maxAttempts := cfg.ConnectMaxAttempts
+	if maxAttempts == 0 {
+		maxAttempts = len(srv.cfg.Addresses)
+	}
+	var tried, outcomes []string
+	var lastFull string
+	if p.log.Enabled(context.Background(), slog.LevelDebug) {
+		defer func() {
+			p.log.Debug("login routing", "server", srv.id, "player", cn.player, "client", cn.client, "attempts", len(outcomes), "outcomes", strings.Join(outcomes, "; "))
+		}()
+	}
+	lease := &cn.lease
+	for len(tried) < maxAttempts {
+		if !srv.pool.AcquireInto(lease, p.now(), tried) {
+			break
+		}
+		addr := lease.Address()
+		tried = append(tried, addr)
+		backend, dialTime, full, err := p.attempt(cn, addr, login)
+		switch {
+		case errors.Is(err, errShuttingDown):
+			lease.Skipped(p.now())
+			return nil, err
+		case err != nil:
+			lease.Failed(p.now(), err.Error())
+			outcomes = append(outcomes, addr+": "+err.Error())
+		case full != "":
+			// The backend answered, so the address is alive: Connected proves it (a
+			// recovery attempt recovers instead of being handed out again on every
+			// login), then the lease ends with no health effect. The kick also marks the
+			// address full for FullTTL, as a full status answer does, so the next logins
+			// go to a replica with room first.
+			lease.Connected(p.now(), dialTime)
+			lease.Skipped(p.now())
+			srv.pool.ReportStatus(addr, 1, 1, p.now())
+			lastFull = full
+			outcomes = append(outcomes, addr+": full")
+		default:
+			lease.Connected(p.now(), dialTime)
+			outcomes = append(outcomes, addr+": ok")
+			return backend, nil
+		}
+	}
+	if len(outcomes) == 0 {
+		outcomes = append(outcomes, "no address to try")
+	}
+	if lastFull != "" {
+		return nil, &fullError{kick: lastFull}
+	}
+	return nil, errNoBackend
+}
+
+var errShuttingDown = errors.New("proxy is shutting down")
+
+// attempt is one address: dial, then the handler's login exchange, both inside one
+// connect_timeout. A backend that failed or was full is closed here.
+func (p *Proxy) attempt(cn *conn, addr string, login backendLogin) (backend net.Conn, dialTime time.Duration, full string, err error) {
+	srv := cn.srv
+	timeout := cn.st.cfg.ConnectTimeout.D()
+	deadline := time.Now().Add(timeout)
+	start := p.now()
+	backend, err = p.dial(addr, timeout)
+	dialTime = p.now().Sub(start)
+	p.met.BackendConnect(srv.id, addr, dialTime, err)
+	if err != nil {
+		return nil, dialTime, "", errors.New(dialReason(err))
+	}
+	if !p.track(backend) {
+		backend.Close()
+		return nil, dialTime, "", errShuttingDown
+	}
+	full, err = login(backend, deadline)
+	if err != nil || full != "" {
+		p.untrack(backend)
+		backend.Close()
+		if err != nil {
+			if isTimeout(err) {
+				err = errors.New("no login answer within connect_timeout")
+			}
+			return nil, dialTime, "", err
+		}
+		return nil, dialTime, full, nil
+	}
+	_ = backend.SetDeadline(time.Time{})
+	return backend, dialTime, "", nil
+}
+
+// dialReason names a failed dial in the words the logs and events use.
+func dialReason(err error) string {
+	switch {
+	case isTimeout(err):
+		return "connect timeout"
+	case isRefused(err):
+		return "connection refused"
+	}
+	return err.Error()
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

@@ -1,0 +1,45 @@
+package proxy
+
+import (
+	"github.com/infrarust-go/infrarust/internal/config"
+)
+
+// loginHandler serves a login the admission chain let through, the way one proxy
+// mode does it. It owns the connection from here: it kicks with a reason on any
+// failure, or detaches a session that forwards until a side closes.
+type loginHandler interface {
+	serveLogin(p *Proxy, cn *conn)
+}
+
+// handlerFor picks the handler of the routed server's proxy_mode. Adding a mode is
+// adding a case here; the admission chain does not change.
+func (p *Proxy) handlerFor(srv *server) loginHandler {
+	switch srv.cfg.ProxyMode {
+	case config.ModePassthrough, config.ModeZeroCopy, config.ModeServerOnly:
+		return passthrough{}
+	}
+	return unsupported{}
+}
+
+// unsupported refuses a login for a mode this build cannot serve; config
+// validation normally stops such a server from loading at all.
+type unsupported struct{}
+
+func (unsupported) serveLogin(p *Proxy, cn *conn) {
+	p.refused(cn, refuse("proxy_mode", "proxy_mode "+string(cn.srv.cfg.ProxyMode)+" of server "+cn.srv.id, cn.srv.cfg.DisconnectMessage))
+}
+
+// wake starts the routed server when it is managed and asleep, and waits until it
+// is ready (or the proxy shuts down). Every handler calls it right before it
+// connects: a player refused earlier never starts a server.
+func (p *Proxy) wake(cn *conn) error {
+	m := p.opts.Manager
+	if m == nil || !m.Managed(cn.srv.id) {
+		return nil
+	}
+	if err := m.EnsureStarted(p.ctx, cn.srv.id); err != nil {
+		p.log.Info("server could not be started for a player", "server", cn.srv.id, "player", cn.player, "err", err)
+		return err
+	}
+	return nil
+}

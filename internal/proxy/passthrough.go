@@ -1,0 +1,213 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/mc"
+)
+
+// passthrough is the handler of passthrough, zero_copy and server_only servers:
+// it relays the client's own handshake and login to a backend it picks, then
+// forwards bytes untouched (splice on Linux).
+type passthrough struct{}
+
+func (passthrough) serveLogin(p *Proxy, cn *conn) {
+	srv := cn.srv
+	if err := p.wake(cn); err != nil {
+		p.kick(cn, err.Error())
+		return
+	}
+	pending := relayBytes(cn)
+	cn.releaseReader() // nothing more is read through the bufio.Reader
+
+	// A modern backend's first answer is read so a "server is full" kick can pass
+	// the player to the next replica; a legacy one is only written to.
+	var first []byte
+	login := func(backend net.Conn, deadline time.Time) (string, error) {
+		_ = backend.SetDeadline(deadline)
+		out := pending
+		if pre := preamble(srv, cn.client, backend); pre != nil {
+			out = append(pre, pending...)
+		}
+		if _, err := backend.Write(out); err != nil {
+			return "", err
+		}
+		if cn.legacy == legacyLogin {
+			return "", nil
+		}
+		var full string
+		var err error
+		first, full, err = readFirstLoginPacket(backend, srv)
+		return full, err
+	}
+	backend, err := p.connectBackend(cn, login)
+	if err != nil {
+		msg := srv.cfg.DisconnectMessage
+		var fe *fullError
+		if errors.As(err, &fe) {
+			msg = fe.kick
+		}
+		p.kick(cn, msg)
+		return
+	}
+	_ = cn.c.SetReadDeadline(time.Time{})
+	if len(first) > 0 {
+		if _, err := cn.c.Write(first); err != nil {
+			p.untrack(backend)
+			backend.Close()
+			cn.lease.Release(p.now())
+			return
+		}
+	}
+	up0, down0 := int64(len(pending)), int64(len(first))
+	p.detach(cn, func() { p.session(cn, backend, up0, down0) })
+}
+
+// relayBytes is what the backend receives before forwarding starts: the client's
+// handshake (rewritten if asked), its login start and whatever it already sent
+// after them.
+func relayBytes(cn *conn) []byte {
+	hs := cn.raw
+	if cn.legacy == notLegacy && cn.srv.cfg.DomainRewrite.Mode != "none" && cn.srv.cfg.DomainRewrite.Mode != "" {
+		h, port := backendHost(cn.srv.cfg, cn.hs)
+		rw := cn.hs
+		rw.ServerAddress, rw.ServerPort = h, port
+		hs = rw.Encode()
+	}
+	buffered := cn.buffered()
+	out := make([]byte, 0, len(hs)+len(cn.rawLogin)+len(buffered))
+	out = append(out, hs...)
+	out = append(out, cn.rawLogin...)
+	return append(out, buffered...)
+}
+
+// readFirstLoginPacket reads the backend's first login packet. It returns the
+// bytes to pass to the client, or the kick text when the backend is full.
+func readFirstLoginPacket(backend net.Conn, srv *server) ([]byte, string, error) {
+	bbr := getReader(backend)
+	defer putReader(bbr)
+	f, err := mc.ReadFrame(bbr, mc.MaxFrameSize)
+	if err != nil {
+		return nil, "", fmt.Errorf("no first login packet: %w", err)
+	}
+	if text, ok := mc.ParseLoginDisconnect(f); ok && matchesAny(text, srv.full) {
+		return nil, text, nil
+	}
+	first := make([]byte, 0, len(f.Raw)+bbr.Buffered())
+	first = append(first, f.Raw...)
+	rest, _ := bbr.Peek(bbr.Buffered())
+	return append(first, rest...), "", nil
+}
+
+func matchesAny(text string, patterns []string) bool {
+	t := strings.ToLower(text)
+	for _, p := range patterns {
+		if strings.Contains(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// session forwards a logged-in player until either side closes.
+func (p *Proxy) session(cn *conn, backend net.Conn, up0, down0 int64) {
+	defer p.untrack(backend)
+	srv, lease := cn.srv, &cn.lease
+	// Keepalive is how a dead peer of a long session is found; set only now, so a
+	// status ping or a refused connection pays no setsockopt for it.
+	setKeepalive(cn.c, cn.st.cfg.Keepalive)
+	setKeepalive(backend, cn.st.cfg.Keepalive)
+	start := p.now()
+	srv.players.Add(1)
+	p.met.PlayerJoined(srv.id)
+	if m := p.opts.Manager; m != nil {
+		m.PlayerJoined(srv.id)
+	}
+	info := events.Player{Server: srv.id, Address: lease.Address(), Username: cn.player, ClientIP: cn.ip.String()}
+	p.bus.Publish(events.PlayerJoin, info)
+	p.log.Debug("player joined", "server", srv.id, "address", lease.Address(), "player", cn.player, "client", cn.client)
+
+	up, down := forward(cn.c, backend)
+	up, down = up+up0, down+down0
+
+	lease.Release(p.now())
+	srv.players.Add(-1)
+	p.met.PlayerLeft(srv.id)
+	p.met.BytesForwarded(up, down)
+	if m := p.opts.Manager; m != nil {
+		m.PlayerLeft(srv.id)
+	}
+	info.DurationSecs = p.now().Sub(start).Seconds()
+	info.BytesIn, info.BytesOut = up, down
+	p.bus.Publish(events.PlayerLeave, info)
+}
+
+// forward copies both ways on the raw connections so Linux uses splice(2). When one
+// side finishes cleanly its peer gets a half-close; an error tears both down.
+func forward(client, backend net.Conn) (up, down int64) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var err error
+		up, err = io.Copy(backend, client)
+		if err != nil {
+			client.Close()
+			backend.Close()
+			return
+		}
+		closeWrite(backend)
+	}()
+	down, err := io.Copy(client, backend)
+	if err != nil {
+		client.Close()
+		backend.Close()
+	} else {
+		closeWrite(client)
+	}
+	<-done
+	client.Close()
+	backend.Close()
+	return up, down
+}
+
+// setKeepalive applies [keepalive] to a session's connection: dead peers are found
+// by TCP keepalive, never by per-read deadlines on the forwarding path.
+func setKeepalive(c net.Conn, ka config.Keepalive) {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	_ = tc.SetKeepAliveConfig(net.KeepAliveConfig{
+		Enable:   ka.Time > 0,
+		Idle:     ka.Time.D(),
+		Interval: ka.Interval.D(),
+		Count:    ka.Retries,
+	})
+}
+
+func closeWrite(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+		return
+	}
+	c.Close()
+}
+
+func formatUUID(u [16]byte) string {
+	const hex = "0123456789abcdef"
+	b := make([]byte, 0, 36)
+	for i, v := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, hex[v>>4], hex[v&15])
+	}
+	return string(b)
+}
