@@ -10,7 +10,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -92,21 +91,6 @@ func (o Options) logf(format string, args ...any) {
 	if o.Logf != nil {
 		o.Logf(format, args...)
 	}
-}
-
-// RaiseFileLimit lifts RLIMIT_NOFILE to the hard limit and returns the new soft limit.
-func RaiseFileLimit() (uint64, error) {
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-		return 0, err
-	}
-	if rl.Cur < rl.Max {
-		rl.Cur = rl.Max
-		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-			return rl.Cur, err
-		}
-	}
-	return rl.Cur, nil
 }
 
 // Run measures every selected workload, baseline first, then through the proxy.

@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -708,25 +707,6 @@ func TestMaxConnectionsPerIPUsesRealClientIP(t *testing.T) {
 	if got, err := pingOn(a, "lobby.com"); err != nil || got != "lobby motd" {
 		t.Fatalf("held connection: %q, %v", got, err)
 	}
-}
-
-// raiseNoFile lifts the soft open-files limit to the hard one and returns how many
-// descriptors the test may use.
-func raiseNoFile(t *testing.T) uint64 {
-	t.Helper()
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
-	if lim.Cur < lim.Max {
-		old := lim.Cur
-		lim.Cur = lim.Max
-		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-			t.Logf("raising RLIMIT_NOFILE: %v", err)
-			lim.Cur = old
-		}
-	}
-	return lim.Cur
 }
 
 func TestFloodOfSilentSockets(t *testing.T) {

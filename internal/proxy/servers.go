@@ -100,7 +100,7 @@ func (p *Proxy) buildServer(cfg *config.Config, sc *config.Server, old *state, n
 				Server: id, Address: ch.Address, From: string(ch.From), To: string(ch.To), Reason: ch.Reason,
 			})
 			level := p.log.Info
-			if ch.To == balance.State("unhealthy") {
+			if ch.To == balance.StateUnhealthy {
 				level = p.log.Warn
 			}
 			level("backend state changed", "server", id, "address", ch.Address, "from", ch.From, "to", ch.To, "reason", ch.Reason)

@@ -5,11 +5,7 @@ package testutil
 
 import (
 	"bytes"
-	"net"
-	"strconv"
 	"sync"
-	"syscall"
-	"testing"
 	"time"
 )
 
@@ -55,25 +51,4 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-// RefusedAddr is a loopback host:port that refuses connections for the whole test:
-// a socket is bound there but never listens, so the kernel answers with a reset and
-// no other listener can take the port meanwhile (a closed listener's port can be
-// handed to the next one, which made "dead address" tests flaky).
-func RefusedAddr(t testing.TB) string {
-	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatalf("socket: %v", err)
-	}
-	t.Cleanup(func() { syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatalf("bind: %v", err)
-	}
-	sa, err := syscall.Getsockname(fd)
-	if err != nil {
-		t.Fatalf("getsockname: %v", err)
-	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
 }
