@@ -176,8 +176,12 @@ func LoadServerFile(path string, global *Config) (*Server, error) {
 }
 
 // ParseServer decodes and validates one server file; global supplies what a server
-// inherits (the [active_health] block) and the folder relative paths start from.
+// inherits (the [active_health] block) and the folder relative paths start from (nil
+// means the built-in defaults).
 func ParseServer(data []byte, path string, global *Config) (*Server, error) {
+	if global == nil {
+		global = Default()
+	}
 	m, pos, err := parseTOML(data, path)
 	if err != nil {
 		return nil, err

@@ -424,6 +424,13 @@ func TestPterodactylNeedsWhatTheManagerNeeds(t *testing.T) {
 	}
 }
 
+func TestParseServerWithoutGlobal(t *testing.T) {
+	s, err := ParseServer([]byte("domains = [\"a\"]\n[active_health]\nkind = \"status_ping\"\n"), "s.toml", nil)
+	if err != nil || s.ActiveHealth.Timeout.D() != Default().ActiveHealth.Timeout.D() {
+		t.Fatalf("nil global must mean the defaults: %+v, %v", s, err)
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("bind = \"0.0.0.0:25565\"\n[rate_limit]\nenabled = true\nwindow = \"10s\"\n"))
 	f.Add([]byte("connect_timeout = 5\nrate_limit.window = 1.5\n[[web]]\nx = 1\n"))
