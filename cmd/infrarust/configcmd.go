@@ -20,15 +20,19 @@ func newConfigCheckCmd(g *globalFlags) *cobra.Command {
 		Use:   "check",
 		Short: "Validate infrarust.toml and every server file; print warnings",
 		Long: `Load infrarust.toml (--config) and every file in its servers_dir exactly as
-'serve' would. Errors name the file and the line and make the command exit 1;
-warnings are printed but do not fail the check.`,
+'serve' would: a configuration that passes is one 'serve' starts with. Every error
+of every file is listed, each with its file, line and key, and makes the command
+exit 1; warnings are printed but do not fail the check.
+
+Like 'serve', it reads INFRARUST_API_KEY (it decides whether a non-loopback
+[web] bind is allowed), so run it in the environment 'serve' runs in.`,
 		Example: `  infrarust config check
   infrarust config check --config /etc/infrarust/infrarust.toml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.loadConfig(cmd)
 			if err != nil {
-				return &exitError{code: 1, err: fmt.Errorf("configuration is invalid:\n%w", err)}
+				return &exitError{code: 1, err: fmt.Errorf("configuration is invalid (%s):\n%w", problems(err), err)}
 			}
 			src := cfg.Source
 			if src == "" {
@@ -44,4 +48,23 @@ warnings are printed but do not fail the check.`,
 			return nil
 		},
 	}
+}
+
+// problems counts the errors joined in err, so a long list says up front how long it is.
+func problems(err error) string {
+	var count func(error) int
+	count = func(e error) int {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			n := 0
+			for _, x := range j.Unwrap() {
+				n += count(x)
+			}
+			return n
+		}
+		return 1
+	}
+	if n := count(err); n != 1 {
+		return fmt.Sprintf("%d problems", n)
+	}
+	return "1 problem"
 }

@@ -74,7 +74,11 @@ func configInit(dir string, force bool) ([]string, error) {
 			}
 		}
 		if len(exist) > 0 {
-			return nil, fmt.Errorf("%s already exists; nothing was written (use --force to overwrite, or pick another DIR)", strings.Join(exist, " and "))
+			verb := "exists"
+			if len(exist) > 1 {
+				verb = "exist"
+			}
+			return nil, fmt.Errorf("%s already %s; nothing was written (use --force to overwrite, or pick another DIR)", strings.Join(exist, " and "), verb)
 		}
 	}
 	var written []string

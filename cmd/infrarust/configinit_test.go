@@ -70,8 +70,9 @@ func TestConfigInitRefusesToOverwrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := runConfigInit(t, dir)
-	if err == nil || !strings.Contains(err.Error(), "already exists") || !strings.Contains(err.Error(), "--force") {
-		t.Fatalf("second init without --force: want an 'already exists ... --force' error, got %v", err)
+	want := main + " and " + server + " already exist; nothing was written"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("second init without --force: want %q ... --force, got %v", want, err)
 	}
 	if got := readFile(t, main); got != "bind = \"0.0.0.0:25577\"\n" {
 		t.Fatalf("the operator's file was overwritten: %q", got)
@@ -95,8 +96,8 @@ func TestConfigInitWritesNothingWhenOneFileExists(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := runConfigInit(t, dir)
-	if err == nil || !strings.Contains(err.Error(), server) {
-		t.Fatalf("want an error naming %s, got %v", server, err)
+	if err == nil || !strings.Contains(err.Error(), server+" already exists;") {
+		t.Fatalf("want \"%s already exists;\", got %v", server, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "infrarust.toml")); !os.IsNotExist(err) {
 		t.Fatalf("infrarust.toml was written although init refused: %v", err)

@@ -47,6 +47,9 @@ shutdown_timeout to finish.`,
 				return err
 			}
 			if bind != "" {
+				if err := config.CheckBind(bind); err != nil {
+					return fmt.Errorf("--bind: %w", err)
+				}
 				cfg.Bind = bind
 			}
 			ctx := cmd.Context()

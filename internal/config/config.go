@@ -128,6 +128,17 @@ type Server struct {
 	IPFilter            IPFilter       `toml:"ip_filter"`
 	FullKickPatterns    []string       `toml:"full_kick_patterns"`
 	ServerManager       *ServerManager `toml:"server_manager"`
+
+	// domainLines[i] is the line Domains[i] is written on, for conflict errors.
+	domainLines []int
+}
+
+// domainLine is the line of Domains[i] in the file, 0 when unknown (a server built in code).
+func (s *Server) domainLine(i int) int {
+	if i < len(s.domainLines) {
+		return s.domainLines[i]
+	}
+	return 0
 }
 
 // Address is one replica of a server.
@@ -252,9 +263,6 @@ func (c *Config) Warnings() []string {
 	var w []string
 	for _, s := range c.Servers {
 		w = append(w, s.Warnings()...)
-	}
-	if c.Web.Enabled && c.Web.APIKey != "" && len(c.Web.APIKey) < 16 {
-		w = append(w, "[web] api_key is shorter than 16 characters; the admin API will refuse to start")
 	}
 	return w
 }

@@ -110,15 +110,15 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 		servers    map[string]string
 		want       string
 	}{
-		{"unknown key main", "bind = \"0.0.0.0:1\"\nconect_timeout = \"1s\"\n", nil, "infrarust.toml:2: unknown key \"conect_timeout\""},
-		{"wrong type", "max_connections = \"many\"\n", nil, "infrarust.toml:1:"},
-		{"bad duration", "\nconnect_timeout = \"5 parsecs\"\n", nil, "infrarust.toml:2:"},
-		{"unknown server key", "", map[string]string{"a.toml": "domains = [\"a\"]\naddresses = [\"x:1\"]\nwieght = 3\n"}, "a.toml:3: unknown key \"wieght\""},
-		{"bad address", "", map[string]string{"a.toml": "domains = [\"a\"]\naddresses = [\n  \"x:1\",\n  \"bad host:99999\",\n]\n"}, "a.toml:4: addresses:"},
+		{"unknown key main", "bind = \"0.0.0.0:1\"\nconect_timeout = \"1s\"\n", nil, "infrarust.toml:2: unknown key \"conect_timeout\"; did you mean connect_timeout?"},
+		{"wrong type", "max_connections = \"many\"\n", nil, "infrarust.toml:1: max_connections: expected a whole number, got a string"},
+		{"bad duration", "\nconnect_timeout = \"5 parsecs\"\n", nil, "infrarust.toml:2: connect_timeout: invalid duration \"5 parsecs\": unknown unit \"parsecs\""},
+		{"unknown server key", "", map[string]string{"a.toml": "domains = [\"a\"]\naddresses = [\"x:1\"]\nwieght = 3\n"}, "a.toml:3: unknown key \"wieght\"; did you mean weight, a key of an address entry"},
+		{"bad address", "", map[string]string{"a.toml": "domains = [\"a\"]\naddresses = [\n  \"x:1\",\n  \"bad host:99999\",\n]\n"}, "a.toml:4: addresses[1]: address \"bad host:99999\" has an invalid port"},
 		{"unknown address key", "", map[string]string{"a.toml": "domains = [\"a\"]\naddresses = [{ address = \"x:1\", wieght = 2 }]\n"}, "unknown key \"wieght\" in an address table"},
 		{"domain conflict", "", map[string]string{"a.toml": "domains = [\"a.com\"]\n", "b.toml": "\ndomains = [\"a.com\"]\n"}, "b.toml:2: domain \"a.com\" is already claimed by server \"a\""},
 		{"intercepted mode", "", map[string]string{"a.toml": "domains = [\"a\"]\nproxy_mode = \"offline\"\n"}, "not supported yet"},
-		{"bad strategy", "", map[string]string{"a.toml": "domains = [\"a\"]\nbalance = \"fastest\"\n"}, "a.toml:2: balance"},
+		{"bad strategy", "", map[string]string{"a.toml": "domains = [\"a\"]\nbalance = \"fastest\"\n"}, "a.toml:2: balance: \"fastest\" is not one of"},
 		{"syntax", "bind = \n", nil, "infrarust.toml:1:"},
 	}
 	for _, tc := range cases {

@@ -224,10 +224,10 @@ func TestConfigDocsDefaultsMatchCode(t *testing.T) {
 		}
 		if r.table == "server_manager" {
 			// The table needs its required keys; pick the type that does not need this key.
-			if key == "url" || key == "server_id" {
+			if key == "url" || key == "server_id" || key == "api_key" {
 				baseSrc += "type = \"local\"\ncommand = \"run\"\n"
 			} else {
-				baseSrc += "type = \"pterodactyl\"\nurl = \"https://panel\"\nserver_id = \"s\"\n"
+				baseSrc += "type = \"pterodactyl\"\nurl = \"https://panel\"\nserver_id = \"s\"\napi_key = \"ptlc_k\"\n"
 			}
 		}
 		got, err := ParseServer([]byte(baseSrc+key+" = "+val+"\n"), "docs.toml", Default())

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -32,15 +33,45 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText keeps round trips (config init, tests) readable.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-var durationUnits = map[string]time.Duration{
-	"ns": time.Nanosecond, "us": time.Microsecond, "µs": time.Microsecond,
-	"ms": time.Millisecond, "msec": time.Millisecond,
-	"nsec": time.Nanosecond, "usec": time.Microsecond,
-	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
-	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
-	"h": time.Hour, "hr": time.Hour, "hrs": time.Hour, "hour": time.Hour, "hours": time.Hour,
-	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
-	"w": 7 * 24 * time.Hour, "week": 7 * 24 * time.Hour, "weeks": 7 * 24 * time.Hour,
+// durationUnitTable lists every unit ParseDuration reads, shortest name first; the
+// error for a number without a unit is built from it, so the two cannot drift.
+var durationUnitTable = []struct {
+	names []string
+	d     time.Duration
+}{
+	{[]string{"ns", "nsec"}, time.Nanosecond},
+	{[]string{"us", "µs", "usec"}, time.Microsecond},
+	{[]string{"ms", "msec"}, time.Millisecond},
+	{[]string{"s", "sec", "secs", "second", "seconds"}, time.Second},
+	{[]string{"m", "min", "mins", "minute", "minutes"}, time.Minute},
+	{[]string{"h", "hr", "hrs", "hour", "hours"}, time.Hour},
+	{[]string{"d", "day", "days"}, 24 * time.Hour},
+	{[]string{"w", "week", "weeks"}, 7 * 24 * time.Hour},
+}
+
+var durationUnits = func() map[string]time.Duration {
+	m := map[string]time.Duration{}
+	for _, u := range durationUnitTable {
+		for _, n := range u.names {
+			m[n] = u.d
+		}
+	}
+	return m
+}()
+
+// durationUnitList names every unit a duration may use, for error messages: each
+// unit's short name, then a few of the long aliases.
+var durationUnitList = func() string {
+	var short []string
+	for _, u := range durationUnitTable {
+		short = append(short, u.names[0])
+	}
+	return strings.Join(short, ", ") + `; long forms such as "sec", "min", "hours", "days" work too`
+}()
+
+// unitlessHint is the error for a duration written as a bare number.
+func unitlessHint(num string) string {
+	return fmt.Sprintf("duration %s has no unit; write it with one, e.g. \"%ss\" or \"%sms\" (units: %s)", num, num, num, durationUnitList)
 }
 
 // ParseDuration parses humantime: a sequence of <number><unit> terms such as "10s",
@@ -65,9 +96,10 @@ func ParseDuration(s string) (time.Duration, error) {
 		if i == 0 {
 			return 0, fmt.Errorf("invalid duration %q: expected a number at %q (write it like \"10s\" or \"2m30s\")", in, rest)
 		}
-		num, err := strconv.ParseFloat(rest[:i], 64)
+		numText := rest[:i]
+		num, err := strconv.ParseFloat(numText, 64)
 		if err != nil {
-			return 0, fmt.Errorf("invalid duration %q: %q is not a number", in, rest[:i])
+			return 0, fmt.Errorf("invalid duration %q: %q is not a number", in, numText)
 		}
 		rest = strings.TrimLeft(rest[i:], " ")
 		j := 0
@@ -76,10 +108,13 @@ func ParseDuration(s string) (time.Duration, error) {
 		}
 		unit, ok := durationUnits[rest[:j]]
 		if !ok {
-			if j == 0 {
-				return 0, fmt.Errorf("invalid duration %q: missing unit after %v (use ms, s, m, h, d or w)", in, num)
+			if j == 0 && in == numText {
+				return 0, errors.New(unitlessHint(numText))
 			}
-			return 0, fmt.Errorf("invalid duration %q: unknown unit %q (use ms, s, m, h, d or w)", in, rest[:j])
+			if j == 0 {
+				return 0, fmt.Errorf("invalid duration %q: %s has no unit (units: %s)", in, numText, durationUnitList)
+			}
+			return 0, fmt.Errorf("invalid duration %q: unknown unit %q (units: %s)", in, rest[:j], durationUnitList)
 		}
 		d := num * float64(unit)
 		if d > float64(math.MaxInt64)-float64(total) {

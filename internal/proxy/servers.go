@@ -1,11 +1,8 @@
 package proxy
 
 import (
-	"encoding/base64"
 	"fmt"
 	"net/netip"
-	"os"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -26,7 +23,6 @@ type server struct {
 	players *atomic.Int64
 	filter  *ipfilter.Filter
 	full    []string // lowercased full_kick_patterns
-	favicon map[*config.MOTD]string
 }
 
 // Apply installs a configuration: new servers start fresh, servers that stay keep
@@ -106,18 +102,9 @@ func (p *Proxy) buildServer(cfg *config.Config, sc *config.Server, old *state, n
 			level("backend state changed", "server", id, "address", ch.Address, "from", ch.From, "to", ch.To, "reason", ch.Reason)
 		},
 	}
-	srv := &server{id: id, cfg: sc, filter: filter, favicon: map[*config.MOTD]string{}}
+	srv := &server{id: id, cfg: sc, filter: filter}
 	for _, pat := range sc.FullKickPatterns {
 		srv.full = append(srv.full, strings.ToLower(pat))
-	}
-	for _, m := range []*config.MOTD{sc.MOTD.Online, sc.MOTD.Offline, sc.MOTD.Sleeping, sc.MOTD.Starting, sc.MOTD.Crashed} {
-		if m != nil && m.Favicon != "" {
-			fav, err := loadFavicon(m.Favicon)
-			if err != nil {
-				return nil, fmt.Errorf("%s: favicon: %w", sc.File, err)
-			}
-			srv.favicon[m] = fav
-		}
 	}
 	var prev *server
 	if old != nil {
@@ -147,23 +134,4 @@ func hasAddress(sc *config.Server, addr string) bool {
 		}
 	}
 	return false
-}
-
-// loadFavicon accepts a data URI as is, or reads a PNG file and encodes it.
-func loadFavicon(v string) (string, error) {
-	if strings.HasPrefix(v, "data:image/") {
-		return v, nil
-	}
-	b, err := os.ReadFile(v)
-	if err != nil {
-		return "", err
-	}
-	if len(b) < 8 || string(b[1:4]) != "PNG" {
-		return "", fmt.Errorf("%s is not a PNG file", v)
-	}
-	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(b), nil
-}
-
-func sortServers(s []*config.Server) {
-	sort.Slice(s, func(i, j int) bool { return s[i].ID < s[j].ID })
 }

@@ -142,11 +142,7 @@ func encodeMOTD(cn *conn, m *config.MOTD) []byte {
 	if cn.legacy == legacyPing {
 		return mc.EncodeLegacyPingReply(cn.ping.Form, legacyStatus(m))
 	}
-	var favicon string
-	if cn.srv != nil {
-		favicon = cn.srv.favicon[m]
-	}
-	return mc.EncodeStatusResponse(motdJSON(m, cn.protocol, favicon))
+	return mc.EncodeStatusResponse(motdJSON(m, cn.protocol))
 }
 
 func legacyStatus(m *config.MOTD) mc.LegacyStatus {
@@ -281,8 +277,9 @@ func backendHost(sc *config.Server, hs mc.Handshake) (string, uint16) {
 	return hs.ServerAddress, hs.ServerPort
 }
 
-// motdJSON builds a status response from a configured MOTD.
-func motdJSON(m *config.MOTD, protocol int32, favicon string) []byte {
+// motdJSON builds a status response from a configured MOTD. The loader has turned
+// a favicon file into a data URI already.
+func motdJSON(m *config.MOTD, protocol int32) []byte {
 	var r mc.StatusResponse
 	r.Version.Name = m.VersionName
 	if r.Version.Name == "" {
@@ -293,10 +290,7 @@ func motdJSON(m *config.MOTD, protocol int32, favicon string) []byte {
 	r.Players.Online = m.Online
 	desc, _ := json.Marshal(map[string]string{"text": m.Text})
 	r.Description = desc
-	r.Favicon = favicon
-	if r.Favicon == "" && len(m.Favicon) > 11 && m.Favicon[:11] == "data:image/" {
-		r.Favicon = m.Favicon
-	}
+	r.Favicon = m.Favicon
 	b, _ := json.Marshal(r)
 	return b
 }
