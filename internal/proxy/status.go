@@ -193,27 +193,19 @@ var errNoAddress = errors.New("server has no address")
 // queryStatus runs a modern status exchange with one address, as the client's
 // protocol version, and learns the address's player counts from the answer.
 func (p *Proxy) queryStatus(cn *conn, addr string) ([]byte, error) {
-	srv := cn.srv
-	timeout := cn.st.cfg.ConnectTimeout.D()
-	c, err := p.dial(addr, timeout)
+	c, err := p.openStatus(cn, addr, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(timeout))
-	if pre := preamble(srv, cn.client, c); pre != nil {
-		if _, err := c.Write(pre); err != nil {
-			return nil, err
-		}
-	}
-	host, port := backendHost(srv.cfg, cn.hs)
+	host, port := backendHost(cn.srv.cfg, cn.hs)
 	body, rtt, err := mc.QueryStatus(c, host, port, cn.protocol)
 	if err != nil {
 		return nil, err
 	}
-	p.met.StatusLatency(srv.id, addr, rtt)
+	p.met.StatusLatency(cn.srv.id, addr, rtt)
 	if parsed, err := mc.ParseStatusResponse(body); err == nil {
-		srv.pool.ReportStatus(addr, parsed.Players.Online, parsed.Players.Max, p.now())
+		cn.srv.pool.ReportStatus(addr, parsed.Players.Online, parsed.Players.Max, p.now())
 	}
 	return body, nil
 }
@@ -222,21 +214,34 @@ func (p *Proxy) queryStatus(cn *conn, addr string) ([]byte, error) {
 // read only the first chunk) and reads exactly one reply: no waiting for the
 // backend to close.
 func (p *Proxy) queryLegacy(cn *conn, addr string) ([]byte, error) {
+	c, err := p.openStatus(cn, addr, cn.raw)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return readLegacyReply(c)
+}
+
+// openStatus connects to one address for a status relay, bounded by
+// connect_timeout end to end, and writes the preamble and first in one write.
+func (p *Proxy) openStatus(cn *conn, addr string, first []byte) (net.Conn, error) {
 	timeout := cn.st.cfg.ConnectTimeout.D()
 	c, err := p.dial(addr, timeout)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(timeout))
-	out := cn.raw
+	out := first
 	if pre := preamble(cn.srv, cn.client, c); pre != nil {
-		out = append(pre, cn.raw...)
+		out = append(pre, first...)
 	}
-	if _, err := c.Write(out); err != nil {
-		return nil, err
+	if len(out) > 0 {
+		if _, err := c.Write(out); err != nil {
+			c.Close()
+			return nil, err
+		}
 	}
-	return readLegacyReply(c)
+	return c, nil
 }
 
 // readLegacyReply reads one whole 0xFF reply (at most 128 KiB: a length-prefixed
