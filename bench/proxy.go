@@ -11,6 +11,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/proxy"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
 // benchHost is the domain the proxy routes to the backend.
@@ -40,7 +41,7 @@ func benchConfig(backend, serversDir string, cacheTTL time.Duration) *config.Con
 	cfg.Servers = []*config.Server{{
 		ID: "bench", File: "bench.toml", Domains: []string{benchHost},
 		Addresses: []config.Address{{Address: backend, Weight: 1}},
-		Balance:   "first_available", SlowStartAggression: 1,
+		Balance:   balance.FirstAvailable, SlowStartAggression: 1,
 		ProxyMode: "passthrough", DomainRewrite: config.DomainRewrite{Mode: "none"},
 		DisconnectMessage: "unreachable", FullKickPatterns: config.DefaultFullKickPatterns,
 	}}

@@ -15,6 +15,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/app"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/fakemc"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
 func newServeCmd(g *globalFlags) *cobra.Command {
@@ -87,7 +88,7 @@ func addDemo(cfg *config.Config, log *slog.Logger) (func(), error) {
 	srv := &config.Server{
 		ID: "demo", File: "<demo>", Name: "demo",
 		Domains:             []string{"localhost", "127.0.0.1", "demo.localhost"},
-		Balance:             "least_conn",
+		Balance:             balance.LeastConn,
 		SlowStart:           config.Duration(30 * time.Second),
 		SlowStartAggression: 1,
 		ProxyMode:           "passthrough",

@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
+	"github.com/infrarust-go/infrarust/internal/proxy/health"
 )
 
 // Config is the proxy-wide file (infrarust.toml) plus the servers loaded from servers_dir.
@@ -90,13 +93,13 @@ type RateLimit struct {
 
 // ActiveHealth configures the background prober; a server may override the whole block.
 type ActiveHealth struct {
-	Enabled           bool     `toml:"enabled"`
-	Kind              string   `toml:"kind"`
-	UnhealthyInterval Duration `toml:"unhealthy_interval"`
-	ProbeHealthy      bool     `toml:"probe_healthy"`
-	Interval          Duration `toml:"interval"`
-	Timeout           Duration `toml:"timeout"`
-	MaxConcurrent     int      `toml:"max_concurrent"`
+	Enabled           bool        `toml:"enabled"`
+	Kind              health.Kind `toml:"kind"`
+	UnhealthyInterval Duration    `toml:"unhealthy_interval"`
+	ProbeHealthy      bool        `toml:"probe_healthy"`
+	Interval          Duration    `toml:"interval"`
+	Timeout           Duration    `toml:"timeout"`
+	MaxConcurrent     int         `toml:"max_concurrent"`
 }
 
 // IPFilter holds allow and deny CIDR lists; deny wins, a non-empty allow admits only its ranges.
@@ -110,24 +113,24 @@ type Server struct {
 	ID   string `toml:"-"`
 	File string `toml:"-"`
 
-	Name                string         `toml:"name"`
-	Domains             []string       `toml:"domains"`
-	RawAddresses        []any          `toml:"addresses"`
-	Addresses           []Address      `toml:"-"`
-	Balance             string         `toml:"balance"`
-	SlowStart           Duration       `toml:"slow_start"`
-	SlowStartAggression float64        `toml:"slow_start_aggression"`
-	DegradedLatency     Duration       `toml:"degraded_latency"`
-	ActiveHealth        *ActiveHealth  `toml:"active_health"`
-	ProxyMode           ProxyMode      `toml:"proxy_mode"`
-	SendProxyProtocol   bool           `toml:"send_proxy_protocol"`
-	RawDomainRewrite    any            `toml:"domain_rewrite"`
-	DomainRewrite       DomainRewrite  `toml:"-"`
-	MOTD                ServerMOTDs    `toml:"motd"`
-	DisconnectMessage   string         `toml:"disconnect_message"`
-	IPFilter            IPFilter       `toml:"ip_filter"`
-	FullKickPatterns    []string       `toml:"full_kick_patterns"`
-	ServerManager       *ServerManager `toml:"server_manager"`
+	Name                string           `toml:"name"`
+	Domains             []string         `toml:"domains"`
+	RawAddresses        []any            `toml:"addresses"`
+	Addresses           []Address        `toml:"-"`
+	Balance             balance.Strategy `toml:"balance"`
+	SlowStart           Duration         `toml:"slow_start"`
+	SlowStartAggression float64          `toml:"slow_start_aggression"`
+	DegradedLatency     Duration         `toml:"degraded_latency"`
+	ActiveHealth        *ActiveHealth    `toml:"active_health"`
+	ProxyMode           ProxyMode        `toml:"proxy_mode"`
+	SendProxyProtocol   bool             `toml:"send_proxy_protocol"`
+	RawDomainRewrite    any              `toml:"domain_rewrite"`
+	DomainRewrite       DomainRewrite    `toml:"-"`
+	MOTD                ServerMOTDs      `toml:"motd"`
+	DisconnectMessage   string           `toml:"disconnect_message"`
+	IPFilter            IPFilter         `toml:"ip_filter"`
+	FullKickPatterns    []string         `toml:"full_kick_patterns"`
+	ServerManager       *ServerManager   `toml:"server_manager"`
 
 	// domainLines[i] is the line Domains[i] is written on, for conflict errors.
 	domainLines []int
@@ -183,9 +186,6 @@ type ServerManager struct {
 // DefaultPort is Minecraft's port, used when an address leaves it out.
 const DefaultPort = 25565
 
-// Strategies lists the balance values; the balance package implements them.
-var Strategies = []string{"first_available", "round_robin", "least_conn", "latency", "random"}
-
 // DefaultFullKickPatterns match vanilla's and common plugins' "server is full" kicks.
 var DefaultFullKickPatterns = []string{"The server is full", "Server is full", "server is currently full"}
 
@@ -214,7 +214,7 @@ func Default() *Config {
 			IPv6Prefix: 64, MaxTracked: 1 << 20,
 		},
 		ActiveHealth: ActiveHealth{
-			Enabled: true, Kind: "tcp", UnhealthyInterval: Duration(10 * time.Second),
+			Enabled: true, Kind: health.KindTCP, UnhealthyInterval: Duration(10 * time.Second),
 			Interval: Duration(30 * time.Second), Timeout: Duration(3 * time.Second), MaxConcurrent: 8,
 		},
 	}
@@ -222,7 +222,7 @@ func Default() *Config {
 
 // ServerDefaults fills what a server file leaves out.
 func serverDefaults(s *Server) {
-	s.Balance = "first_available"
+	s.Balance = balance.FirstAvailable
 	s.SlowStartAggression = 1.0
 	s.ProxyMode = ModePassthrough
 	s.DisconnectMessage = "§cServer is unreachable, please try again later"
@@ -270,7 +270,7 @@ func (c *Config) Warnings() []string {
 // Warnings of one server file.
 func (s *Server) Warnings() []string {
 	var w []string
-	if s.Balance == "first_available" && len(s.Addresses) > 1 {
+	if s.Balance == balance.FirstAvailable && len(s.Addresses) > 1 {
 		weighted := false
 		for _, a := range s.Addresses {
 			if a.Weight != 1 {

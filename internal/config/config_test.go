@@ -118,7 +118,7 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 		{"unknown address key", "", map[string]string{"a.toml": "domains = [\"a\"]\naddresses = [{ address = \"x:1\", wieght = 2 }]\n"}, "unknown key \"wieght\" in an address table"},
 		{"domain conflict", "", map[string]string{"a.toml": "domains = [\"a.com\"]\n", "b.toml": "\ndomains = [\"a.com\"]\n"}, "b.toml:2: domain \"a.com\" is already claimed by server \"a\""},
 		{"intercepted mode", "", map[string]string{"a.toml": "domains = [\"a\"]\nproxy_mode = \"offline\"\n"}, "not supported yet"},
-		{"bad strategy", "", map[string]string{"a.toml": "domains = [\"a\"]\nbalance = \"fastest\"\n"}, "a.toml:2: balance: \"fastest\" is not one of"},
+		{"bad strategy", "", map[string]string{"a.toml": "domains = [\"a\"]\nbalance = \"fastest\"\n"}, "a.toml:2: balance: unknown balance strategy \"fastest\""},
 		{"syntax", "bind = \n", nil, "infrarust.toml:1:"},
 	}
 	for _, tc := range cases {

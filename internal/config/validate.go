@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/infrarust-go/infrarust/internal/ipfilter"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
+	"github.com/infrarust-go/infrarust/internal/proxy/health"
 )
 
 // Validation happens here, once, for `serve`, `config check` and reloads alike: whatever
@@ -190,8 +192,8 @@ func checkPrefixes(r *report, path string, list []string) {
 }
 
 func validateActiveHealth(r *report, path string, a ActiveHealth) {
-	if a.Kind != "tcp" && a.Kind != "status_ping" {
-		r.check(joinPath(path, "kind"), "%q is not one of tcp, status_ping", a.Kind)
+	if _, err := health.ParseKind(string(a.Kind)); err != nil {
+		r.check(joinPath(path, "kind"), "%v", err)
 	}
 	if a.Timeout <= 0 {
 		r.check(joinPath(path, "timeout"), "must be more than 0")
@@ -241,12 +243,10 @@ func (s *Server) validate(r *report, global *Config) {
 		first[a.Address] = i
 		s.Addresses = append(s.Addresses, a)
 	}
-	found := false
-	for _, st := range Strategies {
-		found = found || st == s.Balance
-	}
-	if !found {
-		r.check("balance", "%q is not one of %s", s.Balance, strings.Join(Strategies, ", "))
+	if st, err := balance.ParseStrategy(string(s.Balance)); err != nil {
+		r.check("balance", "%v", err)
+	} else {
+		s.Balance = st
 	}
 	if s.SlowStart < 0 {
 		r.check("slow_start", "must not be negative")

@@ -25,7 +25,7 @@ func (p *Proxy) HealthTargets() []health.Target {
 			ah.Enabled = false
 		}
 		ts = append(ts, health.Target{Server: sc.ID, Pool: srv.pool, Config: health.Config{
-			Enabled: ah.Enabled, Kind: health.Kind(ah.Kind),
+			Enabled: ah.Enabled, Kind: ah.Kind,
 			UnhealthyInterval: ah.UnhealthyInterval.D(), Interval: ah.Interval.D(),
 			Timeout: ah.Timeout.D(), ProbeHealthy: ah.ProbeHealthy,
 		}})

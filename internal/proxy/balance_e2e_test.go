@@ -233,7 +233,7 @@ func TestE2EKillEjectRecoverRamp(t *testing.T) {
 			t.Cleanup(func() { c.Close() })
 			cAddr := c.Addr()
 			s := newServer("lobby", []string{"lobby.test"}, a.Addr(), b.Addr(), cAddr)
-			s.Balance = strategy
+			s.Balance = balance.Strategy(strategy)
 			s.SlowStart = config.Duration(60 * time.Second)
 			lp := startLBProxy(t, nil, s)
 			const host = "lobby.test"

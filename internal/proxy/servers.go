@@ -75,7 +75,7 @@ func (p *Proxy) buildServer(cfg *config.Config, sc *config.Server, old *state, n
 	if err != nil {
 		return nil, fmt.Errorf("%s: ip_filter: %w", sc.File, err)
 	}
-	strategy, err := balance.ParseStrategy(sc.Balance)
+	strategy, err := balance.ParseStrategy(string(sc.Balance))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sc.File, err)
 	}
