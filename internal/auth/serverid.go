@@ -43,7 +43,8 @@ func MinecraftHexDigest(sum []byte) string {
 			mag[i] = b
 		}
 	}
-	out := make([]byte, 0, 1+2*len(mag))
+	var ob [1 + 2*64]byte
+	out := ob[:0]
 	if neg {
 		out = append(out, '-')
 	}

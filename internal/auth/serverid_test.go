@@ -113,3 +113,29 @@ func BenchmarkServerIDHash(b *testing.B) {
 		}
 	})
 }
+
+// Inputs of any length hash as the textbook SHA-1 + BigInteger would.
+func TestServerIDHashLongInput(t *testing.T) {
+	der := make([]byte, 600)
+	for i := range der {
+		der[i] = byte(i)
+	}
+	h := sha1.New()
+	h.Write([]byte("id"))
+	h.Write([]byte("secret"))
+	h.Write(der)
+	if got, want := ServerIDHash("id", []byte("secret"), der), bigIntDigest(h.Sum(nil)); got != want {
+		t.Fatalf("long input: %s, want %s", got, want)
+	}
+	if got, want := ServerIDHash("id", []byte("secret"), der[:100]), bigIntDigest(sha1Sum("id", "secret", der[:100])); got != want {
+		t.Fatalf("short input: %s, want %s", got, want)
+	}
+}
+
+func sha1Sum(a, b string, c []byte) []byte {
+	h := sha1.New()
+	h.Write([]byte(a))
+	h.Write([]byte(b))
+	h.Write(c)
+	return h.Sum(nil)
+}
