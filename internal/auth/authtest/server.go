@@ -103,9 +103,20 @@ type Server struct {
 // New starts a stand-in on 127.0.0.1 and closes it when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start is New for programs that are not tests (benchmark tools): the caller
+// must Close the server.
+func Start() (*Server, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 1024)
 	if err != nil {
-		t.Fatalf("authtest: signing key: %v", err)
+		return nil, fmt.Errorf("authtest: signing key: %w", err)
 	}
 	s := &Server{
 		signKey: key,
@@ -120,8 +131,7 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("GET "+auth.HasJoinedPath, s.handleHasJoined)
 	s.ts = httptest.NewServer(mux)
 	s.URL = s.ts.URL
-	t.Cleanup(s.Close)
-	return s
+	return s, nil
 }
 
 // Close releases hanging requests and stops the server; safe to call twice.
@@ -166,7 +176,11 @@ func (s *Server) JoinCalls() int { return int(s.joinCalls.Load()) }
 // HasJoinedCalls counts hasJoined requests in every mode.
 func (s *Server) HasJoinedCalls() int { return int(s.hasJoinedCalls.Load()) }
 
-// HasJoinedQueries returns the query of every hasJoined request so far, in order.
+// maxQueries bounds the recorded hasJoined queries.
+const maxQueries = 4096
+
+// HasJoinedQueries returns the query of every hasJoined request so far, in
+// order (only the most recent few thousand in a long run).
 func (s *Server) HasJoinedQueries() []url.Values {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -180,7 +194,7 @@ func (s *Server) HasJoinedQueries() []url.Values {
 func (s *Server) AwaitHasJoined(ctx context.Context, n int) error {
 	for {
 		s.mu.Lock()
-		got, ch := len(s.queries), s.arrived
+		got, ch := s.HasJoinedCalls(), s.arrived
 		s.mu.Unlock()
 		if got >= n {
 			return nil
@@ -307,6 +321,9 @@ func (s *Server) handleHasJoined(w http.ResponseWriter, r *http.Request) {
 	s.hasJoinedCalls.Add(1)
 	q := r.URL.Query()
 	s.mu.Lock()
+	if len(s.queries) >= maxQueries { // a long benchmark keeps only the recent ones
+		s.queries = append(s.queries[:0], s.queries[maxQueries/2:]...)
+	}
 	s.queries = append(s.queries, q)
 	mode := s.mode
 	close(s.arrived)
