@@ -1,12 +1,22 @@
-// Package authtest runs an in-process stand-in for Mojang's session server,
-// so tests exercise client_only logins end to end without the internet.
+// Package authtest runs an in-process stand-in for Mojang's session server
+// (and the two account endpoints a client calls before joining), so tests
+// exercise client_only logins end to end without the internet.
 //
 // A test starts one with New, registers the players that may log in with
 // AddAccount, and points both sides at Server.URL: the proxy through
-// auth.SessionConfig{BaseURL: srv.URL} (or [auth] session_server), the
-// client through its session-server option (node-minecraft-protocol's
-// `sessionServer`, with `session: {accessToken, selectedProfile: {id, name}}`
-// taken from the Account), or a Go test client through Server.ClientJoin.
+// auth.SessionConfig{BaseURL: srv.URL} (or [auth] session_server), a Go test
+// client through Server.ClientJoin, and node-minecraft-protocol 1.54's
+// createClient with these options (all three server options take srv.URL):
+//
+//	{ username: acct.Name, auth: 'mojang', profilesFolder: false,
+//	  session: { accessToken: acct.AccessToken, clientToken: 'test',
+//	             selectedProfile: { id: acct.ID.Undashed(), name: acct.Name } },
+//	  sessionServer: URL, authServer: URL, servicesServer: URL }
+//
+// nmp then validates the token (POST {URL}/validate), fetches a chat-signing
+// key pair (POST {URL}/player/certificates; 1.19-1.19.2 clients send it in
+// Login Start; add disableChatSigning: true to skip it) and joins
+// (POST {URL}/session/minecraft/join) before answering the Encryption Request.
 //
 //	srv := authtest.New(t)
 //	acct := srv.AddAccount("Alice")
@@ -14,19 +24,17 @@
 //	// the proxy verifies: GET {URL}/session/minecraft/hasJoined?username=Alice&serverId=...
 //	srv.SetMode(authtest.Unavailable) // hasJoined now answers 503
 //
-// Like the real server, join answers 204 to a valid access token and 403
-// otherwise, and hasJoined answers 200 with the profile (a signed "textures"
-// property included) only for a matching join, 204 otherwise. SetMode makes
-// hasJoined fail on purpose; the counters and HasJoinedQueries let a test
-// check what the proxy asked.
+// Like the real servers, join and validate answer 204 to a valid access token
+// and 403 otherwise, and hasJoined answers 200 with the profile (a signed
+// "textures" property included) only for a matching join, 204 otherwise.
+// SetMode makes hasJoined fail on purpose; the counters and HasJoinedQueries
+// let a test check what the proxy asked.
 package authtest
 
 import (
 	"context"
-	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha1"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -45,8 +53,15 @@ import (
 	"github.com/infrarust-go/infrarust/internal/auth"
 )
 
-// JoinPath is where clients announce a join, below the base URL.
-const JoinPath = "/session/minecraft/join"
+// Paths the stand-in serves below its base URL besides auth.HasJoinedPath.
+const (
+	// JoinPath is where clients announce a join (session server).
+	JoinPath = "/session/minecraft/join"
+	// ValidatePath is where clients check their access token (auth server).
+	ValidatePath = "/validate"
+	// CertificatesPath is where clients fetch their chat-signing key (services API).
+	CertificatesPath = "/player/certificates"
+)
 
 // Mode selects how hasJoined answers, so a test can make authentication fail on purpose.
 type Mode int
@@ -94,6 +109,7 @@ type Server struct {
 	mode     Mode
 	byToken  map[string]*Account
 	byName   map[string]*Account // lower-case name
+	keys     map[auth.UUID]*PlayerKey
 	joins    map[string]joinRecord
 	queries  []url.Values
 	joinErrs []string
@@ -124,10 +140,13 @@ func Start() (*Server, error) {
 		byToken: map[string]*Account{},
 		byName:  map[string]*Account{},
 		joins:   map[string]joinRecord{},
+		keys:    map[auth.UUID]*PlayerKey{},
 		arrived: make(chan struct{}),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+JoinPath, s.handleJoin)
+	mux.HandleFunc("POST "+ValidatePath, s.handleValidate)
+	mux.HandleFunc("POST "+CertificatesPath, s.handleCertificates)
 	mux.HandleFunc("GET "+auth.HasJoinedPath, s.handleHasJoined)
 	s.ts = httptest.NewServer(mux)
 	s.URL = s.ts.URL
@@ -380,11 +399,7 @@ func (s *Server) profileFor(a Account) auth.Profile {
 		},
 	})
 	value := base64.StdEncoding.EncodeToString(tex)
-	sum := sha1.Sum([]byte(value))
-	sig, err := rsa.SignPKCS1v15(nil, s.signKey, crypto.SHA1, sum[:])
-	if err != nil {
-		panic("authtest: sign textures: " + err.Error()) // cannot happen with a valid key
-	}
+	sig, _ := s.sign([]byte(value)) // cannot fail with the server's own valid key
 	return auth.Profile{
 		ID:   a.ID,
 		Name: a.Name,

@@ -1,7 +1,16 @@
 package authtest_test
 
 import (
+	"bytes"
 	"context"
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha1"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/url"
@@ -146,4 +155,104 @@ func TestHangReleasedByClose(t *testing.T) {
 	}
 	srv.Close()
 	<-done
+}
+
+// The account endpoints nmp calls before it joins.
+func TestValidateAndCertificates(t *testing.T) {
+	srv := authtest.New(t)
+	a := srv.AddAccount("Steve")
+	postJSON := func(path, body, bearer string) (int, []byte) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	if code, _ := postJSON(authtest.ValidatePath, `{"accessToken":"`+a.AccessToken+`","clientToken":"test"}`, ""); code != 204 {
+		t.Fatalf("validate with a good token = %d", code)
+	}
+	if code, _ := postJSON(authtest.ValidatePath, `{"accessToken":"bad"}`, ""); code != 403 {
+		t.Fatalf("validate with a bad token = %d", code)
+	}
+	if code, _ := postJSON(authtest.CertificatesPath, "", "bad"); code != 401 {
+		t.Fatalf("certificates with a bad token = %d", code)
+	}
+	if _, ok := srv.PlayerKey("Steve"); ok {
+		t.Fatal("a key exists before the client asked for one")
+	}
+	code, body := postJSON(authtest.CertificatesPath, "", a.AccessToken)
+	if code != 200 {
+		t.Fatalf("certificates = %d %s", code, body)
+	}
+	var cert struct {
+		KeyPair struct {
+			PrivateKey, PublicKey string
+		}
+		PublicKeySignature, PublicKeySignatureV2, ExpiresAt, RefreshedAfter string
+	}
+	if err := json.Unmarshal(body, &cert); err != nil {
+		t.Fatal(err)
+	}
+	k, ok := srv.PlayerKey("steve")
+	if !ok {
+		t.Fatal("no key recorded")
+	}
+	// What nmp does with the answer: strip the PEM armour, parse SPKI and PKCS#8.
+	pubBlock, _ := pem.Decode([]byte(cert.KeyPair.PublicKey))
+	privBlock, _ := pem.Decode([]byte(cert.KeyPair.PrivateKey))
+	if pubBlock == nil || privBlock == nil || !bytes.Equal(pubBlock.Bytes, k.PublicKeyDER) {
+		t.Fatalf("PEM blocks do not hold the recorded key")
+	}
+	if _, err := x509.ParsePKIXPublicKey(pubBlock.Bytes); err != nil {
+		t.Fatalf("public key is not SPKI: %v", err)
+	}
+	if _, err := x509.ParsePKCS8PrivateKey(privBlock.Bytes); err != nil {
+		t.Fatalf("private key is not PKCS#8: %v", err)
+	}
+	exp, err := time.Parse(time.RFC3339Nano, cert.ExpiresAt)
+	if err != nil || !exp.Equal(k.ExpiresAt) {
+		t.Fatalf("expiresAt %q vs %v (%v)", cert.ExpiresAt, k.ExpiresAt, err)
+	}
+	// The v2 signature verifies as vanilla 1.19.1+ checks it: UUID, expiry millis, DER.
+	sigV2, _ := base64.StdEncoding.DecodeString(cert.PublicKeySignatureV2)
+	msg := append(append(a.ID[:], binary.BigEndian.AppendUint64(nil, uint64(exp.UnixMilli()))...), k.PublicKeyDER...)
+	sum := sha1.Sum(msg)
+	if err := rsa.VerifyPKCS1v15(srv.SigningKey(), crypto.SHA1, sum[:], sigV2); err != nil {
+		t.Fatalf("v2 signature: %v", err)
+	}
+	// A second fetch returns the same key.
+	_, again := postJSON(authtest.CertificatesPath, "", a.AccessToken)
+	if !bytes.Equal(again, body) {
+		t.Fatal("a second fetch issued another key")
+	}
+}
+
+// nmp's toDER: drop the first and last lines, base64-decode the rest.
+func TestCertificatePEMSurvivesNmpParsing(t *testing.T) {
+	srv := authtest.New(t)
+	a := srv.AddAccount("Steve")
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+authtest.CertificatesPath, nil)
+	req.Header.Set("Authorization", "Bearer "+a.AccessToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var cert struct{ KeyPair struct{ PublicKey string } }
+	if err := json.NewDecoder(resp.Body).Decode(&cert); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(cert.KeyPair.PublicKey, "\n")
+	der, err := base64.StdEncoding.DecodeString(strings.Join(lines[1:len(lines)-1], ""))
+	k, _ := srv.PlayerKey("Steve")
+	if err != nil || !bytes.Equal(der, k.PublicKeyDER) {
+		t.Fatalf("first-and-last-line stripping gives %d bytes (%v), want the key", len(der), err)
+	}
 }
