@@ -141,8 +141,12 @@ func (s *Server) serve(c net.Conn) error {
 		if err != nil {
 			return err
 		}
+		src := "local" // a LOCAL header (a health check) names no client
+		if !h.Command.IsLocal() && h.SourceAddr != nil {
+			src = h.SourceAddr.String()
+		}
 		s.mu.Lock()
-		s.proxySource = append(s.proxySource, h.SourceAddr.String())
+		s.proxySource = append(s.proxySource, src)
 		s.mu.Unlock()
 	}
 	first, err := br.Peek(1)

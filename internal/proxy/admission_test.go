@@ -17,6 +17,8 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/fakemc"
 	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
+	"github.com/infrarust-go/infrarust/internal/proxy/health"
 )
 
 // clientKind is one of the four ways a client can open a connection; the
@@ -436,4 +438,57 @@ func TestLegacyPingRelayStopsAtReply(t *testing.T) {
 	if err != nil || got != "held open" {
 		t.Fatalf("legacy ping via a backend that keeps the connection open: %q, %v", got, err)
 	}
+}
+
+// A frozen replica is ejected by its first silent login: the next logins go
+// straight to the live replica instead of each waiting connect_timeout until three
+// have failed, and only a status ping (not a TCP connect) can readmit it.
+func TestFrozenReplicaEjectedAtFirstSilence(t *testing.T) {
+	frozen, accepted := frozenBackend(t)
+	good := startBackend(t, fakemc.Options{Name: "good"})
+	s := newServer("lobby", []string{"lobby.com"}, frozen, good.Addr())
+	tp := startProxy(t, func(c *config.Config) { c.ConnectTimeout = config.Duration(300 * time.Millisecond) }, s)
+	for i := 0; i < 4; i++ {
+		mustLogin(t, tp.addr, direct, "lobby.com", "Alex", landed("good", "Alex"))
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Fatalf("the frozen replica took %d logins, want 1 (ejected at its first silence)", n)
+	}
+	v, _ := tp.Server("lobby", time.Now())
+	if st := v.Backends[0]; st.Health != balance.StateUnhealthy {
+		t.Fatalf("frozen replica is %s after a silent login, want unhealthy", st.Health)
+	}
+	if !tp.state.Load().servers["lobby"].pool.NeedsProtocolProof(frozen) {
+		t.Fatal("the frozen replica must need a Minecraft-level proof before readmission")
+	}
+	// The proof a prober would ask for fails: a status ping gets no answer.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := tp.Probe(ctx, "lobby", health.KindStatusPing, frozen); err == nil {
+		t.Fatal("a status ping of a frozen server succeeded")
+	}
+}
+
+// Probes speak to a backend as players' connections do: a server that requires
+// the PROXY header gets one (LOCAL, for a health check) from both probe kinds.
+func TestProbeSendsProxyHeaderWhenServerRequiresIt(t *testing.T) {
+	b := startBackend(t, fakemc.Options{Name: "pp", MOTD: "pp motd", ProxyProtocol: true})
+	s := newServer("pp", []string{"pp.com"}, b.Addr())
+	s.SendProxyProtocol = true
+	tp := startProxy(t, nil, s)
+	for _, kind := range []health.Kind{health.KindTCP, health.KindStatusPing} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := tp.Probe(ctx, "pp", kind, b.Addr())
+		cancel()
+		if err != nil {
+			t.Fatalf("%s probe of a PROXY-protocol backend: %v", kind, err)
+		}
+	}
+	if n := b.StatusRequests.Load(); n != 1 {
+		t.Fatalf("backend answered %d status requests, want 1 (the status_ping probe)", n)
+	}
+	waitFor(t, "two LOCAL headers", func() bool {
+		src := b.ProxySources()
+		return len(src) == 2 && src[0] == "local" && src[1] == "local"
+	})
 }

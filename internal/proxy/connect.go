@@ -82,6 +82,9 @@ func (p *Proxy) connectBackend(cn *conn, login backendLogin) (net.Conn, error) {
 		case errors.Is(err, errShuttingDown):
 			lease.Skipped(p.now())
 			return nil, err
+		case errors.Is(err, errNoLoginAnswer):
+			lease.Unresponsive(p.now(), err.Error())
+			outcomes = append(outcomes, addr+": "+err.Error())
 		case err != nil:
 			lease.Failed(p.now(), err.Error())
 			outcomes = append(outcomes, addr+": "+err.Error())
@@ -111,7 +114,12 @@ func (p *Proxy) connectBackend(cn *conn, login backendLogin) (net.Conn, error) {
 	return nil, errNoBackend
 }
 
-var errShuttingDown = errors.New("proxy is shutting down")
+var (
+	errShuttingDown = errors.New("proxy is shutting down")
+	// errNoLoginAnswer: the backend took the connection and the login but said
+	// nothing within connect_timeout (a frozen server).
+	errNoLoginAnswer = errors.New("no login answer within connect_timeout")
+)
 
 // attempt is one address: dial, then the handler's login exchange, both inside one
 // connect_timeout. A backend that failed or was full is closed here.
@@ -136,7 +144,7 @@ func (p *Proxy) attempt(cn *conn, addr string, login backendLogin) (backend net.
 		backend.Close()
 		if err != nil {
 			if isTimeout(err) {
-				err = errors.New("no login answer within connect_timeout")
+				err = errNoLoginAnswer
 			}
 			return nil, dialTime, "", err
 		}

@@ -767,3 +767,25 @@ func TestFloodOfSilentSockets(t *testing.T) {
 		t.Fatalf("%d active connections above max_connections %d", got, n+100)
 	}
 }
+
+// An untrusted peer that sends the start of a PROXY header and stalls is closed
+// when the header's budget ends: the handshake does not get a fresh budget after
+// it (one deadline per connection; it was 5 s + 10 s).
+func TestProxyProtocolStallAfterFirstByteUsesOneBudget(t *testing.T) {
+	tp := startProxyOpts(t, func(c *config.Config) {
+		c.ReceiveProxyProtocol = true
+		c.TrustedProxies = []string{"10.0.0.0/8"} // 127.0.0.1 is not trusted
+		c.HandshakeTimeout = config.Duration(time.Hour)
+	}, Options{ProxyHeaderTimeout: 200 * time.Millisecond}, newServer("pp", []string{"pp.com"}, deadAddress(t)))
+	for _, start := range []string{"P", "PROX", "\r\n"} {
+		c, err := net.Dial("tcp", tp.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Write([]byte(start)); err != nil {
+			t.Fatal(err)
+		}
+		expectEOF(t, c, 5*time.Second, fmt.Sprintf("untrusted peer stalled after %q", start))
+		c.Close()
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 
 	proxyproto "github.com/pires/go-proxyproto"
 )
@@ -22,8 +23,14 @@ var (
 func (p *Proxy) readProxyHeader(cn *conn) (netip.AddrPort, error) {
 	peer := cn.client
 	if !trusted(cn.st.trusted, peer.Addr().Unmap()) {
-		if looksLikeProxyHeader(cn) {
+		looks, err := looksLikeProxyHeader(cn)
+		switch {
+		case looks:
 			return peer, fmt.Errorf("PROXY header from untrusted peer %s", peer.Addr())
+		case err != nil:
+			// It began like a header and went quiet: the header's budget is spent, and
+			// the connection's one deadline is not restarted for the handshake.
+			return peer, fmt.Errorf("untrusted peer %s stalled after %q: %w", peer.Addr(), cn.partial(), err)
 		}
 		return peer, nil
 	}
@@ -41,17 +48,33 @@ func (p *Proxy) readProxyHeader(cn *conn) (netip.AddrPort, error) {
 	return src.AddrPort(), nil
 }
 
-// looksLikeProxyHeader peeks without waiting for bytes a short Minecraft packet may never send.
-func looksLikeProxyHeader(cn *conn) bool {
+// looksLikeProxyHeader tells a PROXY header from a Minecraft handshake by its
+// first bytes. A handshake that merely starts with 'P' (a length of 80) or '\r'
+// sends its signature-length prefix at once, so a peer that stalls there (err) is
+// one to close, not to wait for again.
+func looksLikeProxyHeader(cn *conn) (bool, error) {
 	first, err := cn.br.Peek(1)
 	if err != nil || (first[0] != 'P' && first[0] != '\r') {
-		return false
+		return false, nil
 	}
-	if b, err := cn.br.Peek(len(v1Sig)); err == nil && bytes.Equal(b, v1Sig) {
-		return true
+	sig := v2Sig
+	if first[0] == 'P' {
+		sig = v1Sig
 	}
-	b, err := cn.br.Peek(len(v2Sig))
-	return err == nil && bytes.Equal(b, v2Sig)
+	b, err := cn.br.Peek(len(sig))
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return false, err
+		}
+		return false, nil
+	}
+	return bytes.Equal(b, sig), nil
+}
+
+// partial is what the client has sent so far, for a log line (at most 16 bytes).
+func (cn *conn) partial() []byte {
+	b, _ := cn.br.Peek(min(cn.br.Buffered(), 16))
+	return b
 }
 
 func trusted(list []netip.Prefix, ip netip.Addr) bool {
@@ -84,5 +107,12 @@ func proxyHeader(client netip.AddrPort, backend net.Conn) []byte {
 	if err != nil {
 		return nil
 	}
+	return b
+}
+
+// localProxyHeader is a PROXY v2 header with the LOCAL command: a connection the
+// proxy makes on its own behalf (a health probe), with no client to name.
+func localProxyHeader() []byte {
+	b, _ := (&proxyproto.Header{Version: 2, Command: proxyproto.LOCAL, TransportProtocol: proxyproto.UNSPEC}).Format()
 	return b
 }

@@ -91,6 +91,14 @@ func (l *Lease) Failed(now time.Time, reason string) {
 	l.end(now, true, reason)
 }
 
+// Unresponsive records that the address accepted the connection but gave no
+// Minecraft answer within the connect budget (a frozen server), and ends the
+// lease: the address is ejected at once and must answer a status ping before it
+// is readmitted.
+func (l *Lease) Unresponsive(now time.Time, reason string) {
+	l.endWith(func(p *Pool, b *backend, owner bool) { p.unresponsive(b, now, reason, owner) })
+}
+
 // Skipped ends the lease without any health effect, for a backend that answered but refused the
 // login for a reason of its own (for example "server is full").
 func (l *Lease) Skipped(now time.Time) {
@@ -103,6 +111,20 @@ func (l *Lease) Release(now time.Time) {
 }
 
 func (l *Lease) end(now time.Time, failed bool, reason string) {
+	l.endWith(func(p *Pool, b *backend, owner bool) {
+		switch {
+		case failed:
+			p.failure(b, now, reason, owner)
+		case owner:
+			p.abandonRecovery(b, now)
+		}
+	})
+}
+
+// endWith ends the lease once and, for an address still configured, lets effect
+// record what the lease's end means for its health (owner: the lease carried the
+// address's recovery attempt).
+func (l *Lease) endWith(effect func(p *Pool, b *backend, owner bool)) {
 	p := l.pool
 	if p == nil {
 		return
@@ -120,13 +142,7 @@ func (l *Lease) end(now time.Time, failed bool, reason string) {
 	}
 	l.stage = stageDone
 	if !b.removed {
-		owner := b.health == StateProbing && b.probeOwner == l
-		switch {
-		case failed:
-			p.failure(b, now, reason, owner)
-		case owner:
-			p.abandonRecovery(b, now)
-		}
+		effect(p, b, b.health == StateProbing && b.probeOwner == l)
 	}
 	p.unlock()
 }

@@ -44,6 +44,10 @@ type backend struct {
 	probeOwner   *Lease    // the player holding the recovery attempt; nil when the prober holds it
 	lastProbe    time.Time // last healthy-address probe handed out
 	probeLatency time.Duration
+	// needsProof: the address failed at the Minecraft level (accepted TCP, never
+	// answered a login), so only a Minecraft exchange, not a TCP connect, may
+	// readmit it.
+	needsProof bool
 
 	ewma     time.Duration
 	measured bool
@@ -197,6 +201,7 @@ func (p *Pool) recover(b *backend, now time.Time, reason string) {
 	b.nextProbe = time.Time{}
 	b.probeOwner = nil
 	b.probeSince = time.Time{}
+	b.needsProof = false
 	p.event(b, from, StateHealthy, reason, now)
 }
 
@@ -229,6 +234,33 @@ func (p *Pool) failure(b *backend, now time.Time, reason string, recoveryAttempt
 			p.eject(b, now, b.ejections+1, why)
 		}
 	}
+}
+
+// unresponsive records a Minecraft-level failure: the address took the
+// connection and never answered. It is conclusive where a refused dial may be a
+// blip, so a healthy address is ejected at once instead of after FailThreshold
+// failures (logins keep arriving meanwhile, each waiting connect_timeout), and it
+// must prove itself with a Minecraft exchange before it is readmitted.
+func (p *Pool) unresponsive(b *backend, now time.Time, reason string, recoveryAttempt bool) {
+	b.lastFailure = now
+	b.needsProof = true
+	switch b.health {
+	case StateHealthy:
+		p.eject(b, now, p.effEjections(b, now)+1, "no Minecraft answer: "+reason)
+	case StateProbing:
+		if recoveryAttempt {
+			p.eject(b, now, b.ejections+1, "recovery attempt failed: "+reason)
+		}
+	}
+}
+
+// NeedsProtocolProof reports that addr may only be readmitted by a Minecraft
+// exchange (a status ping), whatever the configured probe kind.
+func (p *Pool) NeedsProtocolProof(addr string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := p.byAddr[addr]
+	return b != nil && b.needsProof
 }
 
 // eject moves b to unhealthy with the backoff of its ejectionsth consecutive ejection.

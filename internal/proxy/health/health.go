@@ -5,9 +5,7 @@ package health
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"time"
@@ -103,8 +101,10 @@ type Target struct {
 	Config Config
 }
 
-// ProbeFunc checks one address; err == nil means healthy. It must honour ctx (the probe timeout).
-type ProbeFunc func(ctx context.Context, kind Kind, addr string) (latency time.Duration, err error)
+// ProbeFunc checks one address of server; err == nil means healthy. It must honour
+// ctx (the probe timeout) and speak to the backend exactly as the proxy does for
+// players (e.g. the PROXY header a server asks for), which is why it is told the server.
+type ProbeFunc func(ctx context.Context, server string, kind Kind, addr string) (latency time.Duration, err error)
 
 // Clock lets tests drive the prober's schedule without sleeping.
 type Clock interface {
@@ -273,7 +273,7 @@ func (p *Prober) Tick(ctx context.Context, now time.Time) int {
 		}
 		for _, addr := range due {
 			p.wg.Add(1)
-			go p.run(ctx, t.Pool, t.Config, addr)
+			go p.run(ctx, t, addr)
 		}
 		started += len(due)
 	}
@@ -293,11 +293,17 @@ func (p *Prober) grabSlots() int {
 	}
 }
 
-func (p *Prober) run(ctx context.Context, pool *balance.Pool, cfg Config, addr string) {
+func (p *Prober) run(ctx context.Context, t Target, addr string) {
 	defer p.wg.Done()
 	defer func() { <-p.slots }()
-	pctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	latency, err := p.probe(pctx, cfg.Kind, addr)
+	pool := t.Pool
+	kind := t.Config.Kind
+	if pool.NeedsProtocolProof(addr) {
+		// It failed at the Minecraft level: a TCP connect proves nothing there.
+		kind = KindStatusPing
+	}
+	pctx, cancel := context.WithTimeout(ctx, t.Config.Timeout)
+	latency, err := p.probe(pctx, t.Server, kind, addr)
 	cancel()
 	if ctx.Err() != nil {
 		return // shutting down: the failure is ours, not the backend's
@@ -307,32 +313,3 @@ func (p *Prober) run(ctx context.Context, pool *balance.Pool, cfg Config, addr s
 
 // Wait blocks until every probe started so far has reported, for tests and graceful shutdown.
 func (p *Prober) Wait() { p.wg.Wait() }
-
-// ErrUnsupportedKind is returned by TCPProbe for kinds it cannot run; the proxy wires status_ping itself.
-var ErrUnsupportedKind = errors.New("probe kind not supported by this prober")
-
-// Dialer is what TCPProbe needs from a net.Dialer, so tests and the proxy can share dial settings.
-type Dialer interface {
-	DialContext(ctx context.Context, network, address string) (net.Conn, error)
-}
-
-// TCPProbe opens a TCP connection and closes it again, reporting the connect time. A nil dialer uses
-// a zero net.Dialer; the probe timeout comes from ctx.
-func TCPProbe(d Dialer) ProbeFunc {
-	if d == nil {
-		d = &net.Dialer{}
-	}
-	return func(ctx context.Context, kind Kind, addr string) (time.Duration, error) {
-		if kind != KindTCP && kind != "" {
-			return 0, fmt.Errorf("probe %s with %q: %w", addr, kind, ErrUnsupportedKind)
-		}
-		start := time.Now()
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return 0, fmt.Errorf("tcp probe %s: %w", addr, err)
-		}
-		latency := time.Since(start)
-		_ = c.Close() // the dial was the probe; a close error says nothing about the backend
-		return latency, nil
-	}
-}

@@ -3,8 +3,6 @@ package health
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -137,7 +135,7 @@ func newCountingProbe(down ...string) *countingProbe {
 	return c
 }
 
-func (c *countingProbe) probe(_ context.Context, kind Kind, addr string) (time.Duration, error) {
+func (c *countingProbe) probe(_ context.Context, _ string, kind Kind, addr string) (time.Duration, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.n[addr]++
@@ -232,7 +230,7 @@ func TestMaxConcurrent(t *testing.T) {
 		release   = make(chan struct{})
 		started   = make(chan string, 100)
 	)
-	probe := func(ctx context.Context, _ Kind, addr string) (time.Duration, error) {
+	probe := func(ctx context.Context, _ string, _ Kind, addr string) (time.Duration, error) {
 		n := cur.Add(1)
 		defer cur.Add(-1)
 		for {
@@ -365,7 +363,7 @@ func TestRunWaitsForProbesOnShutdown(t *testing.T) {
 	pool := ejectedPool(t, t0.Add(-time.Second), nil, "a")
 	inProbe := make(chan struct{})
 	var finished atomic.Bool
-	probe := func(ctx context.Context, _ Kind, _ string) (time.Duration, error) {
+	probe := func(ctx context.Context, _ string, _ Kind, _ string) (time.Duration, error) {
 		close(inProbe)
 		<-ctx.Done()
 		finished.Store(true)
@@ -394,65 +392,44 @@ func TestRunWaitsForProbesOnShutdown(t *testing.T) {
 	}
 }
 
-func TestTCPProbe(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan struct{}, 1)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-			accepted <- struct{}{}
-		}
-	}()
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedAddr := closed.Addr().String()
-	closed.Close()
+var errAny = errors.New("any error")
 
-	probe := TCPProbe(nil)
-	tests := []struct {
-		name    string
-		kind    Kind
-		addr    string
-		wantErr error
-	}{
-		{"listening", KindTCP, ln.Addr().String(), nil},
-		{"empty kind means tcp", "", ln.Addr().String(), nil},
-		{"closed port", KindTCP, closedAddr, errAny},
-		{"status_ping is the caller's", KindStatusPing, ln.Addr().String(), ErrUnsupportedKind},
+// An address that failed at the Minecraft level (accepted TCP, never answered a
+// login) is probed with a status ping even when the server's probe kind is tcp:
+// a TCP connect would readmit a frozen server at every backoff window.
+func TestProtocolFailureIsProbedWithStatusPing(t *testing.T) {
+	before := t0.Add(-time.Second)
+	pool := ejectedPool(t, before, []string{"ok"}, "refused")
+	frozen := balance.Address{Address: "frozen", Weight: 1}
+	pool.Update(balance.Options{Strategy: balance.FirstAvailable, ActiveProbing: true, BackoffBase: time.Millisecond, BackoffMax: time.Millisecond},
+		[]balance.Address{{Address: "refused", Weight: 4}, {Address: "ok", Weight: 4}, frozen}, before)
+	l, ok := pool.Acquire(before, []string{"refused", "ok"})
+	if !ok || l.Address() != "frozen" {
+		t.Fatalf("could not lease frozen: %v", ok)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			lat, err := probe(ctx, tt.kind, tt.addr)
-			switch {
-			case tt.wantErr == nil && err != nil:
-				t.Fatalf("probe: %v", err)
-			case tt.wantErr == nil:
-				if lat <= 0 {
-					t.Errorf("latency = %v", lat)
-				}
-				<-accepted
-			case tt.wantErr == errAny && err == nil:
-				t.Fatal("probe of a closed port succeeded")
-			case tt.wantErr != errAny && !errors.Is(err, tt.wantErr):
-				t.Fatalf("err = %v, want %v", err, tt.wantErr)
-			}
-		})
+	l.Unresponsive(before, "no login answer")
+	if got := health(pool, "frozen", t0).Health; got != balance.StateUnhealthy {
+		t.Fatalf("one unresponsive login must eject at once; frozen is %s", got)
+	}
+	var mu sync.Mutex
+	kinds := map[string]Kind{}
+	probe := func(_ context.Context, _ string, kind Kind, addr string) (time.Duration, error) {
+		mu.Lock()
+		kinds[addr] = kind
+		mu.Unlock()
+		return time.Millisecond, nil
+	}
+	pr := New(probe, 0, newFakeClock(t0))
+	pr.SetTargets([]Target{{Server: "s", Pool: pool, Config: Config{Enabled: true, Kind: KindTCP}}})
+	pr.Tick(context.Background(), t0)
+	pr.Wait()
+	if kinds["frozen"] != KindStatusPing || kinds["refused"] != KindTCP {
+		t.Fatalf("probe kinds %v: the frozen address needs a status ping, the refused one a tcp probe", kinds)
+	}
+	if pool.NeedsProtocolProof("frozen") {
+		t.Fatal("a successful status ping must clear the need for proof")
 	}
 }
-
-var errAny = errors.New("any error")
 
 func TestParseKind(t *testing.T) {
 	for in, want := range map[string]Kind{"": KindTCP, "tcp": KindTCP, "STATUS_PING": KindStatusPing} {
@@ -463,17 +440,4 @@ func TestParseKind(t *testing.T) {
 	if _, err := ParseKind("http"); err == nil {
 		t.Error("ParseKind(http) should fail")
 	}
-}
-
-func ExampleTCPProbe() {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	defer ln.Close()
-	go func() {
-		if c, err := ln.Accept(); err == nil {
-			c.Close()
-		}
-	}()
-	_, err := TCPProbe(&net.Dialer{Timeout: time.Second})(context.Background(), KindTCP, ln.Addr().String())
-	fmt.Println(err)
-	// Output: <nil>
 }
