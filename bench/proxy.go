@@ -42,7 +42,7 @@ func benchConfig(backend, serversDir string, cacheTTL time.Duration) *config.Con
 		ID: "bench", File: "bench.toml", Domains: []string{benchHost},
 		Addresses: []config.Address{{Address: backend, Weight: 1}},
 		Balance:   balance.FirstAvailable, SlowStartAggression: 1,
-		ProxyMode: "passthrough", DomainRewrite: config.DomainRewrite{Mode: "none"},
+		ProxyMode: "passthrough", DomainRewrite: config.DomainRewrite{Mode: config.RewriteNone},
 		DisconnectMessage: "unreachable", FullKickPatterns: config.DefaultFullKickPatterns,
 	}}
 	return cfg

@@ -56,7 +56,7 @@ type e2eServe struct {
 func e2eServer(id string, addrs ...string) *config.Server {
 	s := &config.Server{
 		ID: id, File: id + ".toml", Name: id, Domains: []string{e2eHost}, Balance: "first_available",
-		SlowStartAggression: 1, ProxyMode: "passthrough", DomainRewrite: config.DomainRewrite{Mode: "none"},
+		SlowStartAggression: 1, ProxyMode: "passthrough", DomainRewrite: config.DomainRewrite{Mode: config.RewriteNone},
 		DisconnectMessage: "unreachable", FullKickPatterns: config.DefaultFullKickPatterns,
 	}
 	for _, a := range addrs {

@@ -92,7 +92,7 @@ func addDemo(cfg *config.Config, log *slog.Logger) (func(), error) {
 		SlowStart:           config.Duration(30 * time.Second),
 		SlowStartAggression: 1,
 		ProxyMode:           "passthrough",
-		DomainRewrite:       config.DomainRewrite{Mode: "none"},
+		DomainRewrite:       config.DomainRewrite{Mode: config.RewriteNone},
 		DisconnectMessage:   "§cEvery demo backend is down",
 		FullKickPatterns:    config.DefaultFullKickPatterns,
 	}

@@ -153,7 +153,7 @@ type Address struct {
 
 // DomainRewrite says what hostname the backend sees in the forwarded handshake.
 type DomainRewrite struct {
-	Mode  string // "none", "from_backend", "explicit"
+	Mode  RewriteMode
 	Value string // the explicit hostname
 }
 

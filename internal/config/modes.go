@@ -18,6 +18,22 @@ const (
 	ModeOffline ProxyMode = "offline"
 )
 
+// RewriteMode is how domain_rewrite changes the hostname a backend sees.
+type RewriteMode string
+
+// Domain rewrite modes, as in the Rust Infrarust.
+const (
+	// RewriteNone forwards the hostname the player typed (the zero value means the same).
+	RewriteNone RewriteMode = "none"
+	// RewriteFromBackend uses the host and port of the server's first address.
+	RewriteFromBackend RewriteMode = "from_backend"
+	// RewriteExplicit uses a fixed hostname: domain_rewrite = { explicit = "host" }.
+	RewriteExplicit RewriteMode = "explicit"
+)
+
+// Rewrites reports whether the backend sees another hostname than the player typed.
+func (d DomainRewrite) Rewrites() bool { return d.Mode == RewriteFromBackend || d.Mode == RewriteExplicit }
+
 // supportedModes are the modes this build serves, in the order error messages list them.
 var supportedModes = []ProxyMode{ModePassthrough, ModeZeroCopy, ModeServerOnly}
 

@@ -444,17 +444,17 @@ func describe(v any) string {
 func parseDomainRewrite(raw any) (DomainRewrite, error) {
 	switch v := raw.(type) {
 	case nil:
-		return DomainRewrite{Mode: "none"}, nil
+		return DomainRewrite{Mode: RewriteNone}, nil
 	case string:
 		switch v {
-		case "none", "from_backend":
-			return DomainRewrite{Mode: v}, nil
+		case string(RewriteNone), string(RewriteFromBackend):
+			return DomainRewrite{Mode: RewriteMode(v)}, nil
 		}
 		return DomainRewrite{}, fmt.Errorf("%q is not one of \"none\", \"from_backend\", { explicit = \"host\" }", v)
 	case map[string]any:
 		if len(v) == 1 {
 			if s, ok := v["explicit"].(string); ok && s != "" {
-				return DomainRewrite{Mode: "explicit", Value: s}, nil
+				return DomainRewrite{Mode: RewriteExplicit, Value: s}, nil
 			}
 		}
 		return DomainRewrite{}, fmt.Errorf("a table must be { explicit = \"host\" }")

@@ -46,14 +46,15 @@ type conn struct {
 	client netip.AddrPort // the real client: the TCP peer, or the PROXY header's source
 	ip     netip.Addr
 
-	legacy   legacyKind
-	intent   intent
-	transfer bool         // a 1.20.5+ transfer login (spends the login bucket)
-	hs       mc.Handshake // modern clients only
-	ping     mc.LegacyPing
-	raw      []byte // the client's bytes so far, as read: relayed verbatim by passthrough
-	host     string // normalised hostname the client typed ("" when a legacy ping names none)
-	protocol int32  // the client's protocol version (modern clients only)
+	legacy      legacyKind
+	intent      intent
+	transfer    bool         // a 1.20.5+ transfer login (spends the login bucket)
+	hs          mc.Handshake // modern clients only
+	ping        mc.LegacyPing
+	legacyLogin mc.LegacyLogin
+	raw         []byte // the client's bytes so far, as read: relayed verbatim by passthrough
+	host        string // normalised hostname the client typed ("" when a legacy ping names none)
+	protocol    int32  // the client's protocol version (modern clients only)
 
 	player   string        // login: the name the client claims
 	login    mc.LoginStart // modern login start
@@ -230,7 +231,7 @@ func (p *Proxy) readHandshake(cn *conn) error {
 		if err != nil {
 			return refuse("handshake", "legacy login: "+err.Error(), "")
 		}
-		cn.legacy, cn.intent, cn.raw = legacyLogin, intentLogin, raw
+		cn.legacy, cn.intent, cn.raw, cn.legacyLogin = legacyLogin, intentLogin, raw, ll
 		cn.host, cn.player = NormalizeHost(ll.Host), ll.Username
 		return nil
 	}

@@ -74,18 +74,41 @@ func (passthrough) serveLogin(p *Proxy, cn *conn) {
 // handshake (rewritten if asked), its login start and whatever it already sent
 // after them.
 func relayBytes(cn *conn) []byte {
-	hs := cn.raw
-	if cn.legacy == notLegacy && cn.srv.cfg.DomainRewrite.Mode != "none" && cn.srv.cfg.DomainRewrite.Mode != "" {
-		h, port := backendHost(cn.srv.cfg, cn.hs)
-		rw := cn.hs
-		rw.ServerAddress, rw.ServerPort = h, port
-		hs = rw.Encode()
-	}
+	hs := firstPacketForBackend(cn)
 	buffered := cn.buffered()
 	out := make([]byte, 0, len(hs)+len(cn.rawLogin)+len(buffered))
 	out = append(out, hs...)
 	out = append(out, cn.rawLogin...)
 	return append(out, buffered...)
+}
+
+// firstPacketForBackend is the client's first packet as the backend must see it:
+// verbatim, or re-encoded with the host domain_rewrite asks for (a modern
+// handshake, a 1.6 ping's MC|PingHost, a legacy login's host field).
+func firstPacketForBackend(cn *conn) []byte {
+	rw := cn.srv.cfg.DomainRewrite
+	if !rw.Rewrites() {
+		return cn.raw
+	}
+	switch cn.legacy {
+	case legacyPing:
+		if cn.ping.Form != mc.Legacy16 {
+			return cn.raw // the older forms name no host
+		}
+		h, port := backendHost(cn.srv.cfg, mc.Handshake{ServerAddress: cn.ping.Host, ServerPort: uint16(cn.ping.Port)})
+		ping := cn.ping
+		ping.Host, ping.Port = h, int32(port)
+		return mc.EncodeLegacyPing(ping)
+	case legacyLogin:
+		h, port := backendHost(cn.srv.cfg, mc.Handshake{ServerAddress: cn.legacyLogin.Host, ServerPort: uint16(cn.legacyLogin.Port)})
+		ll := cn.legacyLogin
+		ll.Host, ll.Port = h, int32(port)
+		return mc.EncodeLegacyLogin(ll)
+	}
+	h, port := backendHost(cn.srv.cfg, cn.hs)
+	hs := cn.hs
+	hs.ServerAddress, hs.ServerPort = h, port
+	return hs.Encode()
 }
 
 // readFirstLoginPacket reads the backend's first login packet. It returns the

@@ -44,7 +44,7 @@ type testProxy struct {
 func newServer(id string, domains []string, addrs ...string) *config.Server {
 	s := &config.Server{
 		ID: id, File: id + ".toml", Domains: domains, Balance: "first_available", SlowStartAggression: 1,
-		ProxyMode: "passthrough", DomainRewrite: config.DomainRewrite{Mode: "none"},
+		ProxyMode: "passthrough", DomainRewrite: config.DomainRewrite{Mode: config.RewriteNone},
 		DisconnectMessage: "unreachable", FullKickPatterns: config.DefaultFullKickPatterns,
 	}
 	for _, a := range addrs {
@@ -291,9 +291,9 @@ func TestWildcardRoutingAndLogin(t *testing.T) {
 func TestDomainRewrite(t *testing.T) {
 	b := startBackend(t, fakemc.Options{Name: "b"})
 	explicit := newServer("e", []string{"e.com"}, b.Addr())
-	explicit.DomainRewrite = config.DomainRewrite{Mode: "explicit", Value: "internal.mc"}
+	explicit.DomainRewrite = config.DomainRewrite{Mode: config.RewriteExplicit, Value: "internal.mc"}
 	fromBackend := newServer("f", []string{"f.com"}, b.Addr())
-	fromBackend.DomainRewrite = config.DomainRewrite{Mode: "from_backend"}
+	fromBackend.DomainRewrite = config.DomainRewrite{Mode: config.RewriteFromBackend}
 	plain := newServer("n", []string{"n.com"}, b.Addr())
 	tp := startProxy(t, nil, explicit, fromBackend, plain)
 	for _, host := range []string{"e.com", "f.com", "n.com"} {
@@ -518,4 +518,97 @@ func TestLegacyPings(t *testing.T) {
 	if b.LegacyPings.Load() != 1 {
 		t.Fatalf("backend saw %d legacy pings, want 1 (the 1.6 form routed by host)", b.LegacyPings.Load())
 	}
+}
+
+// A rewrite keeps Forge's marker (the backend needs it to accept a modded client),
+// and legacy clients are rewritten too: a 1.6 ping's MC|PingHost and a legacy
+// login's host field.
+func TestDomainRewriteKeepsForgeMarkerAndCoversLegacy(t *testing.T) {
+	b := startBackend(t, fakemc.Options{Name: "b"})
+	hosts := make(chan string, 4)
+	legacy := legacyHostRecorder(t, hosts)
+	explicit := newServer("e", []string{"e.com"}, b.Addr())
+	explicit.DomainRewrite = config.DomainRewrite{Mode: config.RewriteExplicit, Value: "internal.mc"}
+	old := newServer("old", []string{"old.com"}, legacy)
+	old.DomainRewrite = config.DomainRewrite{Mode: config.RewriteExplicit, Value: "legacy.internal"}
+	tp := startProxy(t, nil, explicit, old)
+
+	c, err := net.Dial("tcp", tp.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = c.Write(mc.Handshake{ProtocolVersion: 767, ServerAddress: "e.com\x00FML3\x00", ServerPort: 25565, NextState: mc.StateLogin}.Encode())
+	_, _ = c.Write(mc.LoginStart{Name: "Modder", HasUUID: true}.Encode(767))
+	_, _ = mc.ReadFrame(bufio.NewReader(c), mc.MaxFrameSize)
+	c.Close()
+	if hs := b.Handshakes(); len(hs) != 1 || hs[0].ServerAddress != "internal.mc\x00FML3\x00" {
+		t.Fatalf("backend saw %+v, want the rewritten host with the Forge marker", hs)
+	}
+
+	c, err = net.Dial("tcp", tp.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = legacyPingOn(c, "old.com")
+	c.Close()
+	c, err = net.Dial("tcp", tp.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = legacyLoginOn(c, "old.com", "Steve")
+	c.Close()
+	for _, what := range []string{"legacy ping", "legacy login"} {
+		select {
+		case h := <-hosts:
+			if h != "legacy.internal" {
+				t.Fatalf("%s reached the backend naming %q, want the rewritten host", what, h)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s never reached the backend", what)
+		}
+	}
+}
+
+// legacyHostRecorder is a legacy backend that reports the host each legacy ping
+// or login names, then answers.
+func legacyHostRecorder(t *testing.T, hosts chan<- string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+				br := bufio.NewReader(c)
+				first, err := br.Peek(1)
+				if err != nil {
+					return
+				}
+				if first[0] == 0xFE {
+					ping, _, err := mc.ReadLegacyPing(br)
+					if err != nil {
+						return
+					}
+					hosts <- ping.Host
+					_, _ = c.Write(mc.EncodeLegacyPingReply(ping.Form, mc.LegacyStatus{Protocol: 78, MOTD: "old"}))
+					return
+				}
+				ll, _, err := mc.ReadLegacyLogin(br)
+				if err != nil {
+					return
+				}
+				hosts <- ll.Host
+				_, _ = c.Write(mc.EncodeLegacyKick("bye"))
+			}()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().String()
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -214,7 +215,7 @@ func (p *Proxy) queryStatus(cn *conn, addr string) ([]byte, error) {
 // read only the first chunk) and reads exactly one reply: no waiting for the
 // backend to close.
 func (p *Proxy) queryLegacy(cn *conn, addr string) ([]byte, error) {
-	c, err := p.openStatus(cn, addr, cn.raw)
+	c, err := p.openStatus(cn, addr, firstPacketForBackend(cn))
 	if err != nil {
 		return nil, err
 	}
@@ -266,16 +267,23 @@ func readLegacyReply(r io.Reader) ([]byte, error) {
 }
 
 // backendHost is the hostname and port the backend sees, per domain_rewrite.
+// Whatever follows the first NUL of the player's address (Forge's "\x00FML3\x00"
+// marker) is kept after a rewritten host: the backend needs it to accept a modded
+// client.
 func backendHost(sc *config.Server, hs mc.Handshake) (string, uint16) {
+	var marker string
+	if i := strings.IndexByte(hs.ServerAddress, 0); i >= 0 {
+		marker = hs.ServerAddress[i:]
+	}
 	switch sc.DomainRewrite.Mode {
-	case "explicit":
-		return sc.DomainRewrite.Value, hs.ServerPort
-	case "from_backend":
+	case config.RewriteExplicit:
+		return sc.DomainRewrite.Value + marker, hs.ServerPort
+	case config.RewriteFromBackend:
 		if len(sc.Addresses) > 0 {
 			h, p, err := net.SplitHostPort(sc.Addresses[0].Address)
 			if err == nil {
 				n, _ := strconv.Atoi(p)
-				return h, uint16(n)
+				return h + marker, uint16(n)
 			}
 		}
 	}
