@@ -19,9 +19,10 @@ const usage = `usage: node server.js --version 1.21.4 [flags]
   --keepalive-ms N         keep-alive interval in play (default 1000)
   --online-mode            verify players against a session server (encryption on)
   --session-server URL     session server base URL for --online-mode (default Mojang's)
-  --kick TEXT              kick players with TEXT
+  --kick TEXT              kick players with TEXT once they are spawned (play-state Disconnect)
   --kick-users a,b         only kick these usernames (default: everyone)
-  --kick-stage S           "play" (after spawning; default) or "login" (instead of Login Success)
+  --refuse TEXT            refuse logins with TEXT (Login Disconnect instead of Login Success)
+  --refuse-users a,b       only refuse these usernames (default: everyone)
   --exit-with-stdin        exit when stdin closes (the Go harness uses this so no server outlives a test)
 Events on stdout (one JSON object per line, field "event"): listening, handshake,
 login, join, kick, leave, error.`
@@ -41,7 +42,8 @@ try {
       'session-server': { type: 'string' },
       kick: { type: 'string' },
       'kick-users': { type: 'string' },
-      'kick-stage': { type: 'string', default: 'play' },
+      refuse: { type: 'string' },
+      'refuse-users': { type: 'string' },
       'exit-with-stdin': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false }
     },
@@ -62,8 +64,12 @@ if (!mcData || !mc.supportedVersions.some(v => mcData.version.minecraftVersion.s
 const threshold = intArg('compression-threshold')
 const keepAliveMs = intArg('keepalive-ms')
 if (keepAliveMs <= 0) fail('server', '--keepalive-ms must be positive')
-if (!['play', 'login'].includes(args['kick-stage'])) fail('server', '--kick-stage must be "play" or "login"')
-const kickUsers = args['kick-users'] ? new Set(args['kick-users'].split(',').map(s => s.trim().toLowerCase())) : null
+const kickUsers = userSet(args['kick-users'])
+const refuseUsers = userSet(args['refuse-users'])
+
+function userSet (list) {
+  return list ? new Set(list.split(',').map(s => s.trim().toLowerCase())) : null
+}
 
 function intArg (name) {
   const n = Number(args[name])
@@ -71,8 +77,8 @@ function intArg (name) {
   return n
 }
 
-function shouldKick (username) {
-  return args.kick !== undefined && (kickUsers === null || kickUsers.has(username.toLowerCase()))
+function picked (text, users, username) {
+  return text !== undefined && (users === null || users.has(username.toLowerCase()))
 }
 
 if (args['online-mode'] && args['session-server']) {
@@ -106,8 +112,8 @@ const server = mc.createServer({
 // applyThreshold replaces nmp's fixed Set Compression threshold (256) with ours: it runs
 // right before nmp writes Set Compression and sets its own compressor to 256.
 function applyThreshold (client) {
-  if (args['kick-stage'] === 'login' && shouldKick(client.username)) {
-    kickAtLogin(client)
+  if (picked(args.refuse, refuseUsers, client.username)) {
+    refuse(client)
     return
   }
   if (threshold === 256) return
@@ -126,14 +132,14 @@ function applyThreshold (client) {
   })
 }
 
-// kickAtLogin sends Login Disconnect instead of Login Success. nmp carries on with its
+// refuse sends Login Disconnect instead of Login Success. nmp carries on with its
 // login steps after beforeLogin returns, so its later writes, the compression switch and
 // the state change (which would re-pipe the streams before the disconnect is flushed)
 // are turned into no-ops for this connection.
-function kickAtLogin (client) {
+function refuse (client) {
   client.kickedAtLogin = true
-  emit({ event: 'kick', stage: 'login', username: client.username, text: args.kick })
-  client.end(args.kick, JSON.stringify({ text: args.kick }))
+  emit({ event: 'kick', stage: 'login', username: client.username, text: args.refuse })
+  client.end(args.refuse, JSON.stringify({ text: args.refuse }))
   client.write = () => {}
   Object.defineProperty(client, 'compressionThreshold', { configurable: true, get () { return -2 }, set () {} })
   Object.defineProperty(client, 'state', { configurable: true, get () { return this.protocolState }, set () {} })
@@ -207,7 +213,7 @@ server.on('playerJoin', (client) => {
   if (client.kickedAtLogin) return
   spawn(client)
   emit({ event: 'join', username: client.username, uuid: client.uuid, protocol: client.protocolVersion })
-  if (args['kick-stage'] === 'play' && shouldKick(client.username)) {
+  if (picked(args.kick, kickUsers, client.username)) {
     emit({ event: 'kick', stage: 'play', username: client.username, text: args.kick })
     client.end(args.kick)
   }
