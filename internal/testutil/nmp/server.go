@@ -61,7 +61,8 @@ func (o ServerOptions) args() []string {
 		a = append(a, "--max-players", strconv.Itoa(o.MaxPlayers))
 	}
 	if o.CompressionThreshold != 0 {
-		a = append(a, "--compression-threshold", strconv.Itoa(o.CompressionThreshold))
+		// "=" form: node's parseArgs takes a separate "-1" for a flag.
+		a = append(a, "--compression-threshold="+strconv.Itoa(o.CompressionThreshold))
 	}
 	if o.KeepAlive > 0 {
 		a = append(a, "--keepalive-ms", strconv.FormatInt(max(1, o.KeepAlive.Milliseconds()), 10))
