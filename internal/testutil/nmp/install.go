@@ -18,23 +18,24 @@ const npmCITimeout = 10 * time.Minute
 
 // ensureInstalled makes test/nmp/node_modules match package-lock.json. Test binaries of
 // several packages may run at once, so the check and the install happen under a file
-// lock; whoever comes second finds the packages installed and does nothing.
-func ensureInstalled(dir string) error {
+// lock; whoever comes second finds the packages installed and does nothing. It reports
+// whether it ran npm ci.
+func ensureInstalled(dir string) (bool, error) {
 	if err := installedMatchesLock(dir); err == nil {
-		return nil
+		return false, nil
 	}
 	unlock, err := lockFile(filepath.Join(dir, ".install.lock"))
 	if err != nil {
-		return fmt.Errorf("lock %s for npm ci: %w", dir, err)
+		return false, fmt.Errorf("lock %s for npm ci: %w", dir, err)
 	}
 	defer unlock()
 	stale := installedMatchesLock(dir)
 	if stale == nil {
-		return nil
+		return false, nil
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		return fmt.Errorf("test/nmp needs its npm packages (%v) and npm is not on PATH: install npm (e.g. `apt-get install npm`), or run `npm ci --prefix test/nmp` once", stale)
+		return false, fmt.Errorf("test/nmp needs its npm packages (%v) and npm is not on PATH: install npm (e.g. `apt-get install npm`), or run `npm ci --prefix test/nmp` once", stale)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), npmCITimeout)
 	defer cancel()
@@ -43,12 +44,12 @@ func ensureInstalled(dir string) error {
 	out := newTailBuffer(16 << 10)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("npm ci in %s (needed because %v): %w\n%s", dir, stale, err, out)
+		return true, fmt.Errorf("npm ci in %s (needed because %v): %w\n%s", dir, stale, err, out)
 	}
 	if err := installedMatchesLock(dir); err != nil {
-		return fmt.Errorf("npm ci in %s finished but the install still differs from package-lock.json: %w", dir, err)
+		return true, fmt.Errorf("npm ci in %s finished but the install still differs from package-lock.json: %w", dir, err)
 	}
-	return nil
+	return true, nil
 }
 
 // lockfile is the part of an npm v2/v3 package-lock.json the freshness check reads.

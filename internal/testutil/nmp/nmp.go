@@ -36,9 +36,10 @@ type Harness struct {
 // setup is shared by every test in the process: finding node and installing the npm
 // packages happen once per test binary (and, under a file lock, once per machine run).
 var setup struct {
-	once sync.Once
-	h    *Harness
-	err  error
+	once      sync.Once
+	h         *Harness
+	installed bool // this process ran npm ci
+	err       error
 }
 
 // Setup returns the harness, installing test/nmp's npm packages with `npm ci` first if
@@ -46,29 +47,35 @@ var setup struct {
 // install, when node or npm is missing.
 func Setup(t testing.TB) *Harness {
 	t.Helper()
-	setup.once.Do(func() { setup.h, setup.err = newHarness() })
+	setup.once.Do(func() {
+		setup.h, setup.installed, setup.err = newHarness()
+		if setup.installed {
+			t.Logf("ran npm ci in %s (node_modules was missing or stale)", setup.h.Dir)
+		}
+	})
 	if setup.err != nil {
 		t.Fatalf("real-client test harness: %v", setup.err)
 	}
 	return setup.h
 }
 
-func newHarness() (*Harness, error) {
+func newHarness() (*Harness, bool, error) {
 	dir, err := scriptsDir()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		return nil, fmt.Errorf("node is not on PATH: these tests run real Minecraft clients and servers on Node.js; install Node.js %d+ and npm (e.g. `apt-get install nodejs npm`) and run the tests again", minNodeMajor)
+		return nil, false, fmt.Errorf("node is not on PATH: these tests run real Minecraft clients and servers on Node.js; install Node.js %d+ and npm (e.g. `apt-get install nodejs npm`) and run the tests again", minNodeMajor)
 	}
 	if err := checkNodeVersion(node); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if err := ensureInstalled(dir); err != nil {
-		return nil, err
+	installed, err := ensureInstalled(dir)
+	if err != nil {
+		return nil, false, err
 	}
-	return &Harness{Node: node, Dir: dir}, nil
+	return &Harness{Node: node, Dir: dir}, installed, nil
 }
 
 // scriptsDir finds test/nmp from the module root above the working directory (go test

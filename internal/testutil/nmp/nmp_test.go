@@ -209,3 +209,22 @@ func TestHarnessCompressionThresholds(t *testing.T) {
 		t.Fatalf("ping after a rejected job: %v", err)
 	}
 }
+
+// Without node, or without npm when an install is needed, the harness says what to
+// install instead of failing obscurely (and never skips).
+func TestMissingToolsAreNamed(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	if _, _, err := newHarness(); err == nil || !strings.Contains(err.Error(), "node is not on PATH") || !strings.Contains(err.Error(), "install Node.js") {
+		t.Fatalf("without node: %v", err)
+	}
+	dir := t.TempDir()
+	writeJSON(t, filepath.Join(dir, "package-lock.json"), map[string]any{
+		"lockfileVersion": 3,
+		"packages":        map[string]any{"": pkgs{}, "node_modules/a": pkgs{"version": "1.0.0"}},
+	})
+	writeJSON(t, filepath.Join(dir, "package.json"), pkgs{})
+	ran, err := ensureInstalled(dir)
+	if ran || err == nil || !strings.Contains(err.Error(), "npm is not on PATH") || !strings.Contains(err.Error(), "node_modules/a is not installed") {
+		t.Fatalf("stale install without npm: ran=%v err=%v", ran, err)
+	}
+}
