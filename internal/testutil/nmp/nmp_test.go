@@ -184,8 +184,9 @@ func TestHarnessCompressionThresholds(t *testing.T) {
 		{-1, -2}, // no Set Compression at all (nmp reports -2 for "never set")
 		{1, 1},   // compress everything
 	}
+	var srv *Server
 	for _, c := range cases {
-		srv := h.StartServer(t, ServerOptions{Version: "1.12.2", CompressionThreshold: c.option})
+		srv = h.StartServer(t, ServerOptions{Version: "1.12.2", CompressionThreshold: c.option})
 		res, err := client.Login(ctx, LoginOptions{Addr: srv.Addr, Version: "1.12.2", Username: "T", Sizes: []int{10, 63, 64, 65, 3000}})
 		if err != nil {
 			t.Fatal(err)
@@ -200,6 +201,11 @@ func TestHarnessCompressionThresholds(t *testing.T) {
 		if login.Compression != c.want {
 			t.Errorf("threshold option %d: server compresses at %d, want %d", c.option, login.Compression, c.want)
 		}
+	}
+	// A one-off run (its own runner) sees the server's defaults.
+	ping, err := h.Ping(ctx, PingOptions{Addr: srv.Addr, Version: "1.12.2"})
+	if err != nil || !ping.OK || ping.MOTD != "nmp backend" || ping.PlayersMax != 20 || ping.ServerProtocol != 340 {
+		t.Fatalf("one-off ping: %v %s", err, ping.Raw)
 	}
 	if _, err := client.Login(ctx, LoginOptions{Addr: "127.0.0.1:1", Version: "0.0.1"}); err == nil || !strings.Contains(err.Error(), "unknown version") {
 		t.Fatalf("a job with an unknown version must be rejected, got %v", err)
