@@ -106,12 +106,13 @@ const server = mc.createServer({
     emit({ event: 'error', username: client.username, error: String(err && err.message ? err.message : err) })
     client.end(String(err && err.message ? err.message : err))
   },
-  beforeLogin: applyThreshold
+  beforeLogin
 })
 
-// applyThreshold replaces nmp's fixed Set Compression threshold (256) with ours: it runs
-// right before nmp writes Set Compression and sets its own compressor to 256.
-function applyThreshold (client) {
+// beforeLogin runs between Login Start and Login Success: it refuses chosen players, and
+// replaces nmp 1.54.0's fixed Set Compression threshold (256) with ours, as nmp writes
+// Set Compression and sets its own compressor to 256 right after this hook.
+function beforeLogin (client) {
   if (picked(args.refuse, refuseUsers, client.username)) {
     refuse(client)
     return
