@@ -1,0 +1,133 @@
+package nmp
+
+import (
+	"encoding/json"
+	"time"
+)
+
+const (
+	// defaultClientTimeout is the client script's own deadline when none is given.
+	defaultClientTimeout = 20 * time.Second
+	// processSlack is how much longer than its own deadline a script may take before
+	// Go kills it (node start-up on a busy machine).
+	processSlack = 30 * time.Second
+)
+
+// OnlineLogin makes the client log in the online-mode way: before answering the
+// server's Encryption Request it posts a join to SessionServer, as the vanilla client
+// does against Mojang. No Microsoft or Mojang account is involved.
+type OnlineLogin struct {
+	// SessionServer is the base URL; the client posts to SessionServer+"/session/minecraft/join".
+	SessionServer string
+	// AccessToken is sent in the join ("" means "e2e-token").
+	AccessToken string
+	// ProfileID is the profile UUID sent in the join (32 hex digits or dashed); "" means
+	// the offline UUID of the username.
+	ProfileID string
+}
+
+// LoginOptions configure one client.js login.
+type LoginOptions struct {
+	// Addr is where to connect (host:port), e.g. the proxy.
+	Addr string
+	// ServerHost is the hostname written in the handshake, which the proxy routes on;
+	// "" means the host of Addr.
+	ServerHost string
+	// Version is the Minecraft version, e.g. "1.8.8".
+	Version string
+	// Username is the player name; "" means "Player".
+	Username string
+	// Online, if set, logs in the online-mode way against a session server.
+	Online *OnlineLogin
+	// Channel is the plugin message channel; "" means "infrarust:echo".
+	Channel string
+	// Sizes are the payload sizes to send once spawned; each must come back byte-exact.
+	Sizes []int
+	// Fill is "random", "pattern" or "mixed" (alternating; the default).
+	Fill string
+	// KeepAlives makes the client stay until it has answered this many keep-alives.
+	KeepAlives int
+	// Stay is how long the client then stays connected.
+	Stay time.Duration
+	// UntilKicked makes the client stay until the server disconnects it; OK then means
+	// it was spawned and then kicked.
+	UntilKicked bool
+	// Timeout is the client's deadline for the whole run; 0 means 20 s.
+	Timeout time.Duration
+}
+
+// LoginResult is client.js's report of one login.
+type LoginResult struct {
+	// OK: spawned, every payload echoed byte-exact, keep-alives answered, not kicked (or,
+	// with UntilKicked, spawned and then kicked).
+	OK       bool   `json:"ok"`
+	Error    string `json:"error"`
+	Version  string `json:"version"`
+	Protocol int    `json:"protocol"`
+	Username string `json:"username"`
+	// UUID is the one Login Success carried.
+	UUID string `json:"uuid"`
+	// Online and Encrypted say whether the login was online-mode and the session encrypted.
+	Online    bool `json:"online"`
+	Encrypted bool `json:"encrypted"`
+	// CompressionThreshold is the threshold the client was told (-2: no Set Compression).
+	CompressionThreshold int `json:"compression_threshold"`
+	// LoginMS and PlayMS are milliseconds from script start to Login Success and to
+	// being spawned (Join Game and a position); ElapsedMS is the whole run.
+	LoginMS   *int `json:"login_ms"`
+	PlayMS    *int `json:"play_ms"`
+	ElapsedMS int  `json:"elapsed_ms"`
+	// The plugin-message echo: counts, bytes and SHA-256 of everything sent and echoed.
+	Channel        string `json:"channel"`
+	PayloadsSent   int    `json:"payloads_sent"`
+	PayloadsEchoed int    `json:"payloads_echoed"`
+	BytesSent      int64  `json:"bytes_sent"`
+	BytesEchoed    int64  `json:"bytes_echoed"`
+	SentSHA256     string `json:"sent_sha256"`
+	EchoSHA256     string `json:"echo_sha256"`
+	// Mismatches counts echoes that differ from what was sent in that position.
+	Mismatches int `json:"mismatches"`
+	// KeepAlives counts keep-alives answered while spawned.
+	KeepAlives int `json:"keepalives"`
+	// Kicked is set by a Login Disconnect or a play Disconnect; KickReason is its plain
+	// text and KickRaw the decoded component.
+	Kicked     bool            `json:"kicked"`
+	KickReason string          `json:"kick_reason"`
+	KickRaw    json.RawMessage `json:"kick_raw"`
+	// EndReason is how nmp saw the connection end ("socketClosed", ...).
+	EndReason string `json:"end_reason"`
+	// Raw is the result line as printed.
+	Raw string `json:"-"`
+}
+
+// PingOptions configure one client.js status ping.
+type PingOptions struct {
+	// Addr is where to connect (host:port).
+	Addr string
+	// ServerHost is the hostname written in the handshake; "" means the host of Addr.
+	ServerHost string
+	// Version is the client's Minecraft version (its protocol number goes in the handshake).
+	Version string
+	// Timeout is the ping's deadline; 0 means 20 s.
+	Timeout time.Duration
+}
+
+// PingResult is client.js's report of one status ping.
+type PingResult struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+	// MOTD is the description's plain text (formatting codes kept); Description is the
+	// decoded component.
+	MOTD        string          `json:"motd"`
+	Description json.RawMessage `json:"description"`
+	// VersionName and ServerProtocol are the status response's version.
+	VersionName    string `json:"version_name"`
+	ServerProtocol int    `json:"server_protocol"`
+	PlayersOnline  int    `json:"players_online"`
+	PlayersMax     int    `json:"players_max"`
+	// LatencyMS is the ping/pong round trip.
+	LatencyMS int `json:"latency_ms"`
+	ElapsedMS int `json:"elapsed_ms"`
+	// Raw is the result line as printed.
+	Raw string `json:"-"`
+}

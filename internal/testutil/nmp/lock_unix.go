@@ -1,0 +1,25 @@
+//go:build unix
+
+package nmp
+
+import (
+	"os"
+	"syscall"
+)
+
+// lockFile takes an exclusive flock on path (created if needed) and returns its release.
+// The kernel drops the lock if the process dies, so a killed test never wedges the next.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}

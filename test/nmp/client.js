@@ -1,0 +1,365 @@
+'use strict'
+// A real Minecraft client (node-minecraft-protocol) for end-to-end tests.
+// Login mode: connect, log in (offline, or online against a session server), wait until
+// spawned, send plugin messages and check their echoes byte for byte, answer keep-alives,
+// then quit. Ping mode: one status ping. Each run prints ONE JSON line of results on
+// stdout. With --serve it runs jobs read from stdin instead (one JSON object of the same
+// options per line, one result line each), so a test pays node's start-up and nmp's
+// protocol compilation once. Run `node client.js --help` for the flags.
+
+const { parseArgs } = require('node:util')
+const crypto = require('node:crypto')
+const net = require('node:net')
+const readline = require('node:readline')
+const mc = require('minecraft-protocol')
+const { nmpRequire, emit, fail, exitWhenOrphaned, componentObject, plainText } = require('./lib')
+
+const usage = `usage: node client.js --port N --version V [flags]
+       node client.js --serve    (jobs on stdin: one JSON object of these options per line)
+  --host H                 address to connect to (default 127.0.0.1)
+  --port N                 port to connect to (required)
+  --server-host NAME       hostname written in the handshake (default: --host); the proxy routes on it
+  --version V              Minecraft version (one of nmp's: ${mc.supportedVersions.join(' ')})
+  --ping                   status ping only (reports MOTD, version, players, latency)
+  --username NAME          player name (default "Player")
+  --online                 online-mode login: join through --session-server before encryption
+  --session-server URL     session server base URL (POST URL/session/minecraft/join)
+  --access-token T         access token sent in the join (default "e2e-token")
+  --profile-id HEX         profile UUID (32 hex) sent in the join (default: offline UUID of --username)
+  --channel C              plugin message channel (default "infrarust:echo")
+  --sizes LIST             payload sizes to send once spawned, e.g. "1,255,256,32767*10" (default none)
+  --fill F                 payload bytes: random, pattern, or mixed (alternating; default)
+  --keepalives N           stay until N keep-alives have been answered (default 0)
+  --stay-ms N              then stay N more ms (default 0)
+  --until-kicked           after spawning, stay until the server disconnects us (ok = we were kicked)
+  --timeout-ms N           give up after N ms in all (default 20000)
+  --exit-with-stdin        exit when stdin closes (the Go harness uses this)`
+
+const spec = {
+  host: { type: 'string', default: '127.0.0.1' },
+  port: { type: 'string' },
+  'server-host': { type: 'string' },
+  version: { type: 'string' },
+  ping: { type: 'boolean', default: false },
+  username: { type: 'string', default: 'Player' },
+  online: { type: 'boolean', default: false },
+  'session-server': { type: 'string' },
+  'access-token': { type: 'string', default: 'e2e-token' },
+  'profile-id': { type: 'string' },
+  channel: { type: 'string', default: 'infrarust:echo' },
+  sizes: { type: 'string', default: '' },
+  fill: { type: 'string', default: 'mixed' },
+  keepalives: { type: 'string', default: '0' },
+  'stay-ms': { type: 'string', default: '0' },
+  'until-kicked': { type: 'boolean', default: false },
+  'timeout-ms': { type: 'string', default: '20000' }
+}
+
+// options checks one run's flags (from the command line or a --serve job) and returns
+// them parsed; it throws an Error that says what is wrong.
+function options (raw) {
+  const o = {}
+  for (const [name, s] of Object.entries(spec)) {
+    const v = raw[name] === undefined || raw[name] === null ? s.default : raw[name]
+    o[name] = s.type === 'boolean' ? v === true || v === 'true' : (v === undefined ? undefined : String(v))
+  }
+  for (const name of Object.keys(raw)) {
+    if (!(name in spec)) throw new Error(`unknown option ${JSON.stringify(name)}`)
+  }
+  o.mode = o.ping ? 'ping' : 'login'
+  if (!o.port || !o.version) throw new Error('--port and --version are required')
+  for (const name of ['port', 'timeout-ms', 'keepalives', 'stay-ms']) {
+    const n = Number(o[name])
+    if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer, got ${JSON.stringify(o[name])}`)
+    o[name] = n
+  }
+  if (!['random', 'pattern', 'mixed'].includes(o.fill)) throw new Error('--fill must be random, pattern or mixed')
+  if (o.online && !o['session-server']) throw new Error('--online needs --session-server')
+  o.mcData = nmpRequire('minecraft-data')(o.version)
+  if (!o.mcData) throw new Error(`unknown version ${o.version}`)
+  o.sizes = parseSizes(o.sizes)
+  o.serverHost = o['server-host'] || o.host
+  return o
+}
+
+function parseSizes (list) {
+  const out = []
+  for (const item of list.split(',').map(s => s.trim()).filter(Boolean)) {
+    const m = /^(\d+)(?:\*(\d+))?$/.exec(item)
+    if (!m) throw new Error(`--sizes: bad item ${JSON.stringify(item)} (want N or N*COUNT)`)
+    for (let i = 0; i < Number(m[2] || 1); i++) out.push(Number(m[1]))
+  }
+  return out
+}
+
+// payload builds message i: random bytes (incompressible) or a repeating pattern
+// (compresses well), so both compressed and uncompressed frames are exercised.
+function payload (fill, i, size) {
+  if (fill === 'random' || (fill === 'mixed' && i % 2 === 0)) return crypto.randomBytes(size)
+  const b = Buffer.alloc(size)
+  for (let j = 0; j < size; j++) b[j] = (i * 7 + j) % 251
+  return b
+}
+
+function errText (err) {
+  return String(err && err.message ? err.message : err)
+}
+
+// run performs one ping or login and resolves with its result object (never rejects).
+function run (o) {
+  return new Promise((resolve) => {
+    const started = process.hrtime.bigint()
+    const since = () => Number((process.hrtime.bigint() - started) / 1000000n)
+    let done = false
+    let onTimeout = () => ({})
+    let cleanup = () => {}
+    const finish = (result) => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      cleanup()
+      resolve({ mode: o.mode, version: o.mcData.version.minecraftVersion, protocol: o.mcData.version.version, elapsed_ms: since(), ...result })
+    }
+    const timer = setTimeout(() => {
+      const r = onTimeout()
+      finish({ ...r, ok: false, error: `timed out after ${o['timeout-ms']} ms` + (r.error ? ` (first error: ${r.error})` : '') })
+    }, o['timeout-ms'])
+    // connect opens the TCP connection to --host:--port whatever hostname the handshake names.
+    const connect = (client) => client.setSocket(net.connect(o.port, o.host))
+    const hooks = { since, finish, connect, setOnTimeout: (f) => { onTimeout = f }, setCleanup: (f) => { cleanup = f } }
+    try {
+      if (o.mode === 'ping') ping(o, hooks)
+      else login(o, hooks)
+    } catch (err) {
+      finish({ ok: false, error: errText(err) })
+    }
+  })
+}
+
+function ping (o, { finish, connect }) {
+  mc.ping({ host: o.serverHost, port: o.port, version: o.version, connect, noPongTimeout: o['timeout-ms'], closeTimeout: o['timeout-ms'] })
+    .then((r) => {
+      const description = componentObject(r.description)
+      finish({
+        ok: true,
+        motd: plainText(description),
+        description,
+        version_name: r.version && r.version.name,
+        server_protocol: r.version && r.version.protocol,
+        players_online: r.players && r.players.online,
+        players_max: r.players && r.players.max,
+        latency_ms: r.latency
+      })
+    })
+    .catch((err) => finish({ ok: false, error: errText(err) }))
+}
+
+function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
+  const options = {
+    host: o.host,
+    port: o.port,
+    fakeHost: o.serverHost,
+    username: o.username,
+    version: o.version,
+    connect,
+    hideErrors: true,
+    checkTimeoutInterval: o['timeout-ms']
+  }
+  if (o.online) {
+    // nmp's client only calls the session server's join when options.haveCredentials is
+    // set and client.session holds a profile; a custom auth function provides both
+    // without any Microsoft or Mojang account.
+    const profileId = (o['profile-id'] || offlineUUID(o.username)).replace(/-/g, '')
+    options.sessionServer = o['session-server'].replace(/\/+$/, '')
+    options.auth = (client, opts) => {
+      client.username = o.username
+      client.session = { accessToken: o['access-token'], selectedProfile: { id: profileId, name: o.username } }
+      opts.accessToken = o['access-token']
+      opts.haveCredentials = true
+      opts.connect(client)
+    }
+  } else {
+    options.auth = 'offline'
+  }
+
+  const client = mc.createClient(options)
+  const r = {
+    username: o.username,
+    online: o.online,
+    uuid: null,
+    login_ms: null,
+    play_ms: null,
+    compression_threshold: null,
+    encrypted: false,
+    channel: o.channel,
+    payloads_sent: 0,
+    payloads_echoed: 0,
+    bytes_sent: 0,
+    bytes_echoed: 0,
+    sent_sha256: null,
+    echo_sha256: null,
+    mismatches: 0,
+    keepalives: 0,
+    kicked: false,
+    kick_reason: null,
+    kick_raw: null,
+    end_reason: null
+  }
+  setOnTimeout(() => r)
+  // Once reported (or timed out) the connection is dropped; late events are ignored.
+  setCleanup(() => {
+    client.on('error', () => {})
+    if (client.socket) client.socket.destroy()
+  })
+  const sentHash = crypto.createHash('sha256')
+  const echoHash = crypto.createHash('sha256')
+  const expected = []
+  let gotLogin = false
+  let gotPosition = false
+  let playing = false
+  let echoesDone = false
+  let staying = false
+
+  client.on('error', (err) => {
+    if (!r.error) r.error = errText(err)
+  })
+  client.once('success', (p) => {
+    r.login_ms = since()
+    r.uuid = p.uuid
+    r.compression_threshold = client.compressionThreshold
+    r.encrypted = client.cipher != null
+  })
+  client.on('disconnect', (p) => kicked(p.reason))
+  client.on('kick_disconnect', (p) => kicked(p.reason))
+  client.once('login', () => { gotLogin = true; maybePlaying() })
+  client.on('position', (p) => {
+    if (p.teleportId !== undefined && o.mcData.protocol.play.toServer.types.packet_teleport_confirm) {
+      client.write('teleport_confirm', { teleportId: p.teleportId })
+    }
+    gotPosition = true
+    maybePlaying()
+  })
+  client.on('keep_alive', () => {
+    if (!playing) return
+    r.keepalives++
+    maybeDone()
+  })
+  client.on('custom_payload', (p) => {
+    if (p.channel !== o.channel) return
+    const want = expected.shift()
+    r.payloads_echoed++
+    r.bytes_echoed += p.data.length
+    echoHash.update(p.data)
+    if (!want || !want.equals(p.data)) r.mismatches++
+    if (expected.length === 0 && r.payloads_echoed >= o.sizes.length) {
+      echoesDone = true
+      maybeDone()
+    }
+  })
+  client.on('end', (reason) => {
+    r.end_reason = String(reason)
+    if (staying) return
+    // nmp emits 'end' as soon as the socket's FIN is read, while packets before it may
+    // still sit in its async zlib inflate (a compressed Join Game before a kick): report
+    // once the deserializer has drained, or after a short grace period.
+    const closed = () => {
+      if (o['until-kicked']) return report(r.kicked && r.play_ms !== null)
+      if (!r.error && !r.kicked) r.error = 'connection closed before the test finished'
+      report(false)
+    }
+    client.deserializer.once('end', closed)
+    client.deserializer.resume()
+    setTimeout(closed, 1000).unref()
+  })
+
+  function kicked (raw) {
+    r.kicked = true
+    r.kick_raw = componentObject(raw)
+    r.kick_reason = plainText(r.kick_raw)
+  }
+
+  function maybePlaying () {
+    if (playing || !gotLogin || !gotPosition) return
+    playing = true
+    r.play_ms = since()
+    o.sizes.forEach((size, i) => {
+      const data = payload(o.fill, i, size)
+      expected.push(data)
+      sentHash.update(data)
+      r.payloads_sent++
+      r.bytes_sent += size
+      client.write('custom_payload', { channel: o.channel, data })
+    })
+    if (o.sizes.length === 0) echoesDone = true
+    maybeDone()
+  }
+
+  function maybeDone () {
+    if (staying || o['until-kicked'] || !echoesDone || r.keepalives < o.keepalives) return
+    staying = true
+    setTimeout(() => {
+      client.end('done')
+      report(r.mismatches === 0 && r.payloads_echoed === o.sizes.length)
+    }, o['stay-ms'])
+  }
+
+  function report (ok) {
+    if (r.sent_sha256 !== null) return
+    r.sent_sha256 = sentHash.digest('hex')
+    r.echo_sha256 = echoHash.digest('hex')
+    finish({ ok: ok && (o['until-kicked'] || !r.kicked) && !r.error, ...r })
+  }
+}
+
+function offlineUUID (name) {
+  const h = crypto.createHash('md5').update('OfflinePlayer:' + name, 'utf8').digest()
+  h[6] = (h[6] & 0x0f) | 0x30
+  h[8] = (h[8] & 0x3f) | 0x80
+  return h.toString('hex')
+}
+
+// serve runs one job per stdin line, one after another, until stdin closes.
+async function serve () {
+  const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity })
+  for await (const line of lines) {
+    if (!line.trim()) continue
+    let o
+    try {
+      o = options(JSON.parse(line))
+    } catch (err) {
+      emit({ ok: false, error: `bad job: ${errText(err)}` })
+      continue
+    }
+    emit(await run(o))
+  }
+  process.exit(0)
+}
+
+async function main () {
+  let cli
+  try {
+    cli = parseArgs({ options: { ...spec, serve: { type: 'boolean' }, 'exit-with-stdin': { type: 'boolean' }, help: { type: 'boolean' } }, strict: true }).values
+  } catch (e) {
+    fail('client', `${e.message}\n${usage}`)
+  }
+  if (cli.help) {
+    console.log(usage)
+    process.exit(0)
+  }
+  if (cli.serve) return serve()
+  const exitWithStdin = cli['exit-with-stdin']
+  delete cli.serve
+  delete cli['exit-with-stdin']
+  delete cli.help
+  let o
+  try {
+    o = options(cli)
+  } catch (err) {
+    fail(cli.ping ? 'ping' : 'login', `${err.message}\n${usage}`)
+  }
+  if (exitWithStdin) exitWhenOrphaned()
+  emit(await run(o))
+  process.exit(0)
+}
+
+main()
