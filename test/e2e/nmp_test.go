@@ -43,7 +43,7 @@ func TestRealClientThroughProxy(t *testing.T) {
 				Kick: kick, KickUsers: []string{"Kicked"},
 				Refuse: refuse, RefuseUsers: []string{"Refused"},
 			})
-			proxyAddr := startProxy(t, map[string]string{domain: srv.Addr})
+			proxyAddr := startProxy(t, passthrough(domain, srv.Addr))
 			client := h.StartClient(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
 			defer cancel()
@@ -182,7 +182,7 @@ func TestOnlineLoginAgainstSessionStandIn(t *testing.T) {
 			}
 
 			domain := "online.e2e.test"
-			via, err := client.Login(ctx, nmp.LoginOptions{Addr: startProxy(t, map[string]string{domain: srv.Addr}), ServerHost: domain,
+			via, err := client.Login(ctx, nmp.LoginOptions{Addr: startProxy(t, passthrough(domain, srv.Addr)), ServerHost: domain,
 				Version: c.version, Username: "OnlineGopher", Online: online, Sizes: []int{5000}})
 			if err != nil {
 				t.Fatal(err)

@@ -2,70 +2,73 @@ package e2e
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/app"
 	"github.com/infrarust-go/infrarust/internal/config"
-	"github.com/infrarust-go/infrarust/internal/events"
-	"github.com/infrarust-go/infrarust/internal/proxy"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
-// startProxy runs the proxy on 127.0.0.1:0 in passthrough mode, routing each domain of
-// routes to its backend address, and stops it when the test ends. It returns the
-// proxy's address. This is the only place the e2e tests touch the proxy's API, so
-// it is the one function to change when that API changes.
-func startProxy(t *testing.T, routes map[string]string) string {
+// startProxy runs the whole of `infrarust serve` (the composition root, as the
+// binary does) on loopback ports with the given servers, and stops it when the
+// test ends. It returns the proxy's address. The admin API is off: these tests
+// speak Minecraft only.
+func startProxy(t *testing.T, servers ...*config.Server) string {
 	t.Helper()
+	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.Bind = "127.0.0.1:0"
-	cfg.ServersPath = t.TempDir()
-	cfg.Web.DataDir = t.TempDir()
-	for domain, addr := range routes {
-		cfg.Servers = append(cfg.Servers, &config.Server{
-			ID: domain, File: "<e2e>", Name: domain,
-			Domains:             []string{domain},
-			Addresses:           []config.Address{{Address: addr, Weight: 1}},
-			Balance:             "first_available",
-			SlowStartAggression: 1,
-			ProxyMode:           "passthrough",
-			DomainRewrite:       config.DomainRewrite{Mode: "none"},
-			DisconnectMessage:   "e2e backend unreachable",
-			FullKickPatterns:    config.DefaultFullKickPatterns,
-		})
-	}
-	var logOut io.Writer = io.Discard
+	cfg.ServersPath = filepath.Join(dir, "servers")
+	cfg.Web.Enabled = false
+	cfg.Web.DataDir = filepath.Join(dir, "data")
+	cfg.ShutdownTimeout = config.Duration(5 * time.Second)
+	cfg.Servers = servers
+	level := slog.LevelError + 100
 	if os.Getenv("INFRARUST_TEST_DEBUG") != "" {
-		logOut = os.Stderr
+		level = slog.LevelDebug
 	}
-	p, err := proxy.New(proxy.Options{
-		Config: cfg,
-		Logger: slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Bus:    events.NewBus(),
-	})
-	if err != nil {
-		t.Fatalf("proxy.New: %v", err)
-	}
-	ln, err := net.Listen("tcp", cfg.Bind)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ready := make(chan string, 1)
 	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- p.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		if err := p.Shutdown(sctx); err != nil {
-			t.Errorf("proxy shutdown: %v", err)
-		}
+	done := make(chan error, 1)
+	go func() {
+		done <- app.Run(ctx, app.Options{
+			Config:  cfg,
+			Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+			Version: "e2e",
+			Ready:   func(p, _ string) { ready <- p },
+		})
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
 		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("proxy Serve: %v", err)
+		t.Fatalf("serve stopped before it was ready: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
 		}
 	})
-	return ln.Addr().String()
+	return addr
+}
+
+// passthrough is a server that routes domain to addr in passthrough mode.
+func passthrough(domain, addr string) *config.Server {
+	return &config.Server{
+		ID: domain, File: "<e2e>", Name: domain,
+		Domains:             []string{domain},
+		Addresses:           []config.Address{{Address: addr, Weight: 1}},
+		Balance:             balance.FirstAvailable,
+		SlowStartAggression: 1,
+		ProxyMode:           config.ModePassthrough,
+		DomainRewrite:       config.DomainRewrite{Mode: config.RewriteNone},
+		DisconnectMessage:   "e2e backend unreachable",
+		FullKickPatterns:    config.DefaultFullKickPatterns,
+	}
 }
