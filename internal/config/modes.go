@@ -32,7 +32,9 @@ const (
 )
 
 // Rewrites reports whether the backend sees another hostname than the player typed.
-func (d DomainRewrite) Rewrites() bool { return d.Mode == RewriteFromBackend || d.Mode == RewriteExplicit }
+func (d DomainRewrite) Rewrites() bool {
+	return d.Mode == RewriteFromBackend || d.Mode == RewriteExplicit
+}
 
 // supportedModes are the modes this build serves, in the order error messages list them.
 var supportedModes = []ProxyMode{ModePassthrough, ModeZeroCopy, ModeServerOnly}
