@@ -159,14 +159,40 @@ func TestReloadServers(t *testing.T) {
 		t.Fatalf("broken file must keep the old version: %q", got)
 	}
 
+	// A file that claims a domain another server holds is rejected and named; the
+	// holder keeps it, and the other files of the same reload still apply.
 	writeServerFile(t, ta.dir, "lobby.toml", serverFile(b.Addr(), "lobby.com"))
 	writeServerFile(t, ta.dir, "thief.toml", serverFile(b.Addr(), "smp.com"))
-	if err := ta.ReloadServers("test"); err == nil || !strings.Contains(err.Error(), "already claimed") {
-		t.Fatalf("conflict: %v", err)
+	writeServerFile(t, ta.dir, "fresh.toml", serverFile(b.Addr(), "fresh.com"))
+	err = ta.ReloadServers("test")
+	if err == nil || !strings.Contains(err.Error(), "thief.toml") || !strings.Contains(err.Error(), "already claimed by server \"survival\"") {
+		t.Fatalf("conflict must name the claiming file and the holder: %v", err)
 	}
 	if got := ta.motd(t, "smp.com"); got != "motd a" {
-		t.Fatalf("after a rejected reload the old routing stays: %q", got)
+		t.Fatalf("the holder keeps its domain: %q", got)
 	}
+	if got := ta.motd(t, "fresh.com"); got != "motd b" {
+		t.Fatalf("another file of the same reload must still apply: %q", got)
+	}
+	// An edit of an unrelated file is applied while the conflict stands (it used
+	// to freeze every later reload).
+	writeServerFile(t, ta.dir, "fresh.toml", serverFile(a.Addr(), "fresh.com"))
+	if err := ta.ReloadServers("test"); err == nil || !strings.Contains(err.Error(), "thief.toml") {
+		t.Fatalf("the standing conflict is reported again: %v", err)
+	}
+	if got := ta.motd(t, "fresh.com"); got != "motd a" {
+		t.Fatalf("an edit made while a conflict stands was not applied: %q", got)
+	}
+	// An edited file that takes over a domain from a server whose file still has it
+	// is the one rejected, and keeps its previous version.
+	writeServerFile(t, ta.dir, "fresh.toml", serverFile(a.Addr(), "fresh.com", "lobby.com"))
+	if err := ta.ReloadServers("test"); err == nil || !strings.Contains(err.Error(), "fresh.toml") || !strings.Contains(err.Error(), "keeps its previous version") {
+		t.Fatalf("conflicting edit: %v", err)
+	}
+	if got := ta.motd(t, "lobby.com"); got != "motd b" {
+		t.Fatalf("lobby.com moved to the conflicting file: %q", got)
+	}
+	os.Remove(filepath.Join(ta.dir, "fresh.toml"))
 
 	os.Remove(filepath.Join(ta.dir, "thief.toml"))
 	os.Remove(filepath.Join(ta.dir, "survival.toml"))

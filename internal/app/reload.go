@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -65,20 +66,20 @@ func (a *App) reapplyDrains() {
 
 // mergeServersDir loads servers_dir over cur: files that failed to load keep their
 // previous version (returned as fileErrs), removed files drop their server,
-// built-in servers (such as --demo's) stay. A domain conflict is an error.
+// built-in servers (such as --demo's) stay. A file that claims a domain another
+// server holds is rejected like a broken file, naming that file: the server that
+// holds the domain now keeps it, every other file still applies.
 func mergeServersDir(cur *config.Config) (*config.Config, []error, error) {
 	loaded, errs := config.LoadServersDir(cur.ServersPath, cur)
-	var conflict error
 	var fileErrs []error
 	for _, e := range errs {
-		if errors.Is(e, config.ErrDomainConflict) {
-			conflict = errors.Join(conflict, e)
-			continue
+		if !errors.Is(e, config.ErrDomainConflict) {
+			fileErrs = append(fileErrs, e)
 		}
-		fileErrs = append(fileErrs, e)
 	}
-	if conflict != nil {
-		return nil, nil, conflict
+	prev := map[string]*config.Server{}
+	for _, s := range cur.Servers {
+		prev[s.ID] = s
 	}
 	byID := map[string]*config.Server{}
 	for _, s := range loaded {
@@ -93,6 +94,7 @@ func mergeServersDir(cur *config.Config) (*config.Config, []error, error) {
 			byID[old.ID] = old
 		}
 	}
+	fileErrs = append(fileErrs, resolveConflicts(byID, prev, holders(cur.Servers))...)
 	next := *cur
 	next.Servers = make([]*config.Server, 0, len(byID))
 	for _, s := range byID {
@@ -100,9 +102,69 @@ func mergeServersDir(cur *config.Config) (*config.Config, []error, error) {
 	}
 	sort.Slice(next.Servers, func(i, j int) bool { return next.Servers[i].ID < next.Servers[j].ID })
 	if err := config.CheckDomainConflicts(next.Servers); err != nil {
-		return nil, nil, err
+		return nil, nil, err // cannot happen after resolveConflicts; never apply a conflict
 	}
 	return &next, fileErrs, nil
+}
+
+// holders maps each domain to the server that routes it now.
+func holders(servers []*config.Server) map[string]string {
+	h := map[string]string{}
+	for _, s := range servers {
+		for _, d := range s.Domains {
+			h[d] = s.ID
+		}
+	}
+	return h
+}
+
+// resolveConflicts rejects, in byID, each server whose new version claims a domain
+// that another server also claims, unless it is the one holding that domain now:
+// a rejected server falls back to its previous version (or is left out when it is
+// new). It repeats until no claim collides, and returns one error per rejection.
+func resolveConflicts(byID, prev map[string]*config.Server, held map[string]string) []error {
+	var errs []error
+	for range len(byID) + 1 {
+		claims := map[string][]*config.Server{}
+		ids := make([]string, 0, len(byID))
+		for id := range byID {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			for _, d := range byID[id].Domains {
+				claims[d] = append(claims[d], byID[id])
+			}
+		}
+		rejected := false
+		for _, id := range ids {
+			s := byID[id]
+			for _, d := range s.Domains {
+				others := claims[d]
+				if len(others) < 2 || held[d] == id || s == prev[id] {
+					continue
+				}
+				rival := others[0]
+				if rival == s {
+					rival = others[1]
+				}
+				how := "it keeps its previous version"
+				if prev[id] == nil {
+					how = "it is not loaded"
+					delete(byID, id)
+				} else {
+					byID[id] = prev[id]
+				}
+				errs = append(errs, fmt.Errorf("%s: domain %q is already claimed by server %q (%s); %s: %w", s.File, d, rival.ID, rival.File, how, config.ErrDomainConflict))
+				rejected = true
+				break
+			}
+		}
+		if !rejected {
+			break
+		}
+	}
+	return errs
 }
 
 func errStrings(errs []error) []string {

@@ -34,8 +34,8 @@ type Error struct {
 	Kind error
 }
 
-// ErrDomainConflict marks a domain claimed by two servers: a reload must reject the
-// whole set of files, not just one of them.
+// ErrDomainConflict marks a domain claimed by two servers: a reload rejects the file
+// that claims a domain another server holds, and keeps applying the others.
 var ErrDomainConflict = errors.New("domain claimed by two servers")
 
 // Unwrap exposes Kind to errors.Is.
