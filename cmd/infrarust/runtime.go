@@ -44,7 +44,7 @@ func (r *proxyRuntime) Servers(now time.Time) []admin.ServerInfo {
 			}
 		}
 		if sm := v.Config.ServerManager; sm != nil && r.Manager != nil {
-			info.State, info.ManagerType, info.StateReason = r.Manager.State(v.ID), sm.Type, reasons[v.ID]
+			info.State, info.ManagerType, info.StateReason = string(r.Manager.State(v.ID)), sm.Type, reasons[v.ID]
 		}
 		out = append(out, info)
 	}

@@ -154,7 +154,7 @@ func serveReady(ctx context.Context, cfg *config.Config, log *slog.Logger, ready
 	if err := p.Shutdown(sctx); err != nil {
 		log.Warn("shutdown", "err", err)
 	}
-	if err := mgr.Shutdown(sctx); err != nil {
+	if err := mgr.Shutdown(); err != nil { // each server gets its own grace, not what sctx has left
 		log.Warn("server manager shutdown", "err", err)
 	}
 	return nil

@@ -382,16 +382,23 @@ func (s *Server) validate(data []byte, global *Config) error {
 	return errors.Join(errs...)
 }
 
+// WithDefaults fills the timings left unset; validation and the server manager both
+// use it, so a hand-built config can never mean "time out at once" or "poll in a busy loop".
+func (sm ServerManager) WithDefaults() ServerManager {
+	if sm.StartTimeout <= 0 {
+		sm.StartTimeout = Duration(60e9) // 60 s
+	}
+	if sm.PollInterval <= 0 {
+		sm.PollInterval = Duration(5e9) // 5 s
+	}
+	if sm.ShutdownTimeout <= 0 {
+		sm.ShutdownTimeout = Duration(30e9) // 30 s
+	}
+	return sm
+}
+
 func validateServerManager(sm *ServerManager) error {
-	if sm.StartTimeout == 0 {
-		sm.StartTimeout = Duration(60e9)
-	}
-	if sm.PollInterval == 0 {
-		sm.PollInterval = Duration(5e9)
-	}
-	if sm.ShutdownTimeout == 0 {
-		sm.ShutdownTimeout = Duration(30e9)
-	}
+	*sm = sm.WithDefaults()
 	switch sm.Type {
 	case "local":
 		if sm.Command == "" {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
@@ -97,7 +98,7 @@ func (p *Proxy) serveStatus(c net.Conn, br *bufio.Reader, hs mc.Handshake, srv *
 	switch {
 	case srv == nil:
 		frame = mc.EncodeStatusResponse(motdJSON(&st.cfg.DefaultMOTD, hs.ProtocolVersion, ""))
-	case p.opts.Manager != nil && p.opts.Manager.Managed(srv.id) && p.opts.Manager.State(srv.id) != "online":
+	case p.opts.Manager != nil && p.opts.Manager.Managed(srv.id) && p.opts.Manager.State(srv.id) != manager.StateOnline:
 		frame = mc.EncodeStatusResponse(p.managedMOTD(srv, hs.ProtocolVersion))
 	default:
 		frame = p.statusFrame(srv, hs, st, client)
@@ -212,12 +213,12 @@ func motdJSON(m *config.MOTD, protocol int32, favicon string) []byte {
 }
 
 // Built-in MOTDs for a managed server that is not online.
-var managedMOTDs = map[string]config.MOTD{
-	"sleeping": {Text: "§7Sleeping — join to wake it up", VersionName: "Sleeping"},
-	"offline":  {Text: "§7Sleeping — join to wake it up", VersionName: "Sleeping"},
-	"starting": {Text: "§eStarting — you will be connected in a moment", VersionName: "Starting"},
-	"stopping": {Text: "§eStopping — join again to wake it up", VersionName: "Stopping"},
-	"crashed":  {Text: "§cThe server crashed — join to try starting it again", VersionName: "Crashed"},
+var managedMOTDs = map[manager.State]config.MOTD{
+	manager.StateSleeping: {Text: "§7Sleeping — join to wake it up", VersionName: "Sleeping"},
+	manager.StateOffline:  {Text: "§7Sleeping — join to wake it up", VersionName: "Sleeping"},
+	manager.StateStarting: {Text: "§eStarting — you will be connected in a moment", VersionName: "Starting"},
+	manager.StateStopping: {Text: "§eStopping — join again to wake it up", VersionName: "Stopping"},
+	manager.StateCrashed:  {Text: "§cThe server crashed — join to try starting it again", VersionName: "Crashed"},
 }
 
 // managedMOTD answers for a sleeping/starting/crashed server without waking it.
@@ -225,17 +226,17 @@ func (p *Proxy) managedMOTD(srv *server, protocol int32) []byte {
 	state := p.opts.Manager.State(srv.id)
 	var m *config.MOTD
 	switch state {
-	case "sleeping", "offline", "stopping":
+	case manager.StateSleeping, manager.StateOffline, manager.StateStopping:
 		m = srv.cfg.MOTD.Sleeping
-	case "starting":
+	case manager.StateStarting:
 		m = srv.cfg.MOTD.Starting
-	case "crashed":
+	case manager.StateCrashed:
 		m = srv.cfg.MOTD.Crashed
 	}
 	if m == nil {
 		d, ok := managedMOTDs[state]
 		if !ok {
-			d = managedMOTDs["sleeping"]
+			d = managedMOTDs[manager.StateSleeping]
 		}
 		m = &d
 	}
