@@ -57,7 +57,9 @@ type Provider interface {
 	// process behind.
 	Start(ctx context.Context) error
 	// Stop stops the backend and waits until it is down, escalating after grace;
-	// the string says how it ended ("stopped cleanly", "killed after 30s").
+	// the string says how it ended ("stopped cleanly", "killed after 30s"). The
+	// manager's ctx never ends for a ChildProcess (its grace is always given);
+	// for others it ends at proxy exit, when the backend finishes the stop alone.
 	Stop(ctx context.Context, grace time.Duration) (string, error)
 	// Status reports the backend's current phase.
 	Status(ctx context.Context) (Observation, error)
