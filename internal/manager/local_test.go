@@ -40,7 +40,8 @@ func newFakeLocal(t *testing.T, id string, args ...string) *fakeLocal {
 			StartTimeout:    config.Duration(10 * time.Second),
 			PollInterval:    config.Duration(50 * time.Millisecond),
 			ShutdownTimeout: config.Duration(5 * time.Second),
-			Env:             map[string]string{fakeServerEnv: "1"},
+			// Under -race, the race runtime sleeps 1 s before every exit by default.
+			Env: map[string]string{fakeServerEnv: "1", "GORACE": "atexit_sleep_ms=0"},
 		},
 	}
 	return f
