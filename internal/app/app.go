@@ -189,23 +189,11 @@ func (a *App) shutdown() {
 	if err := a.proxy.Shutdown(sctx); err != nil {
 		a.log.Warn("shutdown", "err", err)
 	}
-	mctx, mcancel := context.WithTimeout(context.Background(), managerGrace(a.cfg))
-	defer mcancel()
-	if err := a.mgr.Shutdown(mctx); err != nil {
+	// Each managed server gets its own grace (stop command, then its
+	// shutdown_timeout, then SIGTERM/SIGKILL), never what the sessions left over.
+	if err := a.mgr.Shutdown(); err != nil {
 		a.log.Warn("server manager shutdown", "err", err)
 	}
-}
-
-// managerGrace is the longest stop any managed server may need: its own
-// shutdown_timeout (stop command, then SIGTERM, then SIGKILL) plus a margin.
-func managerGrace(cfg *config.Config) time.Duration {
-	grace := 30 * time.Second
-	for _, s := range cfg.Servers {
-		if sm := s.ServerManager; sm != nil && sm.ShutdownTimeout.D() > grace {
-			grace = sm.ShutdownTimeout.D()
-		}
-	}
-	return grace + 5*time.Second
 }
 
 func openBans(cfg *config.Config) (*bans.Store, error) {

@@ -45,7 +45,7 @@ func (r *runtime) Servers(now time.Time) []admin.ServerInfo {
 			HealthyCount: v.Serving(),
 		}
 		if sm := v.Config.ServerManager; sm != nil {
-			info.State, info.ManagerType, info.StateReason = r.manager.State(v.ID), sm.Type, reasons[v.ID]
+			info.State, info.ManagerType, info.StateReason = string(r.manager.State(v.ID)), sm.Type, reasons[v.ID]
 		}
 		out = append(out, info)
 	}

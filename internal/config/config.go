@@ -183,6 +183,21 @@ type ServerManager struct {
 	ServerID        string            `toml:"server_id"`
 }
 
+// WithDefaults fills the timings left unset; validation and the server manager both
+// use it, so a hand-built config can never mean "time out at once" or "poll in a busy loop".
+func (sm ServerManager) WithDefaults() ServerManager {
+	if sm.StartTimeout <= 0 {
+		sm.StartTimeout = Duration(60 * time.Second)
+	}
+	if sm.PollInterval <= 0 {
+		sm.PollInterval = Duration(5 * time.Second)
+	}
+	if sm.ShutdownTimeout <= 0 {
+		sm.ShutdownTimeout = Duration(30 * time.Second)
+	}
+	return sm
+}
+
 // DefaultPort is Minecraft's port, used when an address leaves it out.
 const DefaultPort = 25565
 

@@ -338,15 +338,6 @@ func loadFavicon(v, dir string) (string, error) {
 }
 
 func validateServerManager(r *report, sm *ServerManager) {
-	if sm.StartTimeout == 0 {
-		sm.StartTimeout = Duration(60e9)
-	}
-	if sm.PollInterval == 0 {
-		sm.PollInterval = Duration(5e9)
-	}
-	if sm.ShutdownTimeout == 0 {
-		sm.ShutdownTimeout = Duration(30e9)
-	}
 	for _, d := range []struct {
 		key string
 		v   Duration
@@ -355,6 +346,7 @@ func validateServerManager(r *report, sm *ServerManager) {
 			r.check("server_manager."+d.key, "must not be negative")
 		}
 	}
+	*sm = sm.WithDefaults()
 	switch sm.Type {
 	case "local":
 		if sm.Command == "" {

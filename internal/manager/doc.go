@@ -40,8 +40,16 @@
 // shutdown_timeout. "pterodactyl" drives a panel's client API (power signals and
 // the resources endpoint), escalating to the "kill" signal after shutdown_timeout.
 //
-// Proxy exit (Shutdown): local child processes are stopped cleanly, because
-// they are ours and would otherwise be orphaned holding the port; panel servers
-// are left as they are, so a proxy restart does not take them down, and the
-// next proxy finds them running.
+// Proxy exit (Shutdown, after the proxy's own Shutdown): local child processes
+// are stopped cleanly, because they are ours and would otherwise be orphaned
+// holding the port, each with its own grace (stop command, shutdown_timeout,
+// signals) however long the proxy's sessions took; panel servers are left as they
+// are, so a proxy restart does not take them down, and the next proxy finds them
+// running.
+//
+// Where things live: state.go (the State type and its transition table),
+// wait.go (the one wait behind EnsureStarted, Start and Stop), loops.go (Run,
+// polls, the start and stop loops), shutdown.go, options.go (Options, Clock, the
+// defaults), errors.go (what a player reads), provider.go (the Provider interface
+// and the optional interfaces a provider may add), then one file per provider.
 package manager

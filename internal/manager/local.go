@@ -50,6 +50,17 @@ type localProvider struct {
 	tail     []string
 }
 
+// localProviders is the ProviderFunc of type "local"; log receives the server's output.
+func localProviders(log *slog.Logger) ProviderFunc {
+	return func(server string, sm *config.ServerManager, notify func()) (Provider, error) {
+		p, err := newLocalProvider(server, sm, log, notify)
+		if err != nil {
+			return nil, err // never a typed nil inside the interface
+		}
+		return p, nil
+	}
+}
+
 func newLocalProvider(id string, sm *config.ServerManager, log *slog.Logger, notify func()) (*localProvider, error) {
 	if sm.Command == "" {
 		return nil, errors.New(`type "local" needs command (the program that runs the server, e.g. "java")`)
@@ -182,9 +193,10 @@ func (p *localProvider) kill(cmd *exec.Cmd, done chan struct{}, how string) (str
 }
 
 // Status reads the in-memory process state; it never does I/O.
-func (p *localProvider) Status(context.Context) (Observation, error) { return p.statusNow(), nil }
+func (p *localProvider) Status(context.Context) (Observation, error) { return p.StatusNow(), nil }
 
-func (p *localProvider) statusNow() Observation {
+// StatusNow implements InstantStatus: the process state is known without asking anyone.
+func (p *localProvider) StatusNow() Observation {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -200,8 +212,15 @@ func (p *localProvider) statusNow() Observation {
 	return Observation{Phase: PhaseStopped}
 }
 
-// lastOutput returns the most recent output lines, which usually say why a server died.
-func (p *localProvider) lastOutput() []string {
+// Alive implements ChildProcess: the server is the proxy's child, so the proxy stops it.
+func (p *localProvider) Alive() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.running
+}
+
+// LastOutput implements ConsoleOutput: the most recent lines usually say why a server died.
+func (p *localProvider) LastOutput() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.tail)

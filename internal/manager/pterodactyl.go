@@ -24,6 +24,17 @@ type pteroProvider struct {
 	client   *http.Client
 }
 
+// pteroProviders is the ProviderFunc of type "pterodactyl"; client talks to the panels.
+func pteroProviders(client *http.Client) ProviderFunc {
+	return func(_ string, sm *config.ServerManager, _ func()) (Provider, error) {
+		p, err := newPteroProvider(sm, client)
+		if err != nil {
+			return nil, err // never a typed nil inside the interface
+		}
+		return p, nil
+	}
+}
+
 func newPteroProvider(sm *config.ServerManager, client *http.Client) (*pteroProvider, error) {
 	if sm.URL == "" || sm.ServerID == "" {
 		return nil, errors.New(`type "pterodactyl" needs url (the panel's address) and server_id (the short id in the panel's server URL)`)

@@ -133,14 +133,8 @@ func (p *fakePanel) server(id string) *config.Server {
 	return &config.Server{ID: id, ServerManager: &config.ServerManager{
 		Type: "pterodactyl", URL: p.srv.URL + "/", ServerID: "abc123", APIKey: "env:INFRARUST_TEST_PTERO_KEY",
 		StartTimeout: config.Duration(5 * time.Second), PollInterval: config.Duration(20 * time.Millisecond),
-		ShutdownTimeout: config.Duration(2 * time.Second),
+		ShutdownTimeout: config.Duration(time.Second), // the stop polls every grace/10
 	}}
-}
-
-// firstPoll runs one synchronous poll pass, as Run would.
-func (h *harness) firstPoll() {
-	h.m.check()
-	h.m.wg.Wait()
 }
 
 func TestPterodactylStartStopAndPolling(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/fakemc"
+	"github.com/infrarust-go/infrarust/internal/manager"
 )
 
 // fakeManager is the server manager as the proxy sees it: it counts EnsureStarted
@@ -37,10 +38,10 @@ func (m *fakeManager) Managed(server string) bool {
 	return ok
 }
 
-func (m *fakeManager) State(server string) string {
+func (m *fakeManager) State(server string) manager.State {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.managed[server]
+	return manager.State(m.managed[server])
 }
 
 func (m *fakeManager) setState(server, state string) {

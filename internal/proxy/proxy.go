@@ -18,6 +18,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/ipfilter"
+	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
 )
@@ -47,7 +48,7 @@ type Manager interface {
 	// Managed reports whether the server has a [server_manager].
 	Managed(server string) bool
 	// State is online, offline, sleeping, starting, stopping or crashed.
-	State(server string) string
+	State(server string) manager.State
 	// EnsureStarted starts the server if needed and waits until it is ready.
 	EnsureStarted(ctx context.Context, server string) error
 	// PlayerJoined and PlayerLeft drive the idle shutdown.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
@@ -121,7 +122,7 @@ func (p *Proxy) ownMOTD(cn *conn) *config.MOTD {
 		return &cn.st.cfg.DefaultMOTD
 	}
 	if m := p.opts.Manager; m != nil && m.Managed(cn.srv.id) {
-		if state := m.State(cn.srv.id); state != "online" {
+		if state := m.State(cn.srv.id); state != manager.StateOnline {
 			return managedMOTD(cn.srv, state)
 		}
 	}
@@ -309,30 +310,30 @@ func motdJSON(m *config.MOTD, protocol int32) []byte {
 }
 
 // Built-in MOTDs for a managed server that is not online.
-var managedMOTDs = map[string]config.MOTD{
-	"sleeping": {Text: "§7Sleeping — join to wake it up", VersionName: "Sleeping"},
-	"offline":  {Text: "§7Sleeping — join to wake it up", VersionName: "Sleeping"},
-	"starting": {Text: "§eStarting — you will be connected in a moment", VersionName: "Starting"},
-	"stopping": {Text: "§eStopping — join again to wake it up", VersionName: "Stopping"},
-	"crashed":  {Text: "§cThe server crashed — join to try starting it again", VersionName: "Crashed"},
+var managedMOTDs = map[manager.State]config.MOTD{
+	manager.StateSleeping: {Text: "§7Sleeping — join to wake it up", VersionName: "Sleeping"},
+	manager.StateOffline:  {Text: "§7Sleeping — join to wake it up", VersionName: "Sleeping"},
+	manager.StateStarting: {Text: "§eStarting — you will be connected in a moment", VersionName: "Starting"},
+	manager.StateStopping: {Text: "§eStopping — join again to wake it up", VersionName: "Stopping"},
+	manager.StateCrashed:  {Text: "§cThe server crashed — join to try starting it again", VersionName: "Crashed"},
 }
 
 // managedMOTD is the answer for a managed server that is not online: the
 // server's own MOTD for the state, else the built-in one.
-func managedMOTD(srv *server, state string) *config.MOTD {
+func managedMOTD(srv *server, state manager.State) *config.MOTD {
 	var m *config.MOTD
 	switch state {
-	case "sleeping", "offline", "stopping":
+	case manager.StateSleeping, manager.StateOffline, manager.StateStopping:
 		m = srv.cfg.MOTD.Sleeping
-	case "starting":
+	case manager.StateStarting:
 		m = srv.cfg.MOTD.Starting
-	case "crashed":
+	case manager.StateCrashed:
 		m = srv.cfg.MOTD.Crashed
 	}
 	if m == nil {
 		d, ok := managedMOTDs[state]
 		if !ok {
-			d = managedMOTDs["sleeping"]
+			d = managedMOTDs[manager.StateSleeping]
 		}
 		m = &d
 	}

@@ -1,7 +1,12 @@
-// Command fakeserver pretends to be a Minecraft server for the manager's tests:
-// it listens after a delay, answers status pings, prints a ready line, and
-// handles (or ignores) "stop" on stdin; it can also crash on demand.
-package main
+package manager
+
+// The test binary doubles as a pretend Minecraft server for the local provider's
+// tests: started with fakeServerEnv set, TestMain runs fakeServerMain instead of
+// the tests. It listens after a delay, answers status pings, prints a ready line,
+// and handles (or ignores) "stop" on stdin; it can also crash on demand. With
+// -record it appends what happened to it ("stop", "saved", "term"), one per line
+// with the time, so a test can tell a clean stop from a kill. Re-running the test
+// binary saves building a separate program for every test run.
 
 import (
 	"bufio"
@@ -17,7 +22,12 @@ import (
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
-func main() {
+// fakeServerEnv, set to 1 in a child's environment, makes the test binary a fake server.
+const fakeServerEnv = "INFRARUST_MANAGER_TEST_FAKESERVER"
+
+// fakeServerMain is the child process's whole life; it never returns.
+func fakeServerMain(args []string) {
+	flag := flag.NewFlagSet("fakeserver", flag.ExitOnError)
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on")
 	delay := flag.Duration("delay", 0, "wait this long before listening")
 	readyLine := flag.String("ready-line", `Done (1.234s)! For help, type "help"`, "line printed once listening")
@@ -26,7 +36,9 @@ func main() {
 	stopDelay := flag.Duration("stop-delay", 0, "wait this long after stop before exiting")
 	crashAfter := flag.Duration("crash-after", 0, "exit with status 3 this long after starting (0 = never)")
 	startsFile := flag.String("starts-file", "", "append one line per start to this file")
-	flag.Parse()
+	recordFile := flag.String("record", "", "append stop, saved and term events to this file")
+	_ = flag.Parse(args)
+	rec := recorder(*recordFile)
 
 	if *startsFile != "" {
 		f, err := os.OpenFile(*startsFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
@@ -37,9 +49,16 @@ func main() {
 		fmt.Fprintln(f, os.Getpid())
 		f.Close()
 	}
-	if *ignoreTerm {
-		signal.Ignore(syscall.SIGTERM)
-	}
+	terms := make(chan os.Signal, 1)
+	signal.Notify(terms, syscall.SIGTERM)
+	go func() {
+		for range terms {
+			rec.record("term")
+			if !*ignoreTerm {
+				os.Exit(143)
+			}
+		}
+	}()
 	if *crashAfter > 0 {
 		time.AfterFunc(*crashAfter, func() {
 			fmt.Fprintln(os.Stderr, "java.lang.OutOfMemoryError: boom")
@@ -47,7 +66,7 @@ func main() {
 		})
 	}
 	fmt.Println("Starting minecraft server")
-	go stdin(*ignoreStop, *stopDelay)
+	go stdin(rec, *ignoreStop, *stopDelay)
 	time.Sleep(*delay)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -64,20 +83,39 @@ func main() {
 	}
 }
 
-func stdin(ignore bool, delay time.Duration) {
+func stdin(rec recorder, ignore bool, delay time.Duration) {
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		if sc.Text() != "stop" {
 			continue
 		}
 		if ignore {
+			rec.record("stop")
 			fmt.Println("ignoring stop")
 			continue
 		}
+		rec.record("stop")
 		fmt.Println("Stopping server")
-		time.Sleep(delay)
+		time.Sleep(delay) // saving the world
+		rec.record("saved")
 		os.Exit(0)
 	}
+}
+
+// recorder is the -record file; "" records nothing.
+type recorder string
+
+func (r recorder) record(event string) {
+	if r == "" {
+		return
+	}
+	f, err := os.OpenFile(string(r), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "record:", err)
+		return
+	}
+	fmt.Fprintf(f, "%s %s\n", event, time.Now().Format(time.RFC3339Nano))
+	f.Close()
 }
 
 func serve(c net.Conn) {
