@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/forwarding"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 	"github.com/infrarust-go/infrarust/internal/proxy/health"
 )
@@ -35,6 +36,12 @@ type Config struct {
 	RateLimit             RateLimit    `toml:"rate_limit"`
 	ActiveHealth          ActiveHealth `toml:"active_health"`
 	IPFilter              IPFilter     `toml:"ip_filter"`
+	// CompressionThreshold is the client side's compression threshold on
+	// intercepted servers (offline, client_only); -1 turns compression off. When it
+	// equals a backend's threshold, compressed frames pass through untouched.
+	CompressionThreshold int        `toml:"compression_threshold"`
+	Auth                 Auth       `toml:"auth"`
+	Forwarding           Forwarding `toml:"forwarding"`
 
 	// Servers are loaded from ServersDir, sorted by id.
 	Servers []*Server `toml:"-"`
@@ -42,6 +49,28 @@ type Config struct {
 	Source string `toml:"-"`
 	// ServersPath is ServersDir resolved against the config file's folder.
 	ServersPath string `toml:"-"`
+}
+
+// Auth configures the Mojang authentication of client_only servers.
+type Auth struct {
+	// SessionServer is the base URL of the session server (hasJoined).
+	SessionServer string `toml:"session_server"`
+	// PreventProxyConnections sends the client's IP with hasJoined, as vanilla's
+	// prevent-proxy-connections does, so Mojang refuses a login from another address.
+	PreventProxyConnections bool `toml:"prevent_proxy_connections"`
+	// Timeout bounds one hasJoined call.
+	Timeout Duration `toml:"timeout"`
+}
+
+// Forwarding says how intercepted servers' backends (online-mode=false) learn the
+// player's identity.
+type Forwarding struct {
+	RawMode string `toml:"mode"`
+	// Mode is RawMode parsed; a server's forwarding_mode overrides it.
+	Mode forwarding.Mode `toml:"-"`
+	// SecretFile holds the velocity / bungeeguard secret; created (0600) with a
+	// random secret when missing. Relative to infrarust.toml's folder.
+	SecretFile string `toml:"secret_file"`
 }
 
 // Keepalive configures TCP keepalive on both sides, which is how dead peers are found
@@ -131,10 +160,24 @@ type Server struct {
 	IPFilter            IPFilter         `toml:"ip_filter"`
 	FullKickPatterns    []string         `toml:"full_kick_patterns"`
 	ServerManager       *ServerManager   `toml:"server_manager"`
+	RawForwardingMode   string           `toml:"forwarding_mode"`
+	// ForwardingMode is RawForwardingMode parsed; nil means the global [forwarding] mode.
+	ForwardingMode *forwarding.Mode `toml:"-"`
 
 	// domainLines[i] is the line Domains[i] is written on, for conflict errors.
 	domainLines []int
 }
+
+// EffectiveForwarding is the forwarding mode the server's backends expect.
+func (c *Config) EffectiveForwarding(s *Server) forwarding.Mode {
+	if s.ForwardingMode != nil {
+		return *s.ForwardingMode
+	}
+	return c.Forwarding.Mode
+}
+
+// Intercepted reports whether the proxy terminates the server's logins itself.
+func (m ProxyMode) Intercepted() bool { return m == ModeClientOnly || m == ModeOffline }
 
 // domainLine is the line of Domains[i] in the file, 0 when unknown (a server built in code).
 func (s *Server) domainLine(i int) int {
@@ -228,6 +271,9 @@ func Default() *Config {
 			StatusMax: 300, StatusWindow: Duration(10 * time.Second),
 			IPv6Prefix: 64, MaxTracked: 1 << 20,
 		},
+		CompressionThreshold: 256,
+		Auth:                 Auth{SessionServer: "https://sessionserver.mojang.com", Timeout: Duration(5 * time.Second)},
+		Forwarding:           Forwarding{RawMode: "none", Mode: forwarding.ModeNone, SecretFile: "forwarding.secret"},
 		ActiveHealth: ActiveHealth{
 			Enabled: true, Kind: health.KindTCP, UnhealthyInterval: Duration(10 * time.Second),
 			Interval: Duration(30 * time.Second), Timeout: Duration(3 * time.Second), MaxConcurrent: 8,

@@ -81,6 +81,9 @@ func Load(path string, mustExist bool) (*Config, error) {
 	if cfg.Web.DataDir != "" && !filepath.IsAbs(cfg.Web.DataDir) {
 		cfg.Web.DataDir = filepath.Join(filepath.Dir(path), cfg.Web.DataDir)
 	}
+	if cfg.Forwarding.SecretFile != "" && !filepath.IsAbs(cfg.Forwarding.SecretFile) {
+		cfg.Forwarding.SecretFile = filepath.Join(filepath.Dir(path), cfg.Forwarding.SecretFile)
+	}
 	// The server files are checked even when infrarust.toml has errors, so one run
 	// shows every problem; only a servers_dir that did not decode stops that.
 	if !serversOK {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/infrarust-go/infrarust/internal/forwarding"
 	"github.com/infrarust-go/infrarust/internal/ipfilter"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 	"github.com/infrarust-go/infrarust/internal/proxy/health"
@@ -175,6 +176,20 @@ func (c *Config) validate(r *report, envKey string) {
 	if rl.MaxTracked < 0 {
 		r.check("rate_limit.max_tracked", "must be 0 (the built-in cap) or more")
 	}
+	if c.CompressionThreshold < -1 || c.CompressionThreshold > 1<<21 {
+		r.check("compression_threshold", "must be -1 (off) or between 0 and %d", 1<<21)
+	}
+	if u, err := url.Parse(c.Auth.SessionServer); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		r.check("auth.session_server", "%q is not an http(s) URL (the default is https://sessionserver.mojang.com)", c.Auth.SessionServer)
+	}
+	if c.Auth.Timeout <= 0 {
+		r.check("auth.timeout", "must be more than 0")
+	}
+	if m, err := forwarding.ParseMode(c.Forwarding.RawMode); err != nil {
+		r.check("forwarding.mode", "%v", err)
+	} else {
+		c.Forwarding.Mode = m
+	}
 	validateActiveHealth(r, "active_health", c.ActiveHealth)
 	if c.ActiveHealth.MaxConcurrent < 1 {
 		r.check("active_health.max_concurrent", "must be at least 1")
@@ -263,6 +278,13 @@ func (s *Server) validate(r *report, global *Config) {
 		r.check("proxy_mode", "%q is not supported yet by Infrarust (Go); use %s", s.ProxyMode, modeList(supportedModes))
 	default:
 		r.check("proxy_mode", "%q is not one of %s", s.ProxyMode, modeList(supportedModes))
+	}
+	if s.RawForwardingMode != "" {
+		if m, err := forwarding.ParseMode(s.RawForwardingMode); err != nil {
+			r.check("forwarding_mode", "%v", err)
+		} else {
+			s.ForwardingMode = &m
+		}
 	}
 	dr, err := parseDomainRewrite(s.RawDomainRewrite)
 	if err != nil {
