@@ -60,7 +60,7 @@ func TestReadLoginStart(t *testing.T) {
 		{name: "1.19 garbage after key is ignored", protocol: 759, in: loginFrame("Notch", append(sigData, 9)...),
 			want: LoginStart{Name: "Notch"}},
 		{name: "1.19 oversized key is ignored", protocol: 759,
-			in: loginFrame("Notch", append(binary.BigEndian.AppendUint64([]byte{1}, 1), AppendVarInt(nil, 600)...)...),
+			in:   loginFrame("Notch", append(binary.BigEndian.AppendUint64([]byte{1}, 1), AppendVarInt(nil, 600)...)...),
 			want: LoginStart{Name: "Notch"}},
 		{name: "1.8 name only", protocol: 47, in: loginFrame("Notch"), want: LoginStart{Name: "Notch"}},
 		{name: "16 characters", protocol: 47, in: loginFrame(strings.Repeat("a", 16)), want: LoginStart{Name: strings.Repeat("a", 16)}},

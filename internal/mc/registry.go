@@ -56,29 +56,29 @@ type PacketType uint8
 // and both directions (KeepAlive, PluginMessage, Disconnect); the registry
 // resolves it per (protocol, state, direction).
 const (
-	PacketHandshake          PacketType = iota + 1 // handshake, serverbound
-	PacketStatusRequest                            // status, serverbound
-	PacketStatusResponse                           // status, clientbound
-	PacketPing                                     // status, both directions (ping and pong)
-	PacketLoginStart                               // login, serverbound
-	PacketDisconnect                               // login, configuration and play, clientbound
-	PacketEncryptionRequest                        // login, clientbound
-	PacketEncryptionResponse                       // login, serverbound
-	PacketLoginSuccess                             // login, clientbound
-	PacketSetCompression                           // login, clientbound (1.8+)
-	PacketLoginPluginRequest                       // login, clientbound (1.13+)
-	PacketLoginPluginResponse                      // login, serverbound (1.13+)
-	PacketLoginAcknowledged                        // login, serverbound (1.20.2+)
-	PacketFinishConfiguration                      // configuration, both directions
-	PacketKeepAlive                                // configuration and play, both directions
-	PacketPluginMessage                            // configuration and play, both directions
-	PacketKnownPacks                               // configuration, both directions (1.20.5+)
-	PacketClientInformation                        // configuration and play, serverbound
-	PacketRegistryData                             // configuration, clientbound
-	PacketJoinGame                                 // play, clientbound
-	PacketRespawn                                  // play, clientbound
-	PacketStartConfiguration                       // play, clientbound (1.20.2+)
-	PacketConfigurationAck                         // play, serverbound (1.20.2+)
+	PacketHandshake           PacketType = iota + 1 // handshake, serverbound
+	PacketStatusRequest                             // status, serverbound
+	PacketStatusResponse                            // status, clientbound
+	PacketPing                                      // status, both directions (ping and pong)
+	PacketLoginStart                                // login, serverbound
+	PacketDisconnect                                // login, configuration and play, clientbound
+	PacketEncryptionRequest                         // login, clientbound
+	PacketEncryptionResponse                        // login, serverbound
+	PacketLoginSuccess                              // login, clientbound
+	PacketSetCompression                            // login, clientbound (1.8+)
+	PacketLoginPluginRequest                        // login, clientbound (1.13+)
+	PacketLoginPluginResponse                       // login, serverbound (1.13+)
+	PacketLoginAcknowledged                         // login, serverbound (1.20.2+)
+	PacketFinishConfiguration                       // configuration, both directions
+	PacketKeepAlive                                 // configuration and play, both directions
+	PacketPluginMessage                             // configuration and play, both directions
+	PacketKnownPacks                                // configuration, both directions (1.20.5+)
+	PacketClientInformation                         // configuration and play, serverbound
+	PacketRegistryData                              // configuration, clientbound
+	PacketJoinGame                                  // play, clientbound
+	PacketRespawn                                   // play, clientbound
+	PacketStartConfiguration                        // play, clientbound (1.20.2+)
+	PacketConfigurationAck                          // play, serverbound (1.20.2+)
 	numPacketTypes
 )
 
