@@ -129,7 +129,8 @@ func (c *Conn) ReadRaw() (RawFrame, error) {
 	if limit := c.wireLimit(); int(n) > limit {
 		return RawFrame{}, fmt.Errorf("mc: frame of %d bytes exceeds limit %d: %w", n, limit, ErrFrameTooLarge)
 	}
-	raw := make([]byte, plen, plen+min(int(n), firstChunk))
+	// Size the buffer by what has arrived, never by the declared length alone.
+	raw := make([]byte, plen, plen+min(int(n), max(firstChunk, c.br.Buffered())))
 	copy(raw, prefix[:plen])
 	if raw, err = c.readAppend(raw, int(n)); err != nil {
 		return RawFrame{}, fmt.Errorf("mc: read frame body (%d bytes declared): %w", n, err)
@@ -187,8 +188,11 @@ func (c *Conn) Decode(f RawFrame) (Frame, error) {
 		if c.z == nil {
 			return Frame{}, errors.New("mc: compressed frame on a Conn without a Zlib")
 		}
+		// Start from what the compressed bytes plausibly inflate to (bombs
+		// grow the buffer only as they actually inflate).
+		dst := make([]byte, 0, min(int(f.dataLen), max(firstChunk, 4*len(body))))
 		var err error
-		if body, err = c.z.inflate(nil, body, int(f.dataLen)); err != nil {
+		if body, err = c.z.inflate(dst, body, int(f.dataLen)); err != nil {
 			return Frame{}, err
 		}
 	}
