@@ -675,3 +675,52 @@ func FuzzConnReadEncryptedCompressed(f *testing.F) {
 		}
 	})
 }
+
+// An idle session must hold no zlib state: inflaters and deflaters go back to
+// the shared Zlib after each frame. Each Conn here has compressed and
+// encrypted traffic behind it; what it keeps afterwards is its two CFB8
+// streams and little else (an inflater alone is tens of KiB, a deflater
+// hundreds).
+func TestIdleConnHoldsNoCompressionState(t *testing.T) {
+	z := newTestZlib(t)
+	var src bytes.Buffer
+	w := NewConn(nil, &src, z)
+	mustCompression(t, w, 64)
+	if err := w.EnableEncryption(testSecret); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WritePacket(0x10, bytes.Repeat([]byte("idle "), 200)); err != nil {
+		t.Fatal(err)
+	}
+	wire := src.Bytes()
+
+	const n = 200
+	conns := make([]*Conn, n)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range conns {
+		c := NewConn(bufio.NewReaderSize(bytes.NewReader(wire), 16), io.Discard, z)
+		mustCompression(t, c, 64)
+		if err := c.EnableEncryption(testSecret); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ReadFrame(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WritePacket(0x10, bytes.Repeat([]byte("idle "), 200)); err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+	}
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perConn := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("an idle encrypted, compressed Conn retains about %d bytes", perConn)
+	if perConn > 8<<10 {
+		t.Fatalf("an idle Conn retains %d bytes: compression state is being held", perConn)
+	}
+	runtime.KeepAlive(conns)
+}
