@@ -13,7 +13,10 @@ const cfb8Window = 64
 // CFB8 is AES in 8-bit cipher feedback mode, the stream cipher of Minecraft's
 // encrypted connections (the shared secret is both key and IV). Each byte
 // costs one AES block encryption, so it is slow by nature; it implements
-// cipher.Stream so it drops into any stream wrapper.
+// cipher.Stream so it drops into any stream wrapper. It is our own rather
+// than go-mc's: BenchmarkCFB8 measures it on par with go-mc's to ~10% faster
+// (both allocation-free, AES-NI block calls dominate), without go-mc's unsafe
+// pointer arithmetic and with in-place use as the only supported aliasing.
 type CFB8 struct {
 	block   cipher.Block
 	decrypt bool
