@@ -94,3 +94,67 @@ func (c *cursor) string(maxChars int) (string, error) {
 	}
 	return string(p), nil
 }
+
+func (c *cursor) i32() (int32, error) {
+	p, err := c.take(4)
+	if err != nil {
+		return 0, err
+	}
+	return int32(binary.BigEndian.Uint32(p)), nil
+}
+
+// boolean reads a bool as vanilla does: any non-zero byte is true.
+func (c *cursor) boolean() (bool, error) {
+	b, err := c.u8()
+	return b != 0, err
+}
+
+func (c *cursor) uuid() ([16]byte, error) {
+	var u [16]byte
+	p, err := c.take(16)
+	if err == nil {
+		copy(u[:], p)
+	}
+	return u, err
+}
+
+// byteArray reads a VarInt-prefixed byte array of at most maxLen bytes and
+// returns a copy, so decoded packets never alias the frame buffer.
+func (c *cursor) byteArray(maxLen int) ([]byte, error) {
+	n, err := c.varInt()
+	if err != nil {
+		return nil, err
+	}
+	return c.sizedBytes(int(n), maxLen)
+}
+
+// shortByteArray is byteArray with 1.7's 16-bit length prefix.
+func (c *cursor) shortByteArray(maxLen int) ([]byte, error) {
+	n, err := c.u16()
+	if err != nil {
+		return nil, err
+	}
+	return c.sizedBytes(int(int16(n)), maxLen)
+}
+
+func (c *cursor) sizedBytes(n, maxLen int) ([]byte, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("mc: negative array length %d: %w", n, ErrMalformed)
+	}
+	if n > maxLen {
+		return nil, fmt.Errorf("mc: array of %d bytes exceeds %d: %w", n, maxLen, ErrMalformed)
+	}
+	p, err := c.take(n)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{}, p...), nil
+}
+
+// end fails when bytes remain, for packets whose layout is fully known.
+func (c *cursor) end() error {
+	if c.rest() != 0 {
+		return fmt.Errorf("mc: %d trailing bytes: %w", c.rest(), ErrMalformed)
+	}
+	return nil
+}

@@ -1,7 +1,8 @@
-// Package mc encodes and decodes the parts of the Minecraft Java wire format a
-// reverse proxy needs before it switches to raw byte forwarding: VarInts,
-// bounded strings, frames, the handshake, login start, the status exchange,
-// login disconnect, and the pre-1.7 legacy ping and login packets.
+// Package mc encodes and decodes the Minecraft Java wire format for the
+// proxy: what passthrough needs before it switches to raw byte forwarding
+// (VarInts, bounded strings, frames, the handshake, login start, the status
+// exchange, login disconnect, the pre-1.7 legacy ping and login), and the
+// protocol core the intercepted modes (offline, client_only) stand on.
 //
 // Everything here is pure encode/decode over io.Reader, *bufio.Reader or
 // []byte. The package never dials, never sets deadlines and holds no policy:
@@ -9,6 +10,49 @@
 // hostile: declared lengths are bounded before anything is read, memory is
 // only committed as bytes actually arrive, and malformed input yields an error
 // matching one of the sentinel errors below, never a panic.
+//
+// # How the intercepted pieces fit
+//
+// Protocol (version.go) is the handshake's protocol number, with the release
+// table from 1.7.2 to the newest release (KnownProtocols, ParseVersion,
+// AtLeast). Every version quirk is decided from it.
+//
+// Registry (registry.go) answers "which id does packet X have" and "which
+// known packet is id N" per protocol, State and Direction, for the packets
+// the proxy acts on (PacketType). Every other id is relayed as an opaque frame.
+// RegistryFor(p) fails for versions outside the table: the intercepted modes
+// cannot serve them.
+//
+// Conn (conn.go) is one side of a session in framed form: NewConn over the
+// bufio.Reader that read the handshake and the net.Conn. It reads frames as
+// decrypt -> length -> decompress and writes them as compress -> length ->
+// encrypt; SetCompression and EnableEncryption switch those on mid-stream at
+// the points the login reaches them. ReadRaw returns a frame still compressed
+// (RawFrame); PeekID reads its packet id by inflating only its first bytes;
+// Decode inflates it into a Frame; WriteRaw forwards it to another Conn
+// untouched when both sides use the same threshold and re-frames it
+// otherwise. Zlib holds the pooled inflaters and deflaters shared by every
+// Conn (an idle session holds none); CFB8 is the AES/CFB8 stream.
+//
+// Packets (loginpackets.go, playpackets.go) are typed values with a
+// Decode<Name>(payload, protocol) function and an AppendPayload method; the
+// id comes from the Registry and Conn.WritePacket frames the payload. Chat
+// components stay JSON; disconnects in configuration and play from 1.20.3
+// travel as NBT, converted by nbt.go.
+//
+// A player's login in offline or client_only mode, after ReadHandshake and
+// ReadLoginStart on the bufio.Reader:
+//
+//	c := mc.NewConn(br, netConn, zlib)
+//	// client_only: WritePacket(EncryptionRequest), ReadFrame ->
+//	// DecodeEncryptionResponse, check it, c.EnableEncryption(secret)
+//	// WritePacket(SetCompression{t}), c.SetCompression(t)
+//	// WritePacket(LoginSuccess); 1.20.2+: ReadFrame -> login acknowledged
+//
+// A backend login is the mirror image: NewConn on the dialled connection,
+// WritePacket(handshake and LoginStart), then ReadFrame and dispatch on
+// Registry.Type: SetCompression -> c.SetCompression, LoginPluginRequest ->
+// answer (forwarding), Disconnect -> kick text, LoginSuccess -> done.
 package mc
 
 import "errors"

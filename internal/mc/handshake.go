@@ -75,8 +75,14 @@ func (h Handshake) Encode() []byte {
 	b := make([]byte, 0, VarIntSize(int32(body))+body)
 	b = AppendVarInt(b, int32(body))
 	b = AppendVarInt(b, 0x00)
-	b = AppendVarInt(b, h.ProtocolVersion)
-	b = AppendString(b, h.ServerAddress)
-	b = binary.BigEndian.AppendUint16(b, h.ServerPort)
-	return AppendVarInt(b, h.NextState)
+	return h.AppendPayload(b)
+}
+
+// AppendPayload appends the handshake payload (after packet id 0x00), for a
+// Conn logging in to a backend.
+func (h Handshake) AppendPayload(dst []byte) []byte {
+	dst = AppendVarInt(dst, h.ProtocolVersion)
+	dst = AppendString(dst, h.ServerAddress)
+	dst = binary.BigEndian.AppendUint16(dst, h.ServerPort)
+	return AppendVarInt(dst, h.NextState)
 }

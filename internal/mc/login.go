@@ -2,15 +2,8 @@ package mc
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
-)
-
-// Protocol numbers where the login start layout changed.
-const (
-	protocol1_19   = 759 // name + optional signature data
-	protocol1_19_1 = 760 // name + optional signature data + optional UUID
-	protocol1_19_3 = 761 // name + optional UUID
-	protocol1_20_2 = 764 // name + UUID (always present)
 )
 
 // maxLoginStartBody bounds a login start frame: name, UUID and the 1.19
@@ -26,7 +19,26 @@ type LoginStart struct {
 	UUID [16]byte
 	// HasUUID reports whether UUID was present on the wire.
 	HasUUID bool
+	// Key is the chat signing key a 1.19–1.19.2 client may send; the proxy
+	// needs it to check a signed encryption response. Nil otherwise.
+	Key *PlayerKey
 }
+
+// PlayerKey is a 1.19–1.19.2 player's chat signing key, as certified by Mojang.
+type PlayerKey struct {
+	// ExpiresAt is the key's expiry in Unix milliseconds.
+	ExpiresAt int64
+	// PublicKey is the player's RSA public key in DER (X.509) form.
+	PublicKey []byte
+	// Signature is Mojang's signature over the key.
+	Signature []byte
+}
+
+// Vanilla's bounds on the 1.19 key fields.
+const (
+	maxPlayerKeyLen = 512
+	maxPlayerKeySig = 4096
+)
 
 // ReadLoginStart reads the login start frame for the given protocol and
 // returns the raw frame bytes for relaying. The name is checked strictly
@@ -50,6 +62,7 @@ func parseLoginStart(f Frame, protocol int32) (LoginStart, error) {
 	if f.ID != 0x00 {
 		return LoginStart{}, fmt.Errorf("packet id 0x%02x, want 0x00: %w", f.ID, ErrMalformed)
 	}
+	p := Protocol(protocol)
 	c := cursor{b: f.Payload}
 	name, err := c.string(MaxPlayerNameLen)
 	if err != nil {
@@ -60,81 +73,96 @@ func parseLoginStart(f Frame, protocol int32) (LoginStart, error) {
 	}
 	l := LoginStart{Name: name}
 	switch {
-	case protocol >= protocol1_20_2:
-		p, err := c.take(16)
-		if err != nil {
+	case p.AtLeast(V1_20_2):
+		if l.UUID, err = c.uuid(); err != nil {
 			return LoginStart{}, fmt.Errorf("player uuid: %w", err)
 		}
-		copy(l.UUID[:], p)
 		l.HasUUID = true
-		if c.rest() != 0 {
-			return LoginStart{}, fmt.Errorf("%d trailing bytes: %w", c.rest(), ErrMalformed)
+		if err := c.end(); err != nil {
+			return LoginStart{}, err
 		}
-	case protocol >= protocol1_19_1:
-		if uuid, ok := lenientUUID(c, protocol); ok {
-			l.UUID, l.HasUUID = uuid, true
-		}
+	case p.AtLeast(V1_19):
+		lenientTail(c, p, &l)
 	}
 	return l, nil
 }
 
-// lenientUUID parses the optional tail of a 1.19.1–1.20.1 login start and
-// reports a UUID only when the tail matches the expected layout exactly.
-func lenientUUID(c cursor, protocol int32) ([16]byte, bool) {
-	var uuid [16]byte
-	if protocol == protocol1_19_1 {
-		hasSig, err := c.u8()
-		if err != nil || hasSig > 1 {
-			return uuid, false
+// lenientTail parses the optional tail of a 1.19–1.20.1 login start (the
+// 1.19–1.19.2 signing key, the 1.19.1+ UUID) and keeps it only when the tail
+// matches the expected layout exactly; anything else leaves l as it is, so a
+// passthrough relay never refuses a client over fields it does not need.
+func lenientTail(c cursor, p Protocol, l *LoginStart) {
+	var key *PlayerKey
+	if p.Before(V1_19_3) {
+		hasKey, err := c.u8()
+		if err != nil || hasKey > 1 {
+			return
 		}
-		if hasSig == 1 {
-			if _, err := c.i64(); err != nil {
-				return uuid, false
+		if hasKey == 1 {
+			key = &PlayerKey{}
+			if key.ExpiresAt, err = c.i64(); err != nil {
+				return
 			}
-			for range 2 { // public key, then signature
-				n, err := c.varInt()
-				if err != nil {
-					return uuid, false
-				}
-				if _, err := c.take(int(n)); err != nil {
-					return uuid, false
-				}
+			if key.PublicKey, err = c.byteArray(maxPlayerKeyLen); err != nil {
+				return
+			}
+			if key.Signature, err = c.byteArray(maxPlayerKeySig); err != nil {
+				return
 			}
 		}
+	}
+	if p == V1_19 {
+		if c.rest() == 0 {
+			l.Key = key
+		}
+		return
 	}
 	has, err := c.u8()
-	if err != nil || has != 1 {
-		return uuid, false
+	if err != nil || has > 1 {
+		return
 	}
-	p, err := c.take(16)
-	if err != nil || c.rest() != 0 {
-		return uuid, false
+	var uuid [16]byte
+	if has == 1 {
+		if uuid, err = c.uuid(); err != nil {
+			return
+		}
 	}
-	copy(uuid[:], p)
-	return uuid, true
+	if c.rest() != 0 {
+		return
+	}
+	l.Key, l.UUID, l.HasUUID = key, uuid, has == 1
 }
 
 // Encode returns the login start as a complete frame in the layout of the
 // given protocol, for tests, the prober and offline clients. Fields the
-// protocol does not carry are dropped; 1.19 signature data is sent as absent.
+// protocol does not carry are dropped.
 func (l LoginStart) Encode(protocol int32) []byte {
-	p := make([]byte, 0, 1+len(l.Name)+2+16)
-	p = AppendString(p, l.Name)
-	optUUID := func(p []byte) []byte {
-		if !l.HasUUID {
-			return append(p, 0)
+	return AppendFrame(nil, 0x00, l.AppendPayload(nil, Protocol(protocol)))
+}
+
+// AppendPayload appends the login start payload in p's layout, for a Conn
+// logging in to a backend.
+func (l LoginStart) AppendPayload(dst []byte, p Protocol) []byte {
+	dst = AppendString(dst, l.Name)
+	if p.Before(V1_19) {
+		return dst
+	}
+	if p.AtLeast(V1_20_2) {
+		return append(dst, l.UUID[:]...)
+	}
+	if p.Before(V1_19_3) {
+		dst = appendBool(dst, l.Key != nil)
+		if l.Key != nil {
+			dst = binary.BigEndian.AppendUint64(dst, uint64(l.Key.ExpiresAt))
+			dst = appendBytesString(appendBytesString(dst, l.Key.PublicKey), l.Key.Signature)
 		}
-		return append(append(p, 1), l.UUID[:]...)
+		if p == V1_19 {
+			return dst
+		}
 	}
-	switch {
-	case protocol >= protocol1_20_2:
-		p = append(p, l.UUID[:]...)
-	case protocol >= protocol1_19_3:
-		p = optUUID(p)
-	case protocol == protocol1_19_1:
-		p = optUUID(append(p, 0))
-	case protocol == protocol1_19:
-		p = append(p, 0)
+	dst = appendBool(dst, l.HasUUID)
+	if l.HasUUID {
+		dst = append(dst, l.UUID[:]...)
 	}
-	return AppendFrame(nil, 0x00, p)
+	return dst
 }

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
 
 var testUUID = [16]byte{0x06, 0x9a, 0x79, 0xf4, 0x44, 0xe9, 0x47, 0x26, 0xa5, 0xbe, 0xfc, 0xa9, 0x0e, 0x38, 0xaa, 0xf5}
+
+// testKey matches the sigData the tests below put on the wire.
+var testKey = &PlayerKey{ExpiresAt: 1700000000000, PublicKey: []byte{1, 2, 3}, Signature: []byte{4, 5}}
 
 func loginFrame(name string, tail ...byte) []byte {
 	return AppendFrame(nil, 0, append(AppendString(nil, name), tail...))
@@ -42,10 +46,21 @@ func TestReadLoginStart(t *testing.T) {
 		{name: "1.20.1 garbage tail is ignored", protocol: 763, in: loginFrame("Notch", 7, 7, 7),
 			want: LoginStart{Name: "Notch"}},
 		{name: "1.19.1 sig data then uuid", protocol: 760, in: loginFrame("Notch", append(sigData, withUUID...)...),
-			want: LoginStart{Name: "Notch", UUID: testUUID, HasUUID: true}},
+			want: LoginStart{Name: "Notch", UUID: testUUID, HasUUID: true, Key: testKey}},
+		{name: "1.19.1 sig data without uuid", protocol: 760, in: loginFrame("Notch", append(sigData, 0)...),
+			want: LoginStart{Name: "Notch", Key: testKey}},
+		{name: "1.19.1 truncated key is ignored", protocol: 760, in: loginFrame("Notch", sigData[:12]...),
+			want: LoginStart{Name: "Notch"}},
 		{name: "1.19.1 no sig data then uuid", protocol: 760, in: loginFrame("Notch", append([]byte{0}, withUUID...)...),
 			want: LoginStart{Name: "Notch", UUID: testUUID, HasUUID: true}},
-		{name: "1.19 sig data ignored", protocol: 759, in: loginFrame("Notch", sigData...),
+		{name: "1.19 sig data", protocol: 759, in: loginFrame("Notch", sigData...),
+			want: LoginStart{Name: "Notch", Key: testKey}},
+		{name: "1.19 no sig data", protocol: 759, in: loginFrame("Notch", 0),
+			want: LoginStart{Name: "Notch"}},
+		{name: "1.19 garbage after key is ignored", protocol: 759, in: loginFrame("Notch", append(sigData, 9)...),
+			want: LoginStart{Name: "Notch"}},
+		{name: "1.19 oversized key is ignored", protocol: 759,
+			in:   loginFrame("Notch", append(binary.BigEndian.AppendUint64([]byte{1}, 1), AppendVarInt(nil, 600)...)...),
 			want: LoginStart{Name: "Notch"}},
 		{name: "1.8 name only", protocol: 47, in: loginFrame("Notch"), want: LoginStart{Name: "Notch"}},
 		{name: "16 characters", protocol: 47, in: loginFrame(strings.Repeat("a", 16)), want: LoginStart{Name: strings.Repeat("a", 16)}},
@@ -67,7 +82,7 @@ func TestReadLoginStart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != tc.want || !bytes.Equal(raw, tc.in) {
+			if !reflect.DeepEqual(got, tc.want) || !bytes.Equal(raw, tc.in) {
 				t.Fatalf("got %+v raw %x, want %+v", got, raw, tc.want)
 			}
 		})
@@ -75,23 +90,28 @@ func TestReadLoginStart(t *testing.T) {
 }
 
 func TestLoginStartEncodeRoundTrip(t *testing.T) {
-	for _, proto := range []int32{5, 47, 758, 759, 760, 761, 763, 764, 767, 770} {
+	for _, p := range KnownProtocols() {
+		proto := int32(p)
 		for _, l := range []LoginStart{
 			{Name: "Notch", UUID: testUUID, HasUUID: true},
 			{Name: "Steve"},
+			{Name: "Alex", UUID: testUUID, HasUUID: true, Key: testKey},
 		} {
 			got, _, err := ReadLoginStart(newReader(l.Encode(proto)), proto)
 			if err != nil {
 				t.Fatalf("protocol %d %+v: %v", proto, l, err)
 			}
 			want := l
+			if p.Before(V1_19) || p.AtLeast(V1_19_3) {
+				want.Key = nil // only 1.19–1.19.2 carry the key
+			}
 			switch {
 			case proto >= 764:
 				want.HasUUID = true // always on the wire from 1.20.2
 			case proto < 760:
-				want = LoginStart{Name: l.Name} // no UUID field on the wire
+				want.UUID, want.HasUUID = [16]byte{}, false // no UUID field on the wire
 			}
-			if got != want {
+			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("protocol %d: got %+v, want %+v", proto, got, want)
 			}
 		}

@@ -1,0 +1,354 @@
+package mc
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Conn is one side of an intercepted session (the player, or a backend) in
+// framed form: it reads frames as decrypt -> length -> decompress and writes
+// them as compress -> length -> encrypt, with compression and encryption
+// switched on mid-stream when the login reaches that point.
+//
+// One goroutine reads (ReadRaw, ReadFrame) and also makes the switches
+// (SetCompression, EnableEncryption) during login; writes (WritePacket,
+// WriteRaw) may come from any goroutine and are serialised. Conn never sets
+// deadlines or closes anything: the caller owns the net.Conn.
+type Conn struct {
+	br *bufio.Reader
+	z  *Zlib
+
+	// Read side, owned by the reading goroutine.
+	rThreshold int   // -1: frames are not in compressed form
+	dec        *CFB8 // nil until EnableEncryption
+	readLimit  int   // bound on a declared uncompressed size
+
+	wmu        sync.Mutex
+	w          io.Writer
+	wThreshold int
+	enc        *CFB8
+}
+
+// NewConn frames a connection. br must be the reader that has consumed
+// everything before this point (it may already hold bytes of later frames;
+// they are decrypted as they are read once encryption is on). z may be nil
+// for a side that never compresses; SetCompression then fails.
+func NewConn(br *bufio.Reader, w io.Writer, z *Zlib) *Conn {
+	return &Conn{br: br, w: w, z: z, rThreshold: -1, wThreshold: -1, readLimit: MaxUncompressedSize}
+}
+
+// SetCompression switches on compressed framing with the given threshold
+// (packets of at least threshold bytes are deflated), as Set Compression
+// does; a negative threshold switches it off. It applies to the next frame in
+// each direction, so call it right after writing or reading Set Compression.
+func (c *Conn) SetCompression(threshold int) error {
+	if threshold >= 0 && c.z == nil {
+		return errors.New("mc: SetCompression needs a Zlib: pass one to NewConn")
+	}
+	if threshold < 0 {
+		threshold = -1
+	}
+	c.rThreshold = threshold
+	c.wmu.Lock()
+	c.wThreshold = threshold
+	c.wmu.Unlock()
+	return nil
+}
+
+// Threshold is the compression threshold in force, -1 when off, so a relay
+// can tell whether two sides can pass compressed frames through untouched.
+func (c *Conn) Threshold() int { return c.rThreshold }
+
+// EnableEncryption switches on AES/CFB8 in both directions with the shared
+// secret as key and IV. It applies to the next byte read and written: the
+// server side calls it after reading the encryption response, the client
+// side after writing it.
+func (c *Conn) EnableEncryption(secret []byte) error {
+	if c.dec != nil {
+		return errors.New("mc: encryption is already on")
+	}
+	dec, err := NewCFB8(secret, true)
+	if err != nil {
+		return err
+	}
+	enc, err := NewCFB8(secret, false)
+	if err != nil {
+		return err
+	}
+	c.dec = dec
+	c.wmu.Lock()
+	c.enc = enc
+	c.wmu.Unlock()
+	return nil
+}
+
+// Encrypted reports whether EnableEncryption has been called.
+func (c *Conn) Encrypted() bool { return c.dec != nil }
+
+// SetReadLimit bounds the size of packets read, declared uncompressed size
+// included (default MaxUncompressedSize); frames on the wire stay bounded by
+// MaxFrameSize too. A player's side can be held far below a backend's, which
+// sends chunks.
+func (c *Conn) SetReadLimit(n int) {
+	if n <= 0 || n > MaxUncompressedSize {
+		n = MaxUncompressedSize
+	}
+	c.readLimit = n
+}
+
+// RawFrame is one frame exactly as it crossed the wire, after decryption and
+// before decompression, so a relay can forward it without inflating it.
+type RawFrame struct {
+	// Bytes is the whole frame, length prefix included; for a compressed
+	// connection the content is still in compressed form.
+	Bytes     []byte
+	body      int   // offset of the packet content (after the prefix and data length)
+	dataLen   int32 // declared uncompressed size; 0 when the content is plain
+	threshold int   // threshold of the connection it was read on
+}
+
+// Compressed reports whether the frame's content is deflated.
+func (f RawFrame) Compressed() bool { return f.dataLen > 0 }
+
+// ReadRaw reads the next frame without inflating it. The wire length is
+// bounded by MaxFrameSize and a declared uncompressed size by the read limit;
+// a compressed frame declaring less than the threshold is refused, as vanilla
+// refuses it. A clean close before the first byte matches io.EOF.
+func (c *Conn) ReadRaw() (RawFrame, error) {
+	var prefix [maxVarIntLen]byte
+	n, plen, err := c.readVarInt(&prefix)
+	if err != nil {
+		return RawFrame{}, fmt.Errorf("mc: read frame length: %w", err)
+	}
+	if n <= 0 {
+		return RawFrame{}, fmt.Errorf("mc: frame length %d: %w", n, ErrMalformed)
+	}
+	if limit := c.wireLimit(); int(n) > limit {
+		return RawFrame{}, fmt.Errorf("mc: frame of %d bytes exceeds limit %d: %w", n, limit, ErrFrameTooLarge)
+	}
+	// Size the buffer by what has arrived, never by the declared length alone.
+	raw := make([]byte, plen, plen+min(int(n), max(firstChunk, c.br.Buffered())))
+	copy(raw, prefix[:plen])
+	if raw, err = c.readAppend(raw, int(n)); err != nil {
+		return RawFrame{}, fmt.Errorf("mc: read frame body (%d bytes declared): %w", n, err)
+	}
+	f := RawFrame{Bytes: raw, body: plen, threshold: c.rThreshold}
+	if c.rThreshold >= 0 {
+		cur := cursor{b: raw[plen:]}
+		dl, err := cur.varInt()
+		if err != nil {
+			return RawFrame{}, fmt.Errorf("mc: data length: %w", err)
+		}
+		f.body += cur.off
+		switch {
+		case dl < 0:
+			return RawFrame{}, fmt.Errorf("mc: data length %d: %w", dl, ErrMalformed)
+		case dl == 0:
+		case int(dl) < c.rThreshold:
+			return RawFrame{}, fmt.Errorf("mc: compressed packet of %d bytes is below the threshold %d: %w", dl, c.rThreshold, ErrMalformed)
+		case int(dl) > c.readLimit:
+			return RawFrame{}, fmt.Errorf("mc: packet inflates to %d bytes, limit %d: %w", dl, c.readLimit, ErrFrameTooLarge)
+		default:
+			f.dataLen = dl
+		}
+	}
+	if f.body >= len(raw) {
+		return RawFrame{}, fmt.Errorf("mc: frame without a packet id: %w", ErrMalformed)
+	}
+	if f.dataLen == 0 && len(raw)-f.body > c.readLimit {
+		return RawFrame{}, fmt.Errorf("mc: packet of %d bytes exceeds limit %d: %w", len(raw)-f.body, c.readLimit, ErrFrameTooLarge)
+	}
+	return f, nil
+}
+
+// wireLimit bounds a frame's wire length before any of it is read: the frame
+// limit, or less when the read limit is lower (zlib adds at most 5 bytes per
+// 16 KiB block plus 6, so limit + limit/4096 + 64 covers any valid frame).
+func (c *Conn) wireLimit() int {
+	return min(MaxFrameSize, c.readLimit+c.readLimit>>12+64)
+}
+
+// ReadFrame reads and fully decodes the next frame; Frame.Raw is the frame as
+// on the wire (compressed when the connection is).
+func (c *Conn) ReadFrame() (Frame, error) {
+	f, err := c.ReadRaw()
+	if err != nil {
+		return Frame{}, err
+	}
+	return c.Decode(f)
+}
+
+// Decode inflates a raw frame into its packet id and payload.
+func (c *Conn) Decode(f RawFrame) (Frame, error) {
+	body := f.Bytes[f.body:]
+	if f.dataLen > 0 {
+		if c.z == nil {
+			return Frame{}, errors.New("mc: compressed frame on a Conn without a Zlib")
+		}
+		// Start from what the compressed bytes plausibly inflate to (bombs
+		// grow the buffer only as they actually inflate).
+		dst := make([]byte, 0, min(int(f.dataLen), max(firstChunk, 4*len(body))))
+		var err error
+		if body, err = c.z.inflate(dst, body, int(f.dataLen)); err != nil {
+			return Frame{}, err
+		}
+	}
+	cur := cursor{b: body}
+	id, err := cur.varInt()
+	if err != nil {
+		return Frame{}, fmt.Errorf("mc: packet id: %w", err)
+	}
+	return Frame{ID: id, Payload: body[cur.off:], Raw: f.Bytes}, nil
+}
+
+// PeekID returns a raw frame's packet id, inflating only its first bytes,
+// so a relay can spot the few packets it must act on and pass the rest.
+func (c *Conn) PeekID(f RawFrame) (int32, error) {
+	body := f.Bytes[f.body:]
+	if f.dataLen > 0 {
+		if c.z == nil {
+			return 0, errors.New("mc: compressed frame on a Conn without a Zlib")
+		}
+		var head [maxVarIntLen]byte
+		n, err := c.z.inflatePrefix(head[:min(int(f.dataLen), maxVarIntLen)], body)
+		if err != nil {
+			return 0, err
+		}
+		body = head[:n]
+	}
+	cur := cursor{b: body}
+	id, err := cur.varInt()
+	if err != nil {
+		return 0, fmt.Errorf("mc: packet id: %w", err)
+	}
+	return id, nil
+}
+
+// WritePacket frames, compresses (when on and the packet reaches the
+// threshold), encrypts (when on) and writes one packet in a single Write.
+func (c *Conn) WritePacket(id int32, payload []byte) error {
+	var idb [maxVarIntLen]byte
+	head := AppendVarInt(idb[:0], id)
+	bodyLen := len(head) + len(payload)
+
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	var buf []byte
+	switch {
+	case c.wThreshold < 0:
+		if bodyLen > MaxFrameSize {
+			return fmt.Errorf("mc: packet of %d bytes exceeds the frame limit %d: %w", bodyLen, MaxFrameSize, ErrFrameTooLarge)
+		}
+		buf = make([]byte, 0, maxVarIntLen+bodyLen)
+		buf = AppendVarInt(buf, int32(bodyLen))
+		buf = append(append(buf, head...), payload...)
+	case bodyLen < c.wThreshold:
+		if bodyLen+1 > MaxFrameSize {
+			return fmt.Errorf("mc: packet of %d bytes exceeds the frame limit %d: %w", bodyLen, MaxFrameSize, ErrFrameTooLarge)
+		}
+		buf = make([]byte, 0, maxVarIntLen+1+bodyLen)
+		buf = AppendVarInt(buf, int32(bodyLen+1))
+		buf = append(append(append(buf, 0), head...), payload...)
+	default:
+		if bodyLen > MaxUncompressedSize {
+			return fmt.Errorf("mc: packet of %d bytes exceeds %d: %w", bodyLen, MaxUncompressedSize, ErrFrameTooLarge)
+		}
+		// Deflate behind room for both prefixes, then write them right-aligned.
+		const reserve = 2 * maxVarIntLen
+		buf = c.z.deflate(make([]byte, reserve, reserve+bodyLen/2+64), head, payload)
+		dlSize := VarIntSize(int32(bodyLen))
+		frameLen := dlSize + len(buf) - reserve
+		if frameLen > MaxFrameSize {
+			return fmt.Errorf("mc: packet deflates to %d bytes, over the frame limit %d: %w", frameLen, MaxFrameSize, ErrFrameTooLarge)
+		}
+		start := reserve - dlSize - VarIntSize(int32(frameLen))
+		AppendVarInt(AppendVarInt(buf[start:start], int32(frameLen)), int32(bodyLen))
+		buf = buf[start:]
+	}
+	return c.writeLocked(buf, true)
+}
+
+// WriteRaw relays a frame read by ReadRaw on another Conn. When both
+// connections use the same compression threshold the bytes go out untouched
+// (re-encrypted if this side is encrypted); otherwise the frame is decoded
+// and re-framed for this side.
+func (c *Conn) WriteRaw(f RawFrame) error {
+	c.wmu.Lock()
+	if f.threshold == c.wThreshold {
+		defer c.wmu.Unlock()
+		return c.writeLocked(f.Bytes, false)
+	}
+	c.wmu.Unlock()
+	fr, err := c.Decode(f)
+	if err != nil {
+		return err
+	}
+	return c.WritePacket(fr.ID, fr.Payload)
+}
+
+// writeLocked encrypts and writes one frame; owned says buf may be encrypted
+// in place, otherwise it is copied first so the caller's bytes stay intact.
+func (c *Conn) writeLocked(buf []byte, owned bool) error {
+	if c.enc != nil {
+		if !owned {
+			buf = append([]byte(nil), buf...)
+		}
+		c.enc.XORKeyStream(buf, buf)
+	}
+	if _, err := c.w.Write(buf); err != nil {
+		return fmt.Errorf("mc: write frame: %w", err)
+	}
+	return nil
+}
+
+// readVarInt reads a VarInt through decryption, keeping the bytes as received.
+func (c *Conn) readVarInt(buf *[maxVarIntLen]byte) (int32, int, error) {
+	var v uint32
+	for i := range maxVarIntLen {
+		b, err := c.br.ReadByte()
+		if err != nil {
+			if i > 0 && errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, i, err
+		}
+		if c.dec != nil {
+			b = c.dec.xorByte(b)
+		}
+		buf[i] = b
+		v |= uint32(b&0x7f) << (7 * i)
+		if b&0x80 == 0 {
+			return int32(v), i + 1, nil
+		}
+	}
+	return 0, maxVarIntLen, ErrVarIntTooLong
+}
+
+// readAppend is the package's readAppend with decryption of each chunk.
+func (c *Conn) readAppend(dst []byte, n int) ([]byte, error) {
+	for n > 0 {
+		step := min(n, max(firstChunk, len(dst)))
+		if cap(dst)-len(dst) < step {
+			grown := make([]byte, len(dst), len(dst)+step)
+			copy(grown, dst)
+			dst = grown
+		}
+		chunk := dst[len(dst) : len(dst)+step]
+		m, err := io.ReadFull(c.br, chunk)
+		if c.dec != nil {
+			c.dec.XORKeyStream(chunk[:m], chunk[:m])
+		}
+		dst = dst[:len(dst)+m]
+		n -= m
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return dst, err
+		}
+	}
+	return dst, nil
+}
