@@ -17,6 +17,8 @@ func (p *Proxy) handlerFor(srv *server) loginHandler {
 	switch srv.cfg.ProxyMode {
 	case config.ModePassthrough, config.ModeZeroCopy, config.ModeServerOnly:
 		return passthrough{}
+	case config.ModeClientOnly, config.ModeOffline:
+		return intercepted{}
 	}
 	return unsupported{}
 }

@@ -67,7 +67,12 @@ func (passthrough) serveLogin(p *Proxy, cn *conn) {
 		}
 	}
 	up0, down0 := int64(len(pending)), int64(len(first))
-	p.detach(cn, func() { p.session(cn, backend, up0, down0) })
+	p.detach(cn, func() {
+		p.session(cn, backend, func() (int64, int64) {
+			up, down := forward(cn.c, backend)
+			return up + up0, down + down0
+		})
+	})
 }
 
 // relayBytes is what the backend receives before forwarding starts: the client's
@@ -139,8 +144,9 @@ func matchesAny(text string, patterns []string) bool {
 	return false
 }
 
-// session forwards a logged-in player until either side closes.
-func (p *Proxy) session(cn *conn, backend net.Conn, up0, down0 int64) {
+// session accounts for a logged-in player (counts, the manager's idle timer,
+// events) while relay moves their bytes, until either side closes.
+func (p *Proxy) session(cn *conn, backend net.Conn, relay func() (up, down int64)) {
 	defer p.untrack(backend)
 	srv, lease := cn.srv, &cn.lease
 	// Keepalive is how a dead peer of a long session is found; set only now, so a
@@ -157,8 +163,7 @@ func (p *Proxy) session(cn *conn, backend net.Conn, up0, down0 int64) {
 	p.bus.Publish(events.PlayerJoin, info)
 	p.log.Debug("player joined", "server", srv.id, "address", lease.Address(), "player", cn.player, "client", cn.client)
 
-	up, down := forward(cn.c, backend)
-	up, down = up+up0, down+down0
+	up, down := relay()
 
 	lease.Release(p.now())
 	srv.players.Add(-1)

@@ -76,6 +76,7 @@ type Proxy struct {
 	sem     chan struct{} // max_connections permits; nil = unlimited
 	perIP   ipCounter
 	limiter *ratelimit.Limiter
+	icpt    *interception // the intercepted modes' shared state
 
 	connMu   sync.Mutex
 	conns    map[net.Conn]struct{}
@@ -134,6 +135,10 @@ func New(opts Options) (*Proxy, error) {
 		p.sem = make(chan struct{}, n)
 	}
 	p.limiter = ratelimit.New(rateLimitConfig(opts.Config.RateLimit))
+	var err error
+	if p.icpt, err = newInterception(opts.Config); err != nil {
+		return nil, err
+	}
 	if err := p.Apply(opts.Config); err != nil {
 		return nil, err
 	}

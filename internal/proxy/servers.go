@@ -44,6 +44,9 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 		}
 		trusted = append(trusted, pfx)
 	}
+	if err := p.prepareForwarding(cfg); err != nil {
+		return err
+	}
 	old := p.state.Load()
 	next := &state{cfg: cfg, servers: map[string]*server{}, filter: filter, trusted: trusted}
 	domains := map[string]string{}

@@ -19,6 +19,12 @@ import (
 // speak Minecraft only.
 func startProxy(t *testing.T, servers ...*config.Server) string {
 	t.Helper()
+	return startProxyWith(t, nil, servers...)
+}
+
+// startProxyWith is startProxy with a change to infrarust.toml's settings.
+func startProxyWith(t *testing.T, mutate func(*config.Config), servers ...*config.Server) string {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.Bind = "127.0.0.1:0"
@@ -27,6 +33,9 @@ func startProxy(t *testing.T, servers ...*config.Server) string {
 	cfg.Web.DataDir = filepath.Join(dir, "data")
 	cfg.ShutdownTimeout = config.Duration(5 * time.Second)
 	cfg.Servers = servers
+	if mutate != nil {
+		mutate(cfg)
+	}
 	level := slog.LevelError + 100
 	if os.Getenv("INFRARUST_TEST_DEBUG") != "" {
 		level = slog.LevelDebug

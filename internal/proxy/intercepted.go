@@ -1,0 +1,277 @@
+package proxy
+
+import (
+	"compress/zlib"
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/auth"
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/forwarding"
+	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/session"
+)
+
+// interception is what the intercepted modes share across connections: the
+// zlib pools, the session server client, the proxy's RSA key (made on first use,
+// so a proxy with only passthrough servers never pays for it) and the forwarding
+// secret.
+type interception struct {
+	zlib     *mc.Zlib
+	sessions *auth.SessionClient
+	sendIP   bool
+
+	keysOnce sync.Once
+	keys     *auth.KeyPair
+	keysErr  error
+
+	mu       sync.Mutex // guards the secret, loaded when the first server needs it
+	secret   []byte
+	velocity *forwarding.Velocity
+}
+
+func newInterception(cfg *config.Config) (*interception, error) {
+	// BestSpeed: the proxy only deflates what it re-frames (a threshold differs
+	// between the two sides) and its own packets; CPU matters more than bytes here.
+	z, err := mc.NewZlib(zlib.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := auth.NewSessionClient(auth.SessionConfig{BaseURL: cfg.Auth.SessionServer, Timeout: cfg.Auth.Timeout.D()})
+	if err != nil {
+		return nil, fmt.Errorf("[auth] session_server: %w", err)
+	}
+	return &interception{zlib: z, sessions: sc, sendIP: cfg.Auth.PreventProxyConnections}, nil
+}
+
+func (in *interception) keyPair() (*auth.KeyPair, error) {
+	in.keysOnce.Do(func() { in.keys, in.keysErr = auth.GenerateKeyPair() })
+	return in.keys, in.keysErr
+}
+
+// loadSecret reads (or creates, 0600) the forwarding secret the first time a
+// server needs one; a missing-and-uncreatable or empty file is an error, never a
+// silent "none".
+func (in *interception) loadSecret(path string) (created bool, err error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.secret != nil {
+		return false, nil
+	}
+	secret, created, err := forwarding.LoadOrCreateSecret(path)
+	if err != nil {
+		return false, err
+	}
+	v, err := forwarding.NewVelocity(secret)
+	if err != nil {
+		return false, err
+	}
+	in.secret, in.velocity = secret, v
+	return created, nil
+}
+
+func (in *interception) forwardingSecret() ([]byte, *forwarding.Velocity) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.secret, in.velocity
+}
+
+// prepareForwarding loads the secret when a server of cfg needs one.
+func (p *Proxy) prepareForwarding(cfg *config.Config) error {
+	for _, sc := range cfg.Servers {
+		if !sc.ProxyMode.Intercepted() || !cfg.EffectiveForwarding(sc).NeedsSecret() {
+			continue
+		}
+		created, err := p.icpt.loadSecret(cfg.Forwarding.SecretFile)
+		if err != nil {
+			return fmt.Errorf("%s: forwarding %s needs [forwarding] secret_file: %w", sc.File, cfg.EffectiveForwarding(sc), err)
+		}
+		if created {
+			p.log.Warn("created the forwarding secret; copy it to your backends (Paper: proxies.velocity.secret in config/paper-global.yml; BungeeGuard: allowed-tokens)", "file", cfg.Forwarding.SecretFile)
+		}
+		return nil
+	}
+	return nil
+}
+
+// intercepted is the handler of offline and client_only servers: the proxy
+// finishes the player's login itself (authenticating with Mojang for
+// client_only), then logs in to a backend it picks with the player's identity
+// forwarded, and relays frames between the two.
+type intercepted struct{}
+
+func (intercepted) serveLogin(p *Proxy, cn *conn) {
+	srv, cfg := cn.srv, cn.st.cfg
+	if cn.legacy != notLegacy {
+		p.refused(cn, refuse("protocol", "legacy login for intercepted server "+srv.id, "This server needs Minecraft 1.7.2 or newer"))
+		return
+	}
+	proto := mc.Protocol(cn.protocol)
+	reg, ok := mc.RegistryFor(proto)
+	if !ok {
+		p.refused(cn, refuse("protocol", fmt.Sprintf("protocol %d", cn.protocol),
+			fmt.Sprintf("This server supports Minecraft %s to %s", mc.OldestProtocol, mc.NewestProtocol)))
+		return
+	}
+	fwd := cfg.EffectiveForwarding(srv.cfg)
+	if fwd == forwarding.ModeVelocity {
+		if err := forwarding.CheckVelocityClient(cn.protocol); err != nil {
+			p.refused(cn, refuse("protocol", err.Error(), forwarding.KickVelocityTooOld))
+			return
+		}
+	}
+	client := &session.Client{
+		Conn: mc.NewConn(cn.br, cn.c, p.icpt.zlib), Registry: reg, Protocol: proto,
+		Start: cn.login, Addr: cn.ip, State: mc.LoginState,
+	}
+	client.Conn.SetReadLimit(mc.MaxFrameSize)
+	end := func(reason, detail, text string) {
+		p.rejected.Add(1)
+		p.met.ConnRejected(reason)
+		p.log.Debug("login ended", "client", cn.client, "player", cn.player, "server", srv.id, "reason", reason, "detail", detail)
+		_ = cn.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		_ = client.Kick(text)
+	}
+
+	// The player's login: each client read gets the handshake budget again.
+	_ = cn.c.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout.D()))
+	profile := session.OfflineProfile(cn.player)
+	if srv.cfg.ProxyMode == config.ModeClientOnly {
+		keys, err := p.icpt.keyPair()
+		if err != nil {
+			end("auth", "no RSA key: "+err.Error(), auth.KickServersDown)
+			return
+		}
+		a := session.Authenticator{Keys: keys, Sessions: p.icpt.sessions, SendIP: p.icpt.sendIP}
+		profile, err = a.Authenticate(p.ctx, client)
+		if err != nil {
+			p.log.Info("player failed authentication", "player", cn.player, "client", cn.client, "server", srv.id, "err", err)
+			end("auth", err.Error(), auth.KickMessage(err))
+			return
+		}
+	}
+	cn.player = profile.Name
+	if b := p.opts.Bans; b != nil {
+		if ban, banned := b.CheckPlayer(cn.ip, profile.Name, profile.ID.String(), p.now()); banned {
+			end("ban", "banned player "+profile.Name, ban.KickMessage(p.now()))
+			return
+		}
+	}
+	if err := client.FinishLogin(profile, cfg.CompressionThreshold); err != nil {
+		p.log.Debug("client login did not finish", "player", profile.Name, "client", cn.client, "err", err)
+		return
+	}
+	// From here on the client is in the configuration or play state; kicks are
+	// written for that state.
+
+	if err := p.wake(cn); err != nil {
+		end("server_start", err.Error(), err.Error())
+		return
+	}
+	login := session.BackendLogin{
+		Registry:  reg,
+		Handshake: p.backendHandshake(cn, fwd, profile),
+		Player:    forwarding.Player{Addr: cn.ip, Profile: profile},
+	}
+	if fwd == forwarding.ModeVelocity {
+		_, login.Velocity = p.icpt.forwardingSecret()
+	}
+	var backendConn *mc.Conn
+	var backendReader *bufio.Reader
+	var outcome session.Outcome
+	try := func(backend net.Conn, deadline time.Time) (string, error) {
+		_ = backend.SetDeadline(deadline)
+		if pre := preamble(srv, cn.client, backend); pre != nil {
+			if _, err := backend.Write(pre); err != nil {
+				return "", err
+			}
+		}
+		if backendReader != nil {
+			putReader(backendReader) // the previous address's
+		}
+		backendReader = getReader(backend)
+		backendConn = mc.NewConn(backendReader, backend, p.icpt.zlib)
+		var err error
+		outcome, err = login.Run(backendConn)
+		if err != nil {
+			return "", err
+		}
+		if outcome.Kick != "" && matchesAny(outcome.Kick, srv.full) {
+			return outcome.Kick, nil
+		}
+		return "", nil
+	}
+	backend, err := p.connectBackend(cn, try)
+	if err != nil || outcome.Kick != "" {
+		if backendReader != nil {
+			putReader(backendReader)
+		}
+	}
+	if err != nil {
+		msg := srv.cfg.DisconnectMessage
+		var fe *fullError
+		if errors.As(err, &fe) {
+			msg = fe.kick
+		}
+		end("backend", err.Error(), msg)
+		return
+	}
+	if outcome.Kick != "" {
+		// The backend took the connection and refused the player (whitelist, a ban
+		// of its own): the player reads its words; the address is healthy.
+		p.untrack(backend)
+		backend.Close()
+		cn.lease.Release(p.now())
+		end("backend_kick", outcome.Kick, outcome.Kick)
+		return
+	}
+	_ = cn.c.SetDeadline(time.Time{})
+	// The readers now belong to the two mc.Conns for the session's life; they go
+	// back to the pool when the relay is over.
+	clientReader := cn.br
+	cn.br = nil
+	cl := session.Side{Conn: client.Conn, Net: cn.c}
+	be := session.Side{Conn: backendConn, Net: backend}
+	p.detach(cn, func() {
+		p.session(cn, backend, func() (int64, int64) {
+			up, down, err := session.Relay(cl, be)
+			if err != nil && !errors.Is(err, net.ErrClosed) {
+				p.log.Debug("session relay ended", "player", profile.Name, "server", srv.id, "err", err)
+			}
+			putReader(clientReader)
+			putReader(backendReader)
+			return up, down
+		})
+	})
+}
+
+// backendHandshake is the handshake the backend receives: the client's protocol,
+// the host per domain_rewrite (carrying the player's IP, UUID and skin for
+// BungeeCord forwarding), and the login intent even for a transfer.
+func (p *Proxy) backendHandshake(cn *conn, fwd forwarding.Mode, profile auth.Profile) mc.Handshake {
+	host, port := backendHost(cn.srv.cfg, cn.hs)
+	hs := mc.Handshake{ProtocolVersion: cn.protocol, ServerAddress: host, ServerPort: port, NextState: mc.StateLogin}
+	var h string
+	var err error
+	switch fwd {
+	case forwarding.ModeBungeeCord:
+		h, err = forwarding.BungeeCordHost(host, cn.ip, profile)
+	case forwarding.ModeBungeeGuard:
+		secret, _ := p.icpt.forwardingSecret()
+		h, err = forwarding.BungeeGuardHost(host, cn.ip, profile, string(secret))
+	default:
+		return hs
+	}
+	if err != nil {
+		// Only a profile too large for the field gets here; the backend then sees
+		// no forwarding and refuses the player, which it reports in its own words.
+		p.log.Warn("bungeecord forwarding field could not be built", "player", profile.Name, "err", err)
+		return hs
+	}
+	hs.ServerAddress = h
+	return hs
+}

@@ -1,0 +1,122 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/infrarust-go/infrarust/internal/auth"
+	"github.com/infrarust-go/infrarust/internal/forwarding"
+	"github.com/infrarust-go/infrarust/internal/mc"
+)
+
+// BackendLogin is everything the proxy tells a backend to log a player in: the
+// handshake it sends (host already rewritten by domain_rewrite, and carrying the
+// BungeeCord fields when that forwarding is on), and who the player is.
+type BackendLogin struct {
+	Registry  *mc.Registry
+	Handshake mc.Handshake
+	Player    forwarding.Player
+	// Velocity answers velocity:player_info; nil when the server does not use
+	// velocity forwarding (the request is then refused like an unknown channel).
+	Velocity *forwarding.Velocity
+}
+
+// Outcome is how a backend answered a login that it did not fail.
+type Outcome struct {
+	// Kick is the text of a Disconnect the backend answered the login with
+	// (whitelist, ban, full): the player is told; it says nothing about health.
+	Kick string
+	// Profile is what the backend's Login Success named.
+	Profile auth.Profile
+}
+
+// ErrOnlineModeBackend means the backend asked for encryption: it runs
+// online-mode=true and cannot take players the proxy authenticated.
+var ErrOnlineModeBackend = errors.New("the backend runs online-mode=true; set online-mode=false in its server.properties (the proxy authenticates players) and configure forwarding")
+
+// Run logs the player in to a backend on conn: handshake and Login Start out,
+// then the backend's login packets until Login Success (acknowledged for
+// 1.20.2+, after which the backend is in its configuration state) or a
+// Disconnect. Compression follows the backend's Set Compression; Velocity's
+// player-info query is answered with the signed identity; any other plugin query
+// is declined as vanilla declines it. The caller sets the deadline on the
+// underlying connection.
+func (b BackendLogin) Run(conn *mc.Conn) (Outcome, error) {
+	reg := b.Registry
+	p := reg.Protocol()
+	hsID, _ := reg.ID(mc.HandshakeState, mc.Serverbound, mc.PacketHandshake)
+	if err := conn.WritePacket(hsID, b.Handshake.AppendPayload(nil)); err != nil {
+		return Outcome{}, err
+	}
+	start := mc.LoginStart{Name: b.Player.Profile.Name, UUID: b.Player.Profile.ID, HasUUID: true}
+	lsID, _ := reg.ID(mc.LoginState, mc.Serverbound, mc.PacketLoginStart)
+	if err := conn.WritePacket(lsID, start.AppendPayload(nil, p)); err != nil {
+		return Outcome{}, err
+	}
+	for {
+		f, err := conn.ReadFrame()
+		if err != nil {
+			return Outcome{}, fmt.Errorf("backend login: %w", err)
+		}
+		t, ok := reg.Type(mc.LoginState, mc.Clientbound, f.ID)
+		if !ok {
+			return Outcome{}, fmt.Errorf("backend login: unexpected packet 0x%02x", f.ID)
+		}
+		switch t {
+		case mc.PacketSetCompression:
+			sc, err := mc.DecodeSetCompression(f.Payload)
+			if err != nil {
+				return Outcome{}, err
+			}
+			if err := conn.SetCompression(int(sc.Threshold)); err != nil {
+				return Outcome{}, err
+			}
+		case mc.PacketLoginPluginRequest:
+			if err := b.answerQuery(conn, f.Payload); err != nil {
+				return Outcome{}, err
+			}
+		case mc.PacketDisconnect:
+			d, err := mc.DecodeDisconnect(f.Payload, p, mc.LoginState)
+			if err != nil {
+				return Outcome{}, err
+			}
+			return Outcome{Kick: d.Text()}, nil
+		case mc.PacketEncryptionRequest:
+			return Outcome{}, ErrOnlineModeBackend
+		case mc.PacketLoginSuccess:
+			ls, err := mc.DecodeLoginSuccess(f.Payload, p)
+			if err != nil {
+				return Outcome{}, err
+			}
+			if p.AtLeast(mc.V1_20_2) {
+				ackID, _ := reg.ID(mc.LoginState, mc.Serverbound, mc.PacketLoginAcknowledged)
+				if err := conn.WritePacket(ackID, nil); err != nil {
+					return Outcome{}, err
+				}
+			}
+			return Outcome{Profile: auth.Profile{ID: ls.UUID, Name: ls.Name}}, nil
+		default:
+			return Outcome{}, fmt.Errorf("backend login: unexpected %s packet", t)
+		}
+	}
+}
+
+// answerQuery answers a Login Plugin Request: Velocity's player-info query with
+// the signed identity when velocity forwarding is on, every other one (or that
+// one without velocity forwarding) with "not understood".
+func (b BackendLogin) answerQuery(conn *mc.Conn, payload []byte) error {
+	q, err := mc.DecodeLoginPluginRequest(payload)
+	if err != nil {
+		return err
+	}
+	resp := mc.LoginPluginResponse{MessageID: q.MessageID}
+	if q.Channel == forwarding.VelocityChannel && b.Velocity != nil {
+		data, _, err := b.Velocity.Response(q.Data, int32(b.Registry.Protocol()), b.Player)
+		if err != nil {
+			return err
+		}
+		resp.Successful, resp.Data = true, data
+	}
+	id, _ := b.Registry.ID(mc.LoginState, mc.Serverbound, mc.PacketLoginPluginResponse)
+	return conn.WritePacket(id, resp.AppendPayload(nil))
+}
