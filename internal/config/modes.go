@@ -39,9 +39,6 @@ func (d DomainRewrite) Rewrites() bool {
 // supportedModes are the modes this build serves, in the order error messages list them.
 var supportedModes = []ProxyMode{ModePassthrough, ModeZeroCopy, ModeServerOnly, ModeClientOnly, ModeOffline}
 
-// plannedModes exist in the Rust Infrarust and are refused with a clear message here.
-var plannedModes []ProxyMode
-
 func modeList(ms []ProxyMode) string {
 	s := ""
 	for i, m := range ms {

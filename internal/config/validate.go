@@ -272,11 +272,7 @@ func (s *Server) validate(r *report, global *Config) {
 	if s.DegradedLatency < 0 {
 		r.check("degraded_latency", "must not be negative")
 	}
-	switch {
-	case slices.Contains(supportedModes, s.ProxyMode):
-	case slices.Contains(plannedModes, s.ProxyMode):
-		r.check("proxy_mode", "%q is not supported yet by Infrarust (Go); use %s", s.ProxyMode, modeList(supportedModes))
-	default:
+	if !slices.Contains(supportedModes, s.ProxyMode) {
 		r.check("proxy_mode", "%q is not one of %s", s.ProxyMode, modeList(supportedModes))
 	}
 	if s.RawForwardingMode != "" {

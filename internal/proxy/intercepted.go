@@ -1,8 +1,8 @@
 package proxy
 
 import (
-	"compress/zlib"
 	"bufio"
+	"compress/zlib"
 	"errors"
 	"fmt"
 	"net"
