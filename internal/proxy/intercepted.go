@@ -113,8 +113,9 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	proto := mc.Protocol(cn.protocol)
 	reg, ok := mc.RegistryFor(proto)
 	if !ok {
+		oldest, newest := mc.OldestProtocol.Names(), mc.NewestProtocol.Names()
 		p.refused(cn, refuse("protocol", fmt.Sprintf("protocol %d", cn.protocol),
-			fmt.Sprintf("This server supports Minecraft %s to %s", mc.OldestProtocol, mc.NewestProtocol)))
+			fmt.Sprintf("This server supports Minecraft %s to %s", oldest[0], newest[len(newest)-1])))
 		return
 	}
 	fwd := cfg.EffectiveForwarding(srv.cfg)
