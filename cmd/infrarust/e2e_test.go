@@ -28,6 +28,7 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/fakemc"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/tui"
@@ -279,11 +280,11 @@ func waitHealthChange(t *testing.T, ch <-chan admin.StreamEvent, addr, to string
 			if !ok {
 				t.Fatalf("event stream ended before %s went %s; saw %v", addr, to, seen)
 			}
-			seen = append(seen, ev.Type+" "+string(ev.Data))
-			if ev.Type != "backend.health_change" {
+			seen = append(seen, string(ev.Type)+" "+string(ev.Data))
+			if ev.Type != events.BackendHealthChange {
 				continue
 			}
-			var hc struct{ Server, Address, From, To, Reason string }
+			var hc events.HealthChange
 			if err := json.Unmarshal(ev.Data, &hc); err != nil {
 				t.Fatalf("health_change payload %s: %v", ev.Data, err)
 			}

@@ -41,7 +41,7 @@ NO_COLOR turns colour off.`,
 		Args: cobra.NoArgs,
 	}
 	conn := addAdminFlags(cmd)
-	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "full refresh interval under the live event stream")
+	cmd.Flags().DurationVar(&interval, "interval", tui.DefaultInterval, "snapshot refresh interval under the live event stream: one admin API request per interval, never more")
 	cmd.Flags().BoolVar(&once, "once", false, "print one snapshot as plain tables and exit")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if interval <= 0 {
