@@ -320,6 +320,10 @@ func TestBanRoutes(t *testing.T) {
 		{`{"type":"username","value":"x","duration":"7d","expires_at":"2030-01-01T00:00:00Z"}`, "not both"},
 		{`{"type":"username","value":"x","colour":"red"}`, "unknown field"},
 		{`not json`, "not a ban request"},
+		// Two requests in one body: neither is applied.
+		{`{"type":"username","value":"first"}{"type":"username","value":"second"}`, "trailing data"},
+		{`{"type":"username","value":"first"} trailing`, "trailing data"},
+		{`{"type":"username","value":"first"}]`, "trailing data"},
 	}
 	for _, tc := range bad {
 		status, _, body := env.call(t, "POST", "/api/v1/bans", testKey, tc.body)
@@ -383,4 +387,29 @@ func TestNewServerRefusesBadOptions(t *testing.T) {
 			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// FuzzDecodeBanRequest: any body is either one ban request or an error, never a
+// panic, and an accepted body holds nothing after its object.
+func FuzzDecodeBanRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"ip","value":"203.0.113.0/24","reason":"bots","duration":"7d"}`,
+		`{"type":"username","value":"a"}{"type":"username","value":"b"}`,
+		`{"type":"uuid","value":"x","expires_at":"2030-01-01T00:00:00Z"}` + "\n",
+		`{"type":"ip"} trailing`, `null`, `[]`, ``, `{"colour":"red"}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		req, err := decodeBanRequest(strings.NewReader(body))
+		if err != nil {
+			return
+		}
+		// Accepted: re-decoding the body as a stream yields exactly one value.
+		dec := json.NewDecoder(strings.NewReader(body))
+		var first, second json.RawMessage
+		if dec.Decode(&first) != nil || dec.Decode(&second) != io.EOF {
+			t.Fatalf("accepted %q (%+v) although it is not exactly one JSON value", body, req)
+		}
+	})
 }
