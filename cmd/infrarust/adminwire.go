@@ -18,11 +18,15 @@ import (
 	"github.com/infrarust-go/infrarust/internal/proxy"
 )
 
-// startAdmin replays stored drains and starts the admin API when [web] is enabled.
-// It returns a function that stops the API and the address the API listens on
-// ("" when [web] is disabled).
+// startAdmin replays stored drains, points the metrics at the running proxy (build
+// info, per-backend state read at every scrape) and starts the admin API when [web]
+// is enabled. It returns a function that stops the API and the address the API
+// listens on ("" when [web] is disabled).
 func startAdmin(ctx context.Context, cfg *config.Config, p *proxy.Proxy, mgr *manager.Manager, bus *events.Bus, met *metrics.Metrics, banStore *bans.Store, log *slog.Logger) (func(), string, error) {
-	rt := &proxyRuntime{Proxy: p, Manager: mgr, Version: version, Bind: cfg.Bind}
+	build := currentBuild()
+	rt := &proxyRuntime{Proxy: p, Manager: mgr, Version: build.Version, Bind: cfg.Bind}
+	met.SetBuildInfo(build.Version, build.Commit)
+	met.WatchBackends(func() []metrics.BackendSample { return backendSamples(rt, time.Now()) })
 	drains, err := admin.OpenDrainStore(cfg.Web.DataDir)
 	if err != nil {
 		return nil, "", fmt.Errorf("drain store: %w (fix or move the file; it is never emptied silently)", err)
@@ -68,4 +72,19 @@ func startAdmin(ctx context.Context, cfg *config.Config, p *proxy.Proxy, mgr *ma
 		}
 	}()
 	return func() { cancel(); <-done; stopMetrics() }, ln.Addr().String(), nil
+}
+
+// backendSamples is every configured address's state, for infrarust_backend_state.
+func backendSamples(rt admin.Runtime, now time.Time) []metrics.BackendSample {
+	var out []metrics.BackendSample
+	for _, srv := range rt.Servers(now) {
+		b, err := rt.Backends(srv.ID, now)
+		if err != nil {
+			continue // removed by a reload between the two calls
+		}
+		for _, be := range b.Backends {
+			out = append(out, metrics.BackendSample{Server: srv.ID, Address: be.Address, State: be.BackendState()})
+		}
+	}
+	return out
 }

@@ -157,10 +157,10 @@ func (c *Client) AddBan(ctx context.Context, req BanRequest) (bans.Ban, error) {
 	return out, c.do(ctx, http.MethodPost, "/api/v1/bans", req, &out)
 }
 
-// RemoveBan lifts the ban of type typ (ip, username, uuid) on value.
-func (c *Client) RemoveBan(ctx context.Context, typ, value string) error {
+// RemoveBan lifts the ban of type typ on value and returns the ban as it was.
+func (c *Client) RemoveBan(ctx context.Context, typ bans.Type, value string) (bans.Ban, error) {
 	var out bans.Ban
-	return c.do(ctx, http.MethodDelete, "/api/v1/bans/"+url.PathEscape(typ)+"/"+url.PathEscape(value), nil, &out)
+	return out, c.do(ctx, http.MethodDelete, "/api/v1/bans/"+url.PathEscape(string(typ))+"/"+url.PathEscape(value), nil, &out)
 }
 
 // DefaultRequestTimeout bounds a request whose context has no deadline, so a hung

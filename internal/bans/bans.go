@@ -67,14 +67,15 @@ func (b Ban) KickMessage(now time.Time) string {
 	}
 	if b.ExpiresAt != nil && now.Before(*b.ExpiresAt) {
 		msg += fmt.Sprintf("\nBan ends in %s (%s)",
-			formatRemaining(b.ExpiresAt.Sub(now)), b.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
+			FormatRemaining(b.ExpiresAt.Sub(now)), b.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	return msg
 }
 
-// formatRemaining renders d, rounded up to the second, as its two largest
-// units ("6d 23h", "5m 3s", "42s").
-func formatRemaining(d time.Duration) string {
+// FormatRemaining renders a time left, rounded up to the second, as its two
+// largest units ("6d 23h", "5m 3s", "42s"), the way a ban's length is shown to
+// players and operators alike.
+func FormatRemaining(d time.Duration) string {
 	secs := int64((d + time.Second - 1) / time.Second)
 	units := []struct {
 		n      int64
