@@ -156,9 +156,9 @@ type banFlagName struct {
 // banFlagNames lists the ban types in the order help texts show them.
 func banFlagNames() []banFlagName {
 	return []banFlagName{
-		{bans.TypeIP, "ip", "IP address or CIDR range"},
-		{bans.TypeUsername, "name", "player name (case-insensitive)"},
-		{bans.TypeUUID, "uuid", "player UUID (survives name changes)"},
+		{bans.TypeIP, "ip", "an IP address or a CIDR range"},
+		{bans.TypeUsername, "name", "a player name (any case)"},
+		{bans.TypeUUID, "uuid", "a player UUID (survives name changes)"},
 	}
 }
 
@@ -183,7 +183,7 @@ func addBanTargetFlags(cmd *cobra.Command, conn *adminConn, g *globalFlags, exis
 		if existing {
 			verb = "lift the ban on"
 		}
-		cmd.Flags().StringVar(dst[f.typ], f.flag, "", f.help+" to "+verb)
+		cmd.Flags().StringVar(dst[f.typ], f.flag, "", verb+" "+f.help)
 		if existing {
 			_ = cmd.RegisterFlagCompletionFunc(f.flag, completeBanValues(conn, g, f.typ))
 		}
