@@ -127,6 +127,7 @@ type Model struct {
 	confirm     *pendingAction
 	acting      bool
 	status      string
+	statusErr   bool // the status line reports a failure (shown in the error style)
 	quitting    bool
 }
 
@@ -336,7 +337,7 @@ func (m *Model) onSnapshot(msg snapshotMsg) tea.Cmd {
 	}
 	m.snapErr = nil
 	if m.status == statusRefreshing {
-		m.status = ""
+		m.say("")
 	}
 	m.snap = msg.snap
 	m.statsAt = msg.snap.At
@@ -551,7 +552,7 @@ func (m *Model) onAction(msg actionMsg) tea.Cmd {
 	m.acting = false
 	a := msg.act
 	if msg.err != nil {
-		m.status = fmt.Sprintf("%s %s failed: %s", a.verb, a.address, describeErr(msg.err))
+		m.fail(fmt.Sprintf("%s %s failed: %s", a.verb, a.address, describeErr(msg.err)))
 		return nil
 	}
 	b := msg.res.Backend
@@ -565,7 +566,7 @@ func (m *Model) onAction(msg actionMsg) tea.Cmd {
 			}
 		}
 	}
-	m.status = fmt.Sprintf("%s %s on %s", a.verb.Done(), b.Address, a.server)
+	m.say(fmt.Sprintf("%s %s on %s", a.verb.Done(), b.Address, a.server))
 	if b.State != "" {
 		m.status += " — now " + b.State
 	}
@@ -722,10 +723,10 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		switch k.String() {
 		case "y", "Y":
 			m.acting = true
-			m.status = fmt.Sprintf("%s %s…", a.verb, a.address)
+			m.say(fmt.Sprintf("%s %s…", a.verb, a.address))
 			return m.actionCmd(a)
 		default:
-			m.status = string(a.verb) + " cancelled"
+			m.say(string(a.verb) + " cancelled")
 		}
 		return nil
 	}
@@ -761,15 +762,15 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		m.focus = paneServers
 	case "esc":
 		m.filter = ""
-		m.status = ""
+		m.say("")
 		m.fixSelection()
 	case "s":
 		if m.focus == paneServers {
 			m.serverSort = (m.serverSort + 1) % len(serverSorts)
-			m.status = "servers sorted by " + serverSorts[m.serverSort]
+			m.say("servers sorted by " + serverSorts[m.serverSort])
 		} else {
 			m.backendSort = (m.backendSort + 1) % len(backendSorts)
-			m.status = "backends sorted by " + backendSorts[m.backendSort]
+			m.say("backends sorted by " + backendSorts[m.backendSort])
 		}
 	case "v":
 		if m.logVisible() {
@@ -779,19 +780,19 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		}
 	case "R":
 		if m.retryPending {
-			m.status = "reconnecting; the retry refreshes"
+			m.say("reconnecting; the retry refreshes")
 			return nil
 		}
-		m.status = statusRefreshing
+		m.say(statusRefreshing)
 		return m.refresh()
 	case "d", "e", "r":
 		verb := map[string]admin.Action{"d": admin.ActionDrain, "e": admin.ActionEnable, "r": admin.ActionReset}[k.String()]
 		if m.acting {
-			m.status = "an action is already running"
+			m.say("an action is already running")
 			return nil
 		}
 		if m.selServer == "" || m.selBackend == "" {
-			m.status = "no backend selected"
+			m.say("no backend selected")
 			return nil
 		}
 		m.focus = paneBackends
@@ -799,6 +800,12 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 	}
 	return nil
 }
+
+// say puts text on the status line.
+func (m *Model) say(text string) { m.status, m.statusErr = text, false }
+
+// fail puts a failure on the status line, in the error style.
+func (m *Model) fail(text string) { m.status, m.statusErr = text, true }
 
 func (m *Model) quit() tea.Cmd {
 	m.quitting = true

@@ -137,7 +137,7 @@ func (m *Model) viewStatus(w int) string {
 	case m.conn == connRetrying:
 		return st.err.Render("disconnected — reconnecting…") + st.faint.Render(" · "+m.lastErrText())
 	case m.status != "":
-		if strings.Contains(m.status, "failed") {
+		if m.statusErr {
 			return st.err.Render(m.status)
 		}
 		return st.ok.Render(m.status)
