@@ -65,19 +65,15 @@ needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of -
 	}
 	cmd.AddCommand(list)
 
-	actions := []struct {
-		name, short string
-		call        func(*admin.Client, context.Context, string, string) (admin.ActionResult, error)
-		done        string
-	}{
-		{"drain", "Stop sending new players to ADDRESS; current sessions stay (survives restarts)", (*admin.Client).Drain, "drained"},
-		{"enable", "Lift a drain so ADDRESS takes new players again", (*admin.Client).Enable, "enabled"},
-		{"reset", "Clear ADDRESS's failures, ejections and backoff (a drain stays)", (*admin.Client).Reset, "reset"},
+	short := map[admin.Action]string{
+		admin.ActionDrain:  "Stop sending new players to ADDRESS; current sessions stay (survives restarts)",
+		admin.ActionEnable: "Lift a drain so ADDRESS takes new players again (no slow start: it takes its full share at once)",
+		admin.ActionReset:  "Clear ADDRESS's failures, ejections and backoff (a drain stays)",
 	}
-	for _, a := range actions {
+	for _, a := range admin.Actions() {
 		cmd.AddCommand(&cobra.Command{
-			Use:               a.name + " SERVER ADDRESS",
-			Short:             a.short,
+			Use:               string(a) + " SERVER ADDRESS",
+			Short:             short[a],
 			Args:              exactArgs(2),
 			ValidArgsFunction: completeServerAddress(conn, g, 2),
 			RunE: func(cmd *cobra.Command, args []string) error {
@@ -85,7 +81,7 @@ needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of -
 				if err != nil {
 					return err
 				}
-				res, err := a.call(c, cmd.Context(), args[0], args[1])
+				res, err := c.Act(cmd.Context(), a, args[0], args[1])
 				if err != nil {
 					return err
 				}
@@ -94,7 +90,7 @@ needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of -
 				}
 				b := res.Backend
 				fmt.Fprintf(cmd.OutOrStdout(), "%s %s on %s: now %s, %d active connection(s), %d ejection(s)\n",
-					a.done, res.Address, res.Server, orDash(b.State), b.ActiveConnections, b.Ejections)
+					a.Done(), res.Address, res.Server, orDash(b.State), b.ActiveConnections, b.Ejections)
 				return nil
 			},
 		})

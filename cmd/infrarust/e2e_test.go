@@ -29,6 +29,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/app"
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/fakemc"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/tui"
@@ -280,11 +281,11 @@ func waitHealthChange(t *testing.T, ch <-chan admin.StreamEvent, addr, to string
 			if !ok {
 				t.Fatalf("event stream ended before %s went %s; saw %v", addr, to, seen)
 			}
-			seen = append(seen, ev.Type+" "+string(ev.Data))
-			if ev.Type != "backend.health_change" {
+			seen = append(seen, string(ev.Type)+" "+string(ev.Data))
+			if ev.Type != events.BackendHealthChange {
 				continue
 			}
-			var hc struct{ Server, Address, From, To, Reason string }
+			var hc events.HealthChange
 			if err := json.Unmarshal(ev.Data, &hc); err != nil {
 				t.Fatalf("health_change payload %s: %v", ev.Data, err)
 			}
@@ -546,6 +547,9 @@ func TestE2EMetrics(t *testing.T) {
 		{"infrarust_connections_accepted_total", nil, 5},
 		{"infrarust_players_online", map[string]string{"server": "lobby"}, 0},
 		{"infrarust_status_cache_hits_total", nil, 1},
+		{"infrarust_logins_total", map[string]string{"server": "lobby", "outcome": "success"}, 3},
+		{"infrarust_backend_state", map[string]string{"server": "lobby", "address": dead, "state": "unhealthy"}, 1},
+		{"infrarust_build_info", nil, 1},
 	}
 	// The transition counter is fed from the event bus: poll for it.
 	deadline := time.Now().Add(5 * time.Second)

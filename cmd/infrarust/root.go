@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,14 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/config"
-)
-
-// Set through -ldflags by goreleaser; `infrarust version` shows them.
-var (
-	version = "dev"
-	commit  = "none"
-	date    = "unknown"
 )
 
 // globalFlags are the flags every command understands.
@@ -41,23 +36,110 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+// exitUsage is the exit status of a command line that names no command (a typo
+// in a script must not pass as success).
+const exitUsage = 2
+
 func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := root.ExecuteContext(ctx); err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			if ee.err != nil && ee.err.Error() != "" {
-				fmt.Fprintln(stderr, "error:", ee.err)
-			}
-			return ee.code
-		}
-		fmt.Fprintln(stderr, "error:", err)
-		return 1
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return 0
 	}
-	return 0
+	code := 1
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code, err = ee.code, ee.err
+	}
+	if err != nil && err.Error() != "" {
+		printError(stderr, cmd, err)
+	}
+	return code
+}
+
+// printError writes err for the operator, or as a JSON error envelope (the admin
+// API's shape) when the command was asked for -o json, so a script that parses the
+// output can parse the failure too.
+func printError(w io.Writer, cmd *cobra.Command, err error) {
+	if cmd == nil || !wantsJSON(cmd) {
+		fmt.Fprintln(w, "error:", err)
+		return
+	}
+	body := admin.ErrorBody{Code: "ERROR", Message: err.Error()}
+	var ae *admin.APIError
+	var uc *unknownCommandError
+	switch {
+	case errors.As(err, &ae):
+		body.Code = ae.Code
+	case errors.As(err, &uc):
+		body.Code = "UNKNOWN_COMMAND"
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(admin.ErrorEnvelope{Error: body})
+}
+
+// wantsJSON reports whether cmd was run with -o json.
+func wantsJSON(cmd *cobra.Command) bool {
+	f := cmd.Flag("output")
+	return f != nil && f.Value.String() == "json"
+}
+
+// unknownCommandError is a command line naming a subcommand that does not exist.
+type unknownCommandError struct {
+	name, parent string
+	suggestions  []string
+}
+
+func (e *unknownCommandError) Error() string {
+	msg := fmt.Sprintf("unknown command %q for %q", e.name, e.parent)
+	switch len(e.suggestions) {
+	case 0:
+		return msg + fmt.Sprintf("; run '%s --help' for the commands", e.parent)
+	case 1:
+		return msg + "; did you mean " + e.suggestions[0] + "?"
+	}
+	return msg + "; did you mean " + strings.Join(e.suggestions[:len(e.suggestions)-1], ", ") + " or " + e.suggestions[len(e.suggestions)-1] + "?"
+}
+
+// requireKnownSubcommands makes every command group (a command with subcommands
+// and nothing to run itself) refuse an unknown subcommand with exit status 2 and
+// a suggestion, instead of cobra's default of printing help and exiting 0. With no
+// subcommand a group prints its help, as before.
+func requireKnownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		requireKnownSubcommands(sub)
+	}
+	if !c.HasSubCommands() || c.Run != nil || c.RunE != nil {
+		return
+	}
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		return unknownCommand(cmd, args[0])
+	}
+	// "bans ad --ip X": the group fails on the subcommand's flag before it sees the
+	// typo; report the typo, which is the real problem.
+	c.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if args := cmd.Flags().Args(); cmd == c && len(args) > 0 {
+			return unknownCommand(cmd, args[0])
+		}
+		return err
+	})
+}
+
+// unknownCommand is the exit-2 error for a subcommand name cmd does not have.
+func unknownCommand(cmd *cobra.Command, name string) error {
+	return &exitError{code: exitUsage, err: &unknownCommandError{
+		name: name, parent: cmd.CommandPath(), suggestions: cmd.SuggestionsFor(name)}}
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -73,7 +155,9 @@ Start with 'infrarust serve --demo' to see it work with built-in sample backends
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		DisableAutoGenTag: true,
+		Version:           currentBuild().String(),
 	}
+	root.SetVersionTemplate("infrarust {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	pf := root.PersistentFlags()
@@ -86,6 +170,7 @@ Start with 'infrarust serve --demo' to see it work with built-in sample backends
 	for _, c := range commands(g) {
 		root.AddCommand(c)
 	}
+	requireKnownSubcommands(root)
 	return root
 }
 
@@ -131,10 +216,12 @@ func exactArgs(n int) cobra.PositionalArgs {
 func newVersionCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version, commit and build date",
-		Args:  cobra.NoArgs,
+		Short: "Print the version, commit and build date (also: infrarust --version)",
+		Long: `Prints the release version, commit and build date. A binary built by 'go install'
+or 'go build' reports its module version and VCS revision from the Go build info.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(g.stdout, "infrarust %s (commit %s, built %s)\n", version, commit, date)
+			fmt.Fprintln(g.stdout, "infrarust "+currentBuild().String())
 			return nil
 		},
 	}

@@ -74,7 +74,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	return app.Run(ctx, app.Options{Config: cfg, Logger: log, Version: version, Reload: hup})
+	build := currentBuild()
+	return app.Run(ctx, app.Options{Config: cfg, Logger: log, Version: build.Version, Commit: build.Commit, Reload: hup})
 }
 
 // addDemo starts three sample backends and a server "demo" that routes localhost to them.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -58,7 +59,7 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 			Use:               a.name + " SERVER",
 			Short:             a.short,
 			Args:              exactArgs(1),
-			ValidArgsFunction: completeServerAddress(conn, g, 1),
+			ValidArgsFunction: completeManagedServers(conn, g),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				c, err := conn.client(cmd, g)
 				if err != nil {
@@ -88,4 +89,32 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 		})
 	}
 	return cmd
+}
+
+// completeManagedServers completes the ids of servers that have a [server_manager]
+// (the only ones start and stop act on), with their current state.
+func completeManagedServers(conn *adminConn, g *globalFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		none := cobra.ShellCompDirectiveNoFileComp
+		if len(args) > 0 {
+			return nil, none
+		}
+		c, err := conn.client(cmd, g)
+		if err != nil {
+			return nil, none
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+		defer cancel()
+		servers, err := c.Servers(ctx)
+		if err != nil {
+			return nil, none
+		}
+		var out []cobra.Completion
+		for _, s := range servers {
+			if s.ManagerType != "" {
+				out = append(out, cobra.CompletionWithDesc(s.ID, s.ManagerType+", "+orDash(s.State)))
+			}
+		}
+		return out, none
+	}
 }

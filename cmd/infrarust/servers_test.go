@@ -96,3 +96,19 @@ func TestServersCLI(t *testing.T) {
 		t.Errorf("calls %q, want %q", api.calls, want)
 	}
 }
+
+func TestServersCompletionOffersOnlyManagedServers(t *testing.T) {
+	srv := httptest.NewServer(&fakeServersAPI{})
+	defer srv.Close()
+	for _, sub := range []string{"start", "stop"} {
+		var out bytes.Buffer
+		cmd := newServersCmd(&globalFlags{configPath: "/nonexistent/infrarust.toml", stdout: &out, stderr: &out})
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs([]string{"__complete", sub, "--admin-url", srv.URL, "--api-key", cliTestKey, ""})
+		err := cmd.Execute()
+		if got := out.String(); !strings.Contains(got, "survival\tlocal, sleeping") || strings.Contains(got, "lobby") {
+			t.Errorf("servers %s completion: %v\n%s\nwant survival only (lobby has no manager)", sub, err, got)
+		}
+	}
+}

@@ -30,18 +30,22 @@ admin API and its event stream: healthy ●, probing ◐, unhealthy ✖, drainin
 slow-start ramp of recovered addresses, players and connect latency.
 
 Keys: tab/←→ switch pane, ↑↓/j k select, d drain, e enable, r reset (each asks y/n),
-/ filter servers, s sort, v event log, ? help, q quit.
+/ filter servers, s sort, v event log (shown by itself when the terminal has room:
+beside the tables from 160 columns, below them from 40 rows), ? help, q quit.
 
-When the proxy goes away the dashboard says so and reconnects by itself. With --once,
-or when stdout is not a terminal, one snapshot is printed as plain tables.
-NO_COLOR turns colour off.`,
+The dashboard makes one admin API request per --interval and follows the event
+stream for everything in between (12 requests a minute by default, far inside the
+API's per-IP limit); after a 429 it waits as long as Retry-After says. When the
+proxy goes away the dashboard says so and reconnects by itself. With --once, or when
+stdout is not a terminal, one snapshot is printed as plain tables. NO_COLOR turns
+colour off.`,
 		Example: `  infrarust top
   infrarust top --interval 5s
   infrarust top --once --admin-url http://10.0.0.5:8080`,
 		Args: cobra.NoArgs,
 	}
 	conn := addAdminFlags(cmd)
-	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "full refresh interval under the live event stream")
+	cmd.Flags().DurationVar(&interval, "interval", tui.DefaultInterval, "snapshot refresh interval under the live event stream: one admin API request per interval, never more")
 	cmd.Flags().BoolVar(&once, "once", false, "print one snapshot as plain tables and exit")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if interval <= 0 {

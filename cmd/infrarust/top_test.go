@@ -16,21 +16,23 @@ import (
 	"github.com/infrarust-go/infrarust/internal/admin"
 )
 
-// fakeAdminAPI answers the three read routes `top --once` uses, with the API's envelopes.
+// fakeAdminAPI answers the snapshot route `top --once` uses, with the API's envelopes.
 func fakeAdminAPI(t *testing.T, key string) *httptest.Server {
 	t.Helper()
 	ewma := 3.5
 	failed := 12.0
 	data := map[string]any{
-		"/api/v1/stats": admin.Stats{Bind: "0.0.0.0:25565", UptimeSecs: 3725, PlayersOnline: 4, ConnectionsPerSec: 1.5},
-		"/api/v1/servers": []admin.ServerInfo{
-			{ID: "survival", Domains: []string{"mc.example.com"}, Strategy: "round_robin", AddressCount: 2, HealthyCount: 1, Players: 4},
-		},
-		"/api/v1/health/backends": map[string]admin.Backends{
-			"survival": {Server: "survival", Strategy: "round_robin", Backends: []admin.Backend{
-				{Address: "10.0.0.1:25565", Weight: 10, EffectiveWeight: 2.5, State: "healthy", ActiveConnections: 4, ConnectEWMAms: &ewma},
-				{Address: "10.0.0.2:25565", Weight: 10, State: "unhealthy", Ejections: 2, LastFailureSecsAgo: &failed},
-			}},
+		"/api/v1/snapshot": admin.Snapshot{
+			Stats: admin.Stats{Bind: "0.0.0.0:25565", UptimeSecs: 3725, PlayersOnline: 4, ConnectionsPerSec: 1.5},
+			Servers: []admin.ServerInfo{
+				{ID: "survival", Domains: []string{"mc.example.com"}, Strategy: "round_robin", AddressCount: 2, HealthyCount: 1, Players: 4},
+			},
+			Backends: map[string]admin.Backends{
+				"survival": {Server: "survival", Strategy: "round_robin", Backends: []admin.Backend{
+					{Address: "10.0.0.1:25565", Weight: 10, EffectiveWeight: 2.5, State: "healthy", ActiveConnections: 4, ConnectEWMAms: &ewma},
+					{Address: "10.0.0.2:25565", Weight: 10, State: "unhealthy", Ejections: 2, LastFailureSecsAgo: &failed},
+				}},
+			},
 		},
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

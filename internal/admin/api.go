@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
 // This file is the contract of the admin API: the JSON shapes the server writes,
@@ -45,8 +47,8 @@ type Backend struct {
 	Weight             int      `json:"weight"`
 	EffectiveWeight    float64  `json:"effective_weight"`
 	Priority           int      `json:"priority"`
-	State              string   `json:"state"`  // healthy|probing|unhealthy|draining
-	Health             string   `json:"health"` // the health record under a drain: healthy|probing|unhealthy
+	State              string   `json:"state"`  // a balance.State: healthy|probing|unhealthy|draining; compare with BackendState()
+	Health             string   `json:"health"` // the health record under a drain (a balance.State)
 	ActiveConnections  int      `json:"active_connections"`
 	Inflight           int      `json:"inflight"`
 	Ejections          int      `json:"ejections"`
@@ -55,6 +57,36 @@ type Backend struct {
 	LastFailureSecsAgo *float64 `json:"last_failure_secs_ago,omitempty"`
 	ConnectEWMAms      *float64 `json:"connect_ewma_ms,omitempty"`
 }
+
+// BackendFrom is the one conversion from the balancer's view of an address to
+// its wire form; now turns the balancer's instants into "seconds ago".
+func BackendFrom(b balance.BackendStatus, now time.Time) Backend {
+	out := Backend{
+		Address: b.Address, Weight: b.Weight, EffectiveWeight: b.EffectiveWeight, Priority: b.Priority,
+		State: string(b.State), Health: string(b.Health), ActiveConnections: b.Active, Inflight: b.Inflight,
+		Ejections: b.Ejections, Full: b.Full,
+	}
+	if !b.HealthySince.IsZero() {
+		s := now.Sub(b.HealthySince).Seconds()
+		out.HealthySinceSecs = &s
+	}
+	if !b.LastFailure.IsZero() {
+		s := now.Sub(b.LastFailure).Seconds()
+		out.LastFailureSecsAgo = &s
+	}
+	if b.ConnectEWMA > 0 {
+		ms := float64(b.ConnectEWMA.Microseconds()) / 1000
+		out.ConnectEWMAms = &ms
+	}
+	return out
+}
+
+// BackendState is the address's state as the balancer's typed constant, so
+// callers compare with balance.StateHealthy rather than with a string.
+func (b Backend) BackendState() balance.State { return balance.State(b.State) }
+
+// HealthState is the health record under a drain, as balance's typed constant.
+func (b Backend) HealthState() balance.State { return balance.State(b.Health) }
 
 // Backends is GET /api/v1/servers/{id}/backends.
 type Backends struct {
@@ -78,12 +110,51 @@ type Stats struct {
 	Version           string  `json:"version"`
 }
 
+// Action is an operator's action on one backend address. It is declared here once:
+// the route's last path segment, ActionResult.Action, the CLI's subcommands and the
+// dashboard's keys all use these constants.
+type Action string
+
+// The backend actions.
+const (
+	// ActionDrain stops new sessions to the address; current ones stay. It is stored
+	// in <data_dir>/drained.json and survives restarts.
+	ActionDrain Action = "drain"
+	// ActionEnable lifts a drain.
+	ActionEnable Action = "enable"
+	// ActionReset clears failures, ejections and backoff; a drain stays.
+	ActionReset Action = "reset"
+)
+
+// Actions lists the backend actions in the order help texts show them.
+func Actions() []Action { return []Action{ActionDrain, ActionEnable, ActionReset} }
+
+// Done is the action in the past tense, for "drained 10.0.0.1:25565 on lobby".
+func (a Action) Done() string {
+	switch a {
+	case ActionDrain:
+		return "drained"
+	case ActionEnable:
+		return "enabled"
+	}
+	return string(a) // "reset"
+}
+
 // ActionResult is the answer of drain/enable/reset.
 type ActionResult struct {
 	Server  string  `json:"server"`
 	Address string  `json:"address"`
-	Action  string  `json:"action"`
+	Action  Action  `json:"action"`
 	Backend Backend `json:"backend"`
+}
+
+// Snapshot is GET /api/v1/snapshot: everything `infrarust top` shows, read at one
+// instant in one request, so a dashboard refresh costs one request of the
+// client's rate limit instead of three.
+type Snapshot struct {
+	Stats    Stats               `json:"stats"`
+	Servers  []ServerInfo        `json:"servers"`
+	Backends map[string]Backends `json:"backends"`
 }
 
 // Errors a Runtime returns so the API can answer 404 rather than 500.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -61,12 +62,10 @@ func (s *Server) handleAddBan(w http.ResponseWriter, r *http.Request) {
 	if s.bansUnavailable(w) {
 		return
 	}
-	var req BanRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	req, err := decodeBanRequest(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
 		writeError(w, http.StatusBadRequest, "BAD_REQUEST",
-			fmt.Sprintf("body is not a ban request (%v); send {\"type\":\"ip|username|uuid\",\"value\":\"...\",\"reason\":\"...\",\"duration\":\"7d\"}", err))
+			fmt.Sprintf("body is not a ban request (%v); send one object: {\"type\":\"ip|username|uuid\",\"value\":\"...\",\"reason\":\"...\",\"duration\":\"7d\"}", err))
 		return
 	}
 	typ, err := ParseBanType(req.Type)
@@ -112,6 +111,22 @@ func (s *Server) handleAddBan(w http.ResponseWriter, r *http.Request) {
 		"expires_at", saved.ExpiresAt, "client_ip", clientIP(r))
 	s.opts.Bus.Publish(events.BanCreated, saved)
 	writeData(w, http.StatusCreated, saved)
+}
+
+// decodeBanRequest reads exactly one JSON object with known fields: anything after
+// it (a second object, stray text) is refused, so a request that says two things
+// never has only the first applied.
+func decodeBanRequest(r io.Reader) (BanRequest, error) {
+	var req BanRequest
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return BanRequest{}, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return BanRequest{}, errors.New("trailing data after the JSON object")
+	}
+	return req, nil
 }
 
 func (s *Server) handleRemoveBan(w http.ResponseWriter, r *http.Request) {

@@ -10,11 +10,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/bans"
+	"github.com/infrarust-go/infrarust/internal/events"
 )
 
 // ErrNoAdminAPI marks "nothing listens at the admin URL", so callers such as shell
@@ -27,6 +29,9 @@ type APIError struct {
 	Status  int
 	Code    string
 	Message string
+	// RetryAfter is the server's Retry-After on a 429, so a client such as `top`
+	// waits as long as asked instead of spending more of its quota.
+	RetryAfter time.Duration
 }
 
 // Error returns the message alone: it is written to be shown to the operator as is.
@@ -89,22 +94,24 @@ func (c *Client) AllBackends(ctx context.Context) (map[string]Backends, error) {
 
 // Drain stops new sessions to addr (existing ones stay); it survives restarts.
 func (c *Client) Drain(ctx context.Context, server, addr string) (ActionResult, error) {
-	return c.action(ctx, server, addr, "drain")
+	return c.Act(ctx, ActionDrain, server, addr)
 }
 
 // Enable lifts a drain.
 func (c *Client) Enable(ctx context.Context, server, addr string) (ActionResult, error) {
-	return c.action(ctx, server, addr, "enable")
+	return c.Act(ctx, ActionEnable, server, addr)
 }
 
 // Reset clears addr's failures, ejections and backoff (it does not lift a drain).
 func (c *Client) Reset(ctx context.Context, server, addr string) (ActionResult, error) {
-	return c.action(ctx, server, addr, "reset")
+	return c.Act(ctx, ActionReset, server, addr)
 }
 
-func (c *Client) action(ctx context.Context, server, addr, action string) (ActionResult, error) {
+// Act performs action on server's address addr; callers that hold an Action (the
+// CLI's subcommands, the dashboard's keys) use it instead of a switch.
+func (c *Client) Act(ctx context.Context, action Action, server, addr string) (ActionResult, error) {
 	var out ActionResult
-	p := "/api/v1/servers/" + url.PathEscape(server) + "/backends/" + url.PathEscape(addr) + "/" + action
+	p := "/api/v1/servers/" + url.PathEscape(server) + "/backends/" + url.PathEscape(addr) + "/" + url.PathEscape(string(action))
 	return out, c.do(ctx, http.MethodPost, p, nil, &out)
 }
 
@@ -132,6 +139,12 @@ func (c *Client) Stats(ctx context.Context) (Stats, error) {
 	return out, c.do(ctx, http.MethodGet, "/api/v1/stats", nil, &out)
 }
 
+// Snapshot returns stats, servers and every server's backends in one request.
+func (c *Client) Snapshot(ctx context.Context) (Snapshot, error) {
+	var out Snapshot
+	return out, c.do(ctx, http.MethodGet, "/api/v1/snapshot", nil, &out)
+}
+
 // Bans lists the bans in force.
 func (c *Client) Bans(ctx context.Context) ([]bans.Ban, error) {
 	var out []bans.Ban
@@ -144,10 +157,10 @@ func (c *Client) AddBan(ctx context.Context, req BanRequest) (bans.Ban, error) {
 	return out, c.do(ctx, http.MethodPost, "/api/v1/bans", req, &out)
 }
 
-// RemoveBan lifts the ban of type typ (ip, username, uuid) on value.
-func (c *Client) RemoveBan(ctx context.Context, typ, value string) error {
+// RemoveBan lifts the ban of type typ on value and returns the ban as it was.
+func (c *Client) RemoveBan(ctx context.Context, typ bans.Type, value string) (bans.Ban, error) {
 	var out bans.Ban
-	return c.do(ctx, http.MethodDelete, "/api/v1/bans/"+url.PathEscape(typ)+"/"+url.PathEscape(value), nil, &out)
+	return out, c.do(ctx, http.MethodDelete, "/api/v1/bans/"+url.PathEscape(string(typ))+"/"+url.PathEscape(value), nil, &out)
 }
 
 // DefaultRequestTimeout bounds a request whose context has no deadline, so a hung
@@ -246,16 +259,21 @@ func (c *Client) apiError(resp *http.Response, data []byte) error {
 		}
 		e.Message = fmt.Sprintf("wrong or missing API key; set INFRARUST_API_KEY or pass --api-key (the key is in %s)", where)
 	case http.StatusTooManyRequests:
-		if ra := resp.Header.Get("Retry-After"); ra != "" && !strings.Contains(e.Message, "retry") {
+		ra := strings.TrimSpace(resp.Header.Get("Retry-After"))
+		if secs, err := strconv.Atoi(ra); err == nil && secs >= 0 {
+			e.RetryAfter = time.Duration(secs) * time.Second
+		}
+		if ra != "" && !strings.Contains(e.Message, "retry") {
 			e.Message += fmt.Sprintf(" (retry in %s s)", ra)
 		}
 	}
 	return e
 }
 
-// StreamEvent is one event from GET /api/v1/events; Data is the event's payload.
+// StreamEvent is one event from GET /api/v1/events; Data is the event's payload,
+// to be decoded into the events package's type for Type.
 type StreamEvent struct {
-	Type string
+	Type events.Type
 	Time time.Time
 	Data json.RawMessage
 }
@@ -268,10 +286,14 @@ type EventStream struct {
 }
 
 // Events subscribes to the live event stream, all types when none are given.
-func (c *Client) Events(ctx context.Context, types ...string) (*EventStream, error) {
+func (c *Client) Events(ctx context.Context, types ...events.Type) (*EventStream, error) {
 	p := "/api/v1/events"
 	if len(types) > 0 {
-		p += "?types=" + url.QueryEscape(strings.Join(types, ","))
+		names := make([]string, len(types))
+		for i, t := range types {
+			names[i] = string(t)
+		}
+		p += "?types=" + url.QueryEscape(strings.Join(names, ","))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	req, err := c.newRequest(ctx, http.MethodGet, p, nil)
@@ -323,19 +345,21 @@ func (s *EventStream) Next() (StreamEvent, error) {
 	return StreamEvent{}, io.EOF
 }
 
+// decodeStreamEvent reads one `data:` payload, which is an events.Event; its
+// payload is kept raw for the caller to decode by type.
 func decodeStreamEvent(typ, data string) (StreamEvent, error) {
 	var raw struct {
-		Type string          `json:"type"`
-		Time time.Time       `json:"timestamp"`
-		Data json.RawMessage `json:"data"`
+		events.Event
+		Data json.RawMessage `json:"data"` // shadows Event.Data
 	}
 	if err := json.Unmarshal([]byte(data), &raw); err != nil {
 		return StreamEvent{}, fmt.Errorf("event stream: bad event %q: %w", typ, err)
 	}
-	if typ == "" {
-		typ = raw.Type
+	t := events.Type(typ)
+	if t == "" {
+		t = raw.Type
 	}
-	return StreamEvent{Type: typ, Time: raw.Time, Data: raw.Data}, nil
+	return StreamEvent{Type: t, Time: raw.Time, Data: raw.Data}, nil
 }
 
 // Close ends the stream and releases its connection; safe to call twice.

@@ -65,12 +65,12 @@ func TestClientRoundTrip(t *testing.T) {
 		t.Fatalf("bans %+v %v", list, err)
 	}
 	for _, r := range [][2]string{{"username", "GRIEFER"}, {"ip", "2001:db8::/48"}} {
-		if err := c.RemoveBan(ctx, r[0], r[1]); err != nil {
+		if _, err := c.RemoveBan(ctx, bans.Type(r[0]), r[1]); err != nil {
 			t.Fatalf("remove %v: %v", r, err)
 		}
 	}
 	var ae *APIError
-	if err := c.RemoveBan(ctx, "ip", "2001:db8::/48"); !errors.As(err, &ae) || ae.Status != 404 {
+	if _, err := c.RemoveBan(ctx, bans.TypeIP, "2001:db8::/48"); !errors.As(err, &ae) || ae.Status != 404 {
 		t.Fatalf("second remove: %v", err)
 	}
 }

@@ -28,13 +28,20 @@ type DrainStore struct {
 	drained map[string][]string // server -> sorted addresses
 }
 
+// drainTempPattern names the temp files persist writes before renaming them over
+// drained.json; one left by a crash is removed at the next open.
+const drainTempPattern = "." + DrainFileName + ".tmp-*"
+
 // OpenDrainStore reads <dataDir>/drained.json; a missing file is an empty store and
-// an unreadable or corrupt one is an error, so drains are never silently lifted.
+// an unreadable or corrupt one (including one that holds null) is an error, so
+// drains are never silently lifted. Temp files left by an interrupted write are
+// removed first: they are never read, and without this they pile up.
 func OpenDrainStore(dataDir string) (*DrainStore, error) {
 	if dataDir == "" {
 		dataDir = "."
 	}
 	s := &DrainStore{dir: dataDir, path: filepath.Join(dataDir, DrainFileName), drained: map[string][]string{}}
+	removeTempFiles(dataDir, drainTempPattern)
 	data, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
@@ -46,7 +53,16 @@ func OpenDrainStore(dataDir string) (*DrainStore, error) {
 		return nil, fmt.Errorf("drain state %s is empty, which this proxy never writes; restore it, or delete it to start with no drained addresses", s.path)
 	}
 	var m map[string][]string
-	if err := json.Unmarshal(data, &m); err != nil {
+	err = json.Unmarshal(data, &m)
+	if err == nil && m == nil {
+		err = errors.New("it holds null, which this proxy never writes")
+	}
+	for srv, addrs := range m {
+		if err == nil && addrs == nil {
+			err = fmt.Errorf("server %q has null instead of a list of addresses", srv)
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("drain state %s is corrupt (%v); it should look like {\"server\": [\"host:port\"]}: fix it, or delete it to start with no drained addresses", s.path, err)
 	}
 	for srv, addrs := range m {
@@ -146,7 +162,7 @@ func (s *DrainStore) persist(m map[string][]string) error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("save drain state: create %s: %w", s.dir, err)
 	}
-	tmp, err := os.CreateTemp(s.dir, "."+DrainFileName+".tmp-*")
+	tmp, err := os.CreateTemp(s.dir, drainTempPattern)
 	if err != nil {
 		return fmt.Errorf("save drain state in %s: %w", s.dir, err)
 	}
@@ -178,4 +194,13 @@ func (s *DrainStore) persist(m map[string][]string) error {
 		}
 	}
 	return nil
+}
+
+// removeTempFiles deletes the leftovers of interrupted atomic writes in dir that
+// match pattern. Best effort: a file that cannot be removed is only clutter.
+func removeTempFiles(dir, pattern string) {
+	names, _ := filepath.Glob(filepath.Join(dir, pattern))
+	for _, n := range names {
+		_ = os.Remove(n)
+	}
 }

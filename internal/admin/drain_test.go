@@ -43,14 +43,23 @@ func TestDrainStoreSurvivesReopen(t *testing.T) {
 	}
 }
 
-func TestDrainStoreIgnoresLeftoverTempFile(t *testing.T) {
+func TestDrainStoreRemovesLeftoverTempFiles(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := OpenDrainStore(dir)
 	if err := s.Set("lobby", "10.0.0.2:25565", true); err != nil {
 		t.Fatal(err)
 	}
-	// A crash between CreateTemp and Rename leaves a truncated temp file behind.
-	if err := os.WriteFile(filepath.Join(dir, "."+DrainFileName+".tmp-123"), []byte(`{"lobby": ["10.0.0`), 0o600); err != nil {
+	// Crashes between CreateTemp and Rename leave truncated temp files behind.
+	var leftovers []string
+	for _, suffix := range []string{"123", "4567890"} {
+		name := filepath.Join(dir, "."+DrainFileName+".tmp-"+suffix)
+		if err := os.WriteFile(name, []byte(`{"lobby": ["10.0.0`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		leftovers = append(leftovers, name)
+	}
+	unrelated := filepath.Join(dir, "notes.tmp-1")
+	if err := os.WriteFile(unrelated, []byte("keep"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	r, err := OpenDrainStore(dir)
@@ -60,6 +69,14 @@ func TestDrainStoreIgnoresLeftoverTempFile(t *testing.T) {
 	if !equalDrains(r.All(), map[string][]string{"lobby": {"10.0.0.2:25565"}}) {
 		t.Fatalf("state %v", r.All())
 	}
+	for _, name := range leftovers {
+		if _, err := os.Stat(name); !os.IsNotExist(err) {
+			t.Errorf("leftover %s still there after open (%v)", filepath.Base(name), err)
+		}
+	}
+	if _, err := os.Stat(unrelated); err != nil {
+		t.Errorf("an unrelated file was removed: %v", err)
+	}
 	// And the next write still works next to it.
 	if err := r.Set("lobby", "10.0.0.3:25565", true); err != nil {
 		t.Fatal(err)
@@ -67,7 +84,8 @@ func TestDrainStoreIgnoresLeftoverTempFile(t *testing.T) {
 }
 
 func TestDrainStoreCorruptFileIsReportedNotEmptied(t *testing.T) {
-	for _, content := range []string{`{"lobby": ["10.0.0.2:25565"`, ``, `["not", "a", "map"]`, `{"lobby": "10.0.0.2"}`} {
+	for _, content := range []string{`{"lobby": ["10.0.0.2:25565"`, ``, `["not", "a", "map"]`, `{"lobby": "10.0.0.2"}`,
+		`null`, " null\n", `{"lobby": null}`} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, DrainFileName)
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {

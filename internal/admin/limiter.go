@@ -3,74 +3,152 @@ package admin
 import (
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
-// maxTrackedClients bounds the limiter's memory under a spray from many addresses.
-const maxTrackedClients = 10000
+// The admin API limits each client IP with two token buckets from
+// golang.org/x/time/rate, so an operator who holds the key is never treated like
+// someone guessing it:
+//
+//   - failed authentication attempts: a strict, fixed budget. Once an IP has spent
+//     it, its requests to protected routes are answered 429 without the key being
+//     looked at, so a guesser learns nothing until the bucket refills;
+//   - authenticated requests: [web] requests_per_minute, with a full minute of
+//     burst; 0 turns this bucket off.
+//
+// GET /api/v1/health spends neither: an uptime checker must not eat the quota of
+// the operator on the same host, and answering it costs less than a 429 would.
+const (
+	// FailedAuthPerMinute is how many wrong or missing keys one IP may present per
+	// minute (with that many at once); a person mistyping a key stays well under it.
+	FailedAuthPerMinute = 10
+	// maxTrackedClients bounds the limiter's memory under a spray from many addresses.
+	maxTrackedClients = 10000
+)
 
-// ipLimiter is a per-client GCRA: one "theoretical arrival time" per IP, burst equal
-// to the per-minute quota, steady refill of one request every minute/quota. A GCRA
-// keeps one timestamp per client and an IP whose TAT is in the past is at full
-// burst, so forgetting it can never grant more than the quota; that makes the sweep safe.
-type ipLimiter struct {
-	mu       sync.Mutex
-	interval time.Duration // time one request "costs"
-	tau      time.Duration // how far ahead of now the TAT may run (the burst)
-	tat      map[string]time.Time
-	max      int
+// clientLimits holds both buckets of every client IP seen recently.
+type clientLimits struct {
+	mu        sync.Mutex
+	reqLimit  rate.Limit // authenticated requests per second; 0 means off
+	reqBurst  int
+	failLimit rate.Limit
+	failBurst int
+	clients   map[string]*clientBuckets
+	max       int
 }
 
-func newIPLimiter(perMinute int) *ipLimiter {
-	if perMinute <= 0 {
-		perMinute = 60
-	}
-	interval := time.Minute / time.Duration(perMinute)
-	return &ipLimiter{
-		interval: interval,
-		tau:      time.Duration(perMinute-1) * interval,
-		tat:      make(map[string]time.Time),
-		max:      maxTrackedClients,
-	}
+// clientBuckets is one IP's pair of buckets; requests is nil while the IP has
+// made no authenticated request (or the limit is off), so a flood of unknown IPs
+// costs one bucket each.
+type clientBuckets struct {
+	requests *rate.Limiter
+	failures *rate.Limiter
 }
 
-// allow admits one request from ip at now, or says how long to wait.
-func (l *ipLimiter) allow(ip string, now time.Time) (ok bool, retryAfter time.Duration) {
+// newClientLimits builds the limiter; perMinute is [web] requests_per_minute
+// (0 = authenticated requests are not limited).
+func newClientLimits(perMinute int) *clientLimits {
+	l := &clientLimits{
+		failLimit: rate.Limit(float64(FailedAuthPerMinute) / 60),
+		failBurst: FailedAuthPerMinute,
+		clients:   make(map[string]*clientBuckets),
+		max:       maxTrackedClients,
+	}
+	if perMinute > 0 {
+		l.reqLimit, l.reqBurst = rate.Limit(float64(perMinute)/60), perMinute
+	}
+	return l
+}
+
+// lockedOut reports whether ip has spent its failed-attempt budget and, if so, how
+// long until it may present a key again. It spends nothing.
+func (l *clientLimits) lockedOut(ip string, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	tat, seen := l.tat[ip]
-	if !seen {
-		l.makeRoom(now)
+	c, ok := l.clients[ip]
+	if !ok {
+		return false, 0
 	}
-	if tat.Before(now) {
-		tat = now
+	wait := untilToken(c.failures, now)
+	return wait > 0, wait
+}
+
+// failed charges ip one failed authentication attempt.
+func (l *clientLimits) failed(ip string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entry(ip, now).failures.AllowN(now, 1)
+}
+
+// allow admits one authenticated (or open) request from ip at now, or says how
+// long to wait before the next one would be admitted.
+func (l *clientLimits) allow(ip string, now time.Time) (bool, time.Duration) {
+	if l.reqLimit == 0 {
+		return true, 0
 	}
-	if ahead := tat.Sub(now); ahead > l.tau {
-		return false, ahead - l.tau
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.entry(ip, now)
+	if c.requests == nil {
+		c.requests = rate.NewLimiter(l.reqLimit, l.reqBurst) // starts full
 	}
-	l.tat[ip] = tat.Add(l.interval)
+	if wait := untilToken(c.requests, now); wait > 0 {
+		return false, wait
+	}
+	c.requests.AllowN(now, 1)
 	return true, 0
 }
 
-// makeRoom keeps the table under max: first drop clients back at full burst, then,
-// if a flood of distinct IPs still fills it, the one closest to full burst. The
-// evicted client gains at most what it would have had moments later.
-func (l *ipLimiter) makeRoom(now time.Time) {
-	if len(l.tat) < l.max {
-		return
+// untilToken is how long b needs before it holds one whole token (0 if it does).
+func untilToken(b *rate.Limiter, now time.Time) time.Duration {
+	tokens := b.TokensAt(now)
+	if tokens >= 1 {
+		return 0
 	}
-	for ip, t := range l.tat {
-		if !t.After(now) {
-			delete(l.tat, ip)
-		}
+	return time.Duration((1 - tokens) / float64(b.Limit()) * float64(time.Second))
+}
+
+// entry returns ip's buckets, making room for a new client first; l.mu is held.
+func (l *clientLimits) entry(ip string, now time.Time) *clientBuckets {
+	if c, ok := l.clients[ip]; ok {
+		return c
 	}
-	for len(l.tat) >= l.max {
-		var oldest string
-		var ot time.Time
-		for ip, t := range l.tat {
-			if oldest == "" || t.Before(ot) {
-				oldest, ot = ip, t
+	if len(l.clients) >= l.max {
+		l.makeRoom(now)
+	}
+	c := &clientBuckets{failures: rate.NewLimiter(l.failLimit, l.failBurst)}
+	l.clients[ip] = c
+	return c
+}
+
+// makeRoom brings the table under 90% of max so the sweep runs once per many new
+// clients. It forgets, in this order: clients whose buckets are both full (that
+// grants nothing), clients with no failed attempt (at most a fresh request burst),
+// then any client. A guesser is forgotten last.
+func (l *clientLimits) makeRoom(now time.Time) {
+	target := l.max * 9 / 10
+	full := func(b *rate.Limiter) bool { return b == nil || b.TokensAt(now) >= float64(b.Burst()) }
+	passes := []func(*clientBuckets) bool{
+		func(c *clientBuckets) bool { return full(c.failures) && full(c.requests) },
+		func(c *clientBuckets) bool { return full(c.failures) },
+		func(*clientBuckets) bool { return true },
+	}
+	for _, forget := range passes {
+		for ip, c := range l.clients {
+			if len(l.clients) < target {
+				return
+			}
+			if forget(c) {
+				delete(l.clients, ip)
 			}
 		}
-		delete(l.tat, oldest)
 	}
+}
+
+// tracked is how many clients the limiter remembers (tests, memory bound).
+func (l *clientLimits) tracked() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.clients)
 }

@@ -75,7 +75,7 @@ type Server struct {
 	opts     ServerOptions
 	keyHash  [32]byte
 	keyFile  string
-	limiter  *ipLimiter
+	limits   *clientLimits
 	mux      *http.ServeMux
 	log      *slog.Logger
 	now      func() time.Time
@@ -115,7 +115,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		return nil, fmt.Errorf("admin API key is %d characters; use at least %d", len(key), MinAPIKeyLen)
 	}
 	s.keyHash = sha256.Sum256([]byte(key))
-	s.limiter = newIPLimiter(opts.Web.RequestsPerMinute)
+	s.limits = newClientLimits(opts.Web.RequestsPerMinute)
 	s.routes()
 	return s, nil
 }
@@ -130,13 +130,14 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/servers", s.handleServers)
 	m.HandleFunc("GET /api/v1/servers/{id}/backends", s.handleBackends)
 	m.HandleFunc("GET /api/v1/health/backends", s.handleAllBackends)
-	m.HandleFunc("POST /api/v1/servers/{id}/backends/{address}/drain", s.handleAction("drain"))
-	m.HandleFunc("POST /api/v1/servers/{id}/backends/{address}/enable", s.handleAction("enable"))
-	m.HandleFunc("POST /api/v1/servers/{id}/backends/{address}/reset", s.handleAction("reset"))
+	for _, a := range Actions() {
+		m.HandleFunc("POST /api/v1/servers/{id}/backends/{address}/"+string(a), s.handleAction(a))
+	}
 	m.HandleFunc("GET /api/v1/servers/{id}", s.handleServer)
-	m.HandleFunc("POST /api/v1/servers/{id}/start", s.handleServerPower("start"))
-	m.HandleFunc("POST /api/v1/servers/{id}/stop", s.handleServerPower("stop"))
+	m.HandleFunc("POST /api/v1/servers/{id}/start", s.handleServerPower(powerStart))
+	m.HandleFunc("POST /api/v1/servers/{id}/stop", s.handleServerPower(powerStop))
 	m.HandleFunc("GET /api/v1/stats", s.handleStats)
+	m.HandleFunc("GET /api/v1/snapshot", s.handleSnapshot)
 	m.HandleFunc(routeEvents, s.handleEvents)
 	m.HandleFunc("GET /api/v1/bans", s.handleListBans)
 	m.HandleFunc("POST /api/v1/bans", s.handleAddBan)
@@ -147,26 +148,35 @@ func (s *Server) routes() {
 	s.mux = m
 }
 
-// ServeHTTP rate-limits by client IP, then authenticates, then routes. The limiter
-// runs first so that guessing keys costs the same quota as any other request.
+// ServeHTTP authenticates, rate-limits, then routes. Health is answered before
+// anything else (it needs no key and spends no quota). A client that has used up its
+// failed-attempt budget gets 429 before its key is even looked at, so guessing
+// learns nothing; a client with the right key spends the generous request budget.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ip := clientIP(r)
-	if ok, wait := s.limiter.allow(ip, s.now()); !ok {
-		secs := int(math.Ceil(wait.Seconds()))
-		if secs < 1 {
-			secs = 1
-		}
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		writeError(w, http.StatusTooManyRequests, "RATE_LIMITED",
-			fmt.Sprintf("too many admin API requests from %s; retry in %d s (raise [web] requests_per_minute if this client is legitimate)", ip, secs))
+	_, pattern := s.mux.Handler(r)
+	if pattern == routeHealth {
+		s.mux.ServeHTTP(w, r)
 		return
 	}
-	_, pattern := s.mux.Handler(r)
-	open := pattern == routeHealth || (pattern == routeMetrics && s.openMeta)
-	if !open && !s.authorized(r, pattern == routeEvents) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="infrarust"`)
-		writeError(w, http.StatusUnauthorized, "UNAUTHORIZED",
-			"missing or wrong API key: send `Authorization: Bearer <key>` with [web] api_key, INFRARUST_API_KEY or the key in <data_dir>/admin.key")
+	ip, now := clientIP(r), s.now()
+	open := pattern == routeMetrics && s.openMeta
+	if !open {
+		if locked, wait := s.limits.lockedOut(ip, now); locked {
+			writeRateLimited(w, wait, fmt.Sprintf("too many wrong or missing API keys from %s", ip),
+				"check the key the client sends: [web] api_key, INFRARUST_API_KEY or <data_dir>/admin.key")
+			return
+		}
+		if !s.authorized(r, pattern == routeEvents) {
+			s.limits.failed(ip, now)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="infrarust"`)
+			writeError(w, http.StatusUnauthorized, "UNAUTHORIZED",
+				"missing or wrong API key: send `Authorization: Bearer <key>` with [web] api_key, INFRARUST_API_KEY or the key in <data_dir>/admin.key")
+			return
+		}
+	}
+	if ok, wait := s.limits.allow(ip, now); !ok {
+		writeRateLimited(w, wait, fmt.Sprintf("too many admin API requests from %s", ip),
+			"raise [web] requests_per_minute (0 turns the limit off) if this client is legitimate")
 		return
 	}
 	if pattern == "" {
@@ -174,6 +184,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// writeRateLimited answers 429 with Retry-After in whole seconds (at least 1), the
+// header every client of this API (the CLI, `top`) waits on.
+func writeRateLimited(w http.ResponseWriter, wait time.Duration, what, hint string) {
+	secs := max(1, int(math.Ceil(wait.Seconds())))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeError(w, http.StatusTooManyRequests, "RATE_LIMITED", fmt.Sprintf("%s; retry in %d s (%s)", what, secs, hint))
 }
 
 // authorized compares the presented key with the configured one in constant time;
@@ -311,13 +329,21 @@ func (s *Server) handleServer(w http.ResponseWriter, r *http.Request) {
 	s.writeRuntimeError(w, id, "", ErrUnknownServer)
 }
 
+// serverPower is the last path segment of the server start/stop routes.
+type serverPower string
+
+const (
+	powerStart serverPower = "start"
+	powerStop  serverPower = "stop"
+)
+
 // handleServerPower starts or stops a managed server; start answers once the start is
 // under way, stop once the server is down.
-func (s *Server) handleServerPower(action string) http.HandlerFunc {
+func (s *Server) handleServerPower(action serverPower) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		var err error
-		if action == "start" {
+		if action == powerStart {
 			err = s.opts.Runtime.StartServer(r.Context(), id)
 		} else {
 			err = s.opts.Runtime.StopServer(r.Context(), id)
@@ -330,13 +356,29 @@ func (s *Server) handleServerPower(action string) http.HandlerFunc {
 			s.writeRuntimeError(w, id, "", err)
 			return
 		}
-		s.log.Info("admin action", "action", "server."+action, "server", id, "client_ip", clientIP(r))
+		s.log.Info("admin action", "action", "server."+string(action), "server", id, "client_ip", clientIP(r))
 		s.handleServer(w, r)
 	}
 }
 
 func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request) {
 	writeData(w, http.StatusOK, s.opts.Runtime.Stats(s.now()))
+}
+
+// handleSnapshot answers stats, servers and every server's backends at one instant,
+// so `infrarust top` refreshes with one request.
+func (s *Server) handleSnapshot(w http.ResponseWriter, _ *http.Request) {
+	now := s.now()
+	servers := s.opts.Runtime.Servers(now)
+	if servers == nil {
+		servers = []ServerInfo{}
+	}
+	backends, err := s.allBackends(servers, now)
+	if err != nil {
+		s.writeRuntimeError(w, err.server, "", err.err)
+		return
+	}
+	writeData(w, http.StatusOK, Snapshot{Stats: s.opts.Runtime.Stats(now), Servers: servers, Backends: backends})
 }
 
 func (s *Server) handleBackends(w http.ResponseWriter, r *http.Request) {
@@ -351,19 +393,35 @@ func (s *Server) handleBackends(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleAllBackends(w http.ResponseWriter, _ *http.Request) {
 	now := s.now()
-	out := map[string]Backends{}
-	for _, srv := range s.opts.Runtime.Servers(now) {
+	out, err := s.allBackends(s.opts.Runtime.Servers(now), now)
+	if err != nil {
+		s.writeRuntimeError(w, err.server, "", err.err)
+		return
+	}
+	writeData(w, http.StatusOK, out)
+}
+
+// serverError names the server whose runtime call failed.
+type serverError struct {
+	server string
+	err    error
+}
+
+// allBackends reads the backends of every listed server, skipping one a reload
+// removed between the two calls.
+func (s *Server) allBackends(servers []ServerInfo, now time.Time) (map[string]Backends, *serverError) {
+	out := make(map[string]Backends, len(servers))
+	for _, srv := range servers {
 		b, err := s.opts.Runtime.Backends(srv.ID, now)
 		if errors.Is(err, ErrUnknownServer) {
-			continue // removed by a reload between the two calls
+			continue
 		}
 		if err != nil {
-			s.writeRuntimeError(w, srv.ID, "", err)
-			return
+			return nil, &serverError{srv.ID, err}
 		}
 		out[srv.ID] = fillBackends(srv.ID, b)
 	}
-	writeData(w, http.StatusOK, out)
+	return out, nil
 }
 
 // fillBackends makes sure clients see the server id and an array, never null.
@@ -379,7 +437,7 @@ func fillBackends(id string, b Backends) Backends {
 
 // handleAction serves drain, enable and reset. Drain intent is persisted before it is
 // applied, so a 200 means the drain survives a restart; all three are idempotent.
-func (s *Server) handleAction(action string) http.HandlerFunc {
+func (s *Server) handleAction(action Action) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, raw := r.PathValue("id"), r.PathValue("address")
 		addr, err := config.ParseAddress(raw)
@@ -398,8 +456,8 @@ func (s *Server) handleAction(action string) http.HandlerFunc {
 		s.actionMu.Lock()
 		defer s.actionMu.Unlock()
 		switch action {
-		case "drain", "enable":
-			drain := action == "drain"
+		case ActionDrain, ActionEnable:
+			drain := action == ActionDrain
 			if s.opts.Drains != nil {
 				if err := s.opts.Drains.Set(id, addr, drain); err != nil {
 					writeError(w, http.StatusInternalServerError, "INTERNAL",
@@ -414,7 +472,7 @@ func (s *Server) handleAction(action string) http.HandlerFunc {
 				s.writeRuntimeError(w, id, addr, err)
 				return
 			}
-		case "reset":
+		case ActionReset:
 			if err := rt.Reset(id, addr, now); err != nil {
 				s.writeRuntimeError(w, id, addr, err)
 				return

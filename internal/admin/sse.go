@@ -5,18 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/events"
 )
-
-// EventTypes are the types a client may ask for in ?types=; lagged is always sent.
-var EventTypes = []string{
-	events.BackendHealthChange, events.PlayerJoin, events.PlayerLeave, events.ConfigReload,
-	events.BanCreated, events.BanRemoved, events.StatsTick, events.ServerStateChange,
-}
 
 // handleEvents streams bus events as Server-Sent Events. Each client has its own
 // bounded buffer on the bus, so a slow or stalled client loses events (and is told
@@ -26,18 +19,19 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "UNAVAILABLE", "this proxy has no event bus attached to the admin API")
 		return
 	}
-	var types []string
-	for _, t := range strings.Split(r.URL.Query().Get("types"), ",") {
-		t = strings.TrimSpace(t)
-		if t == "" || t == events.Lagged { // lagged is always sent
+	var types []events.Type
+	for _, name := range strings.Split(r.URL.Query().Get("types"), ",") {
+		if strings.TrimSpace(name) == "" {
 			continue
 		}
-		if !slices.Contains(EventTypes, t) {
-			writeError(w, http.StatusBadRequest, "BAD_REQUEST",
-				fmt.Sprintf("unknown event type %q in types=; known types: %s", t, strings.Join(EventTypes, ", ")))
+		t, err := events.ParseType(name)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "BAD_REQUEST", "types=: "+err.Error())
 			return
 		}
-		types = append(types, t)
+		if t != events.Lagged { // lagged is always sent
+			types = append(types, t)
+		}
 	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{}) // the server's ReadTimeout must not end a long stream
@@ -101,7 +95,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 				s.log.Warn("admin events: cannot encode event", "type", ev.Type, "err", err)
 				continue
 			}
-			if !send("event: " + ev.Type + "\ndata: " + string(data) + "\n\n") {
+			if !send("event: " + string(ev.Type) + "\ndata: " + string(data) + "\n\n") {
 				return
 			}
 		}

@@ -31,8 +31,8 @@ type Options struct {
 	Config *config.Config
 	// Logger receives every component's logs; nil discards them.
 	Logger *slog.Logger
-	// Version is what the admin API and metrics report.
-	Version string
+	// Version and Commit are what the admin API and metrics report.
+	Version, Commit string
 	// Ready, when set, is told the proxy's and the admin API's actual listen
 	// addresses ("" when [web] is disabled) once both accept connections, so tests
 	// can bind port 0.
@@ -114,6 +114,18 @@ func build(opts Options) (*App, error) {
 	return a, nil
 }
 
+// backendSamples is every configured address's state, read by the metrics at every
+// scrape (infrarust_backend_state).
+func (a *App) backendSamples() []metrics.BackendSample {
+	var out []metrics.BackendSample
+	for _, v := range a.proxy.Servers(time.Now()) {
+		for _, b := range v.Backends {
+			out = append(out, metrics.BackendSample{Server: v.ID, Address: b.Address, State: b.State})
+		}
+	}
+	return out
+}
+
 func (a *App) serverReady(server, address string) {
 	_ = a.proxy.MarkWarming(server, address, time.Now())
 }
@@ -152,6 +164,8 @@ func (a *App) run(ctx context.Context, opts Options) error {
 	}()
 	stopMetrics := a.met.SubscribeHealth(a.bus)
 	defer stopMetrics()
+	a.met.SetBuildInfo(opts.Version, opts.Commit)
+	a.met.WatchBackends(a.backendSamples)
 
 	adminAddr, err := a.startAdmin(bg, opts.Version)
 	if err != nil {

@@ -46,7 +46,7 @@ func (a *App) ReloadServers(reason string) error {
 		ids = append(ids, s.ID)
 	}
 	a.log.Info("servers reloaded", "reason", reason, "servers", strings.Join(ids, ","), "rejected_files", len(fileErrs))
-	a.bus.Publish(events.ConfigReload, map[string]any{"reason": reason, "servers": ids, "errors": errStrings(fileErrs)})
+	a.bus.Publish(events.ConfigReload, events.Reload{Reason: reason, Servers: ids, Errors: errStrings(fileErrs)})
 	return errors.Join(fileErrs...)
 }
 

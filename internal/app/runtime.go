@@ -60,31 +60,11 @@ func (r *runtime) Backends(server string, now time.Time) (admin.Backends, error)
 	}
 	out := admin.Backends{Server: server, Strategy: string(v.Strategy), Backends: make([]admin.Backend, 0, len(v.Backends))}
 	for _, b := range v.Backends {
-		out.Backends = append(out.Backends, backendJSON(b, now))
+		out.Backends = append(out.Backends, admin.BackendFrom(b, now))
 	}
 	return out, nil
 }
 
-func backendJSON(b balance.BackendStatus, now time.Time) admin.Backend {
-	out := admin.Backend{
-		Address: b.Address, Weight: b.Weight, EffectiveWeight: b.EffectiveWeight, Priority: b.Priority,
-		State: string(b.State), Health: string(b.Health), ActiveConnections: b.Active, Inflight: b.Inflight,
-		Ejections: b.Ejections, Full: b.Full,
-	}
-	if !b.HealthySince.IsZero() {
-		s := now.Sub(b.HealthySince).Seconds()
-		out.HealthySinceSecs = &s
-	}
-	if !b.LastFailure.IsZero() {
-		s := now.Sub(b.LastFailure).Seconds()
-		out.LastFailureSecsAgo = &s
-	}
-	if b.ConnectEWMA > 0 {
-		ms := float64(b.ConnectEWMA.Microseconds()) / 1000
-		out.ConnectEWMAms = &ms
-	}
-	return out
-}
 
 // SetDrain implements Runtime.
 func (r *runtime) SetDrain(server, address string, drained bool, now time.Time) error {

@@ -6,7 +6,8 @@
 // list to a temporary file in the same directory, fsync it, rename it over the
 // old file and fsync the directory, and only then publish the change to
 // readers. A crash leaves either the old or the new file, never a torn one;
-// a leftover temporary file is ignored. Readers never wait for a disk write.
+// a leftover temporary file is removed at the next Open. Readers never wait
+// for a disk write.
 package bans
 
 import (
@@ -66,14 +67,15 @@ func (b Ban) KickMessage(now time.Time) string {
 	}
 	if b.ExpiresAt != nil && now.Before(*b.ExpiresAt) {
 		msg += fmt.Sprintf("\nBan ends in %s (%s)",
-			formatRemaining(b.ExpiresAt.Sub(now)), b.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
+			FormatRemaining(b.ExpiresAt.Sub(now)), b.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	return msg
 }
 
-// formatRemaining renders d, rounded up to the second, as its two largest
-// units ("6d 23h", "5m 3s", "42s").
-func formatRemaining(d time.Duration) string {
+// FormatRemaining renders a time left, rounded up to the second, as its two
+// largest units ("6d 23h", "5m 3s", "42s"), the way a ban's length is shown to
+// players and operators alike.
+func FormatRemaining(d time.Duration) string {
 	secs := int64((d + time.Second - 1) / time.Second)
 	units := []struct {
 		n      int64
@@ -235,8 +237,9 @@ type fileFormat struct {
 
 // Open loads the ban list at path, dropping bans that expired while the
 // proxy was down. A missing file is an empty list; an unreadable or corrupt
-// file is an error so bans are never silently lifted. An empty path keeps
-// the list in memory only.
+// file (null included) is an error so bans are never silently lifted. Temp
+// files left beside it by an interrupted write are removed. An empty path
+// keeps the list in memory only.
 func Open(path string, now time.Time) (*Store, error) {
 	s := &Store{
 		path:  path,
@@ -247,6 +250,7 @@ func Open(path string, now time.Time) (*Store, error) {
 	if path == "" {
 		return s, nil
 	}
+	removeTempFiles(path)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
@@ -275,19 +279,30 @@ func Open(path string, now time.Time) (*Store, error) {
 // hand-written list works.
 func decode(data []byte) ([]Ban, error) {
 	trimmed := strings.TrimSpace(string(data))
+	if trimmed == "null" {
+		return nil, errors.New("it holds null, which this proxy never writes")
+	}
 	if strings.HasPrefix(trimmed, "[") {
 		var bans []Ban
 		err := json.Unmarshal(data, &bans)
 		return bans, err
 	}
-	var f fileFormat
+	var f struct {
+		Version int             `json:"version"`
+		Bans    json.RawMessage `json:"bans"`
+	}
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, err
 	}
 	if f.Version != 1 {
 		return nil, fmt.Errorf("unsupported version %d (this build reads version 1)", f.Version)
 	}
-	return f.Bans, nil
+	if b := strings.TrimSpace(string(f.Bans)); b == "" || b == "null" {
+		return nil, errors.New(`"bans" is missing or null; an empty list is []`)
+	}
+	var bans []Ban
+	err := json.Unmarshal(f.Bans, &bans)
+	return bans, err
 }
 
 // put inserts or replaces b; the caller holds mu for writing.
@@ -532,6 +547,9 @@ func (s *Store) persist(list []Ban) error {
 	if s.path == "" {
 		return nil
 	}
+	if list == nil {
+		list = []Ban{} // Open refuses "bans": null
+	}
 	data, err := json.MarshalIndent(fileFormat{Version: 1, Bans: list}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode ban list: %w", err)
@@ -541,7 +559,7 @@ func (s *Store) persist(list []Ban) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create ban list directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(s.path)+".tmp-*")
+	tmp, err := os.CreateTemp(dir, tempPattern(s.path))
 	if err != nil {
 		return fmt.Errorf("save ban list: %w", err)
 	}
@@ -581,5 +599,18 @@ func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
 		_ = d.Close()
+	}
+}
+
+// tempPattern names the temp files persist writes beside path before renaming
+// them over it.
+func tempPattern(path string) string { return filepath.Base(path) + ".tmp-*" }
+
+// removeTempFiles deletes what interrupted writes left beside path. Best
+// effort: a file that cannot be removed is only clutter, never read.
+func removeTempFiles(path string) {
+	names, _ := filepath.Glob(filepath.Join(filepath.Dir(path), tempPattern(path)))
+	for _, n := range names {
+		_ = os.Remove(n)
 	}
 }

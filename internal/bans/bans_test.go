@@ -245,18 +245,33 @@ func equalBans(a, b []Ban) bool {
 	return true
 }
 
-func TestLeftoverTempFileIgnored(t *testing.T) {
+func TestLeftoverTempFilesRemoved(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bans.json")
 	s := mustOpen(t, path)
 	mustAdd(t, s, Ban{Type: TypeUsername, Value: "kept"})
-	// A crash mid-write leaves a truncated temp file beside the real one.
-	if err := os.WriteFile(filepath.Join(dir, "bans.json.tmp-123456"), []byte(`{"version":1,"bans":[{"ty`), 0o600); err != nil {
+	// Crashes mid-write leave truncated temp files beside the real one.
+	leftovers := []string{filepath.Join(dir, "bans.json.tmp-123456"), filepath.Join(dir, "bans.json.tmp-7")}
+	for _, name := range leftovers {
+		if err := os.WriteFile(name, []byte(`{"version":1,"bans":[{"ty`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := filepath.Join(dir, "other.json.tmp-1")
+	if err := os.WriteFile(other, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	r := mustOpen(t, path)
 	if _, ok := r.CheckPlayer(ip("192.0.2.1"), "kept", "", t0); !ok || r.Len() != 1 {
 		t.Fatalf("leftover temp file changed what was loaded (Len %d)", r.Len())
+	}
+	for _, name := range leftovers {
+		if _, err := os.Stat(name); !os.IsNotExist(err) {
+			t.Errorf("leftover %s still there after Open (%v)", filepath.Base(name), err)
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another file's temp file was removed: %v", err)
 	}
 	mustAdd(t, r, Ban{Type: TypeUsername, Value: "second"})
 	if got := mustOpen(t, path).Len(); got != 2 {
@@ -273,6 +288,9 @@ func TestOpenErrors(t *testing.T) {
 		{"unknown version", `{"version":2,"bans":[]}`, "unsupported version"},
 		{"bad entry", `{"version":1,"bans":[{"type":"ip","value":"nope"}]}`, "entry 1"},
 		{"bad type", `[{"type":"mac","value":"x"}]`, "invalid ban type"},
+		{"null", "null\n", "null"},
+		{"null list", `{"version":1,"bans":null}`, "null"},
+		{"no list", `{"version":1}`, "missing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,29 +6,60 @@ package events
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Event types, named as in the Rust Infrarust's admin event stream.
+// Type names a kind of event. It is declared here once: publishers, the admin SSE
+// stream (its `event:` line and ?types= filter), metrics and the dashboard all use
+// these constants, never string literals. The values are the wire names, as in the
+// Rust Infrarust's admin event stream.
+type Type string
+
+// Event types.
 const (
-	BackendHealthChange = "backend.health_change"
-	PlayerJoin          = "player.join"
-	PlayerLeave         = "player.leave"
-	ConfigReload        = "config.reload"
-	BanCreated          = "ban.created"
-	BanRemoved          = "ban.removed"
-	StatsTick           = "stats.tick"
-	ServerStateChange   = "server.state_change"
-	// Lagged is synthesised for a subscriber that missed events.
-	Lagged = "lagged"
+	BackendHealthChange Type = "backend.health_change"
+	PlayerJoin          Type = "player.join"
+	PlayerLeave         Type = "player.leave"
+	ConfigReload        Type = "config.reload"
+	BanCreated          Type = "ban.created"
+	BanRemoved          Type = "ban.removed"
+	StatsTick           Type = "stats.tick"
+	ServerStateChange   Type = "server.state_change"
+	// Lagged is synthesised for a subscriber that missed events; it cannot be
+	// subscribed to because every subscriber gets it.
+	Lagged Type = "lagged"
 )
 
-// Event is one thing that happened; Data is JSON-encodable.
+// Subscribable lists the types a client may ask for by name (every type but
+// Lagged), in a stable order for help texts and error messages.
+func Subscribable() []Type {
+	return []Type{BackendHealthChange, PlayerJoin, PlayerLeave, ConfigReload,
+		BanCreated, BanRemoved, StatsTick, ServerStateChange}
+}
+
+// ParseType turns a name from a client (?types=) into a Type, so unknown names are
+// refused with the list of known ones instead of silently matching nothing.
+func ParseType(s string) (Type, error) {
+	t := Type(strings.TrimSpace(s))
+	if t == Lagged || slices.Contains(Subscribable(), t) {
+		return t, nil
+	}
+	names := make([]string, 0, 8)
+	for _, k := range Subscribable() {
+		names = append(names, string(k))
+	}
+	return "", fmt.Errorf("unknown event type %q; known types: %s", s, strings.Join(names, ", "))
+}
+
+// Event is one thing that happened; Data is JSON-encodable. Its JSON form is
+// exactly what one SSE `data:` line carries.
 type Event struct {
-	Type string    `json:"type"`
+	Type Type      `json:"type"`
 	Time time.Time `json:"timestamp"`
 	Data any       `json:"data"`
 }
@@ -47,11 +78,22 @@ type Player struct {
 	Server   string `json:"server"`
 	Address  string `json:"address"`
 	Username string `json:"username"`
+	// UUID is the player's UUID when known: the authenticated one on intercepted
+	// servers, the one a 1.20.2+ client claims on passthrough servers.
+	UUID     string `json:"uuid,omitempty"`
 	ClientIP string `json:"client_ip"`
 	// Seconds the session lasted (leave only).
 	DurationSecs float64 `json:"duration_secs,omitempty"`
 	BytesIn      int64   `json:"bytes_in,omitempty"`
 	BytesOut     int64   `json:"bytes_out,omitempty"`
+}
+
+// Reload is the Data of a config.reload event: why the reload ran, the servers
+// configured after it, and the files that were refused (with why).
+type Reload struct {
+	Reason  string   `json:"reason"`
+	Servers []string `json:"servers"`
+	Errors  []string `json:"errors"`
 }
 
 // ServerState is the Data of a server.state_change event, so dashboards and logs
@@ -79,7 +121,7 @@ type Bus struct {
 func NewBus() *Bus { return &Bus{subs: map[*Sub]struct{}{}, now: time.Now} }
 
 // Publish sends to every interested subscriber without ever blocking.
-func (b *Bus) Publish(typ string, data any) {
+func (b *Bus) Publish(typ Type, data any) {
 	if b == nil {
 		return
 	}
@@ -99,7 +141,7 @@ func (b *Bus) Publish(typ string, data any) {
 }
 
 // Subscribe returns a subscription with its own bounded buffer; no types means all.
-func (b *Bus) Subscribe(buffer int, types ...string) *Sub {
+func (b *Bus) Subscribe(buffer int, types ...Type) *Sub {
 	if buffer < 1 {
 		buffer = 1
 	}
@@ -121,12 +163,12 @@ func (b *Bus) Subscribers() int {
 type Sub struct {
 	bus    *Bus
 	ch     chan Event
-	types  []string
+	types  []Type
 	missed atomic.Uint64
 	once   sync.Once
 }
 
-func (s *Sub) wants(typ string) bool {
+func (s *Sub) wants(typ Type) bool {
 	return len(s.types) == 0 || slices.Contains(s.types, typ)
 }
 

@@ -7,6 +7,9 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"runtime"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
 // latencyBuckets span 1 ms to about 8 s: LAN backends answer in a millisecond, a
@@ -37,6 +41,9 @@ type Metrics struct {
 	statusCacheHits   prometheus.Counter
 	statusCacheMisses prometheus.Counter
 	serverState       *prometheus.GaugeVec
+	logins            *prometheus.CounterVec
+	buildInfo         *prometheus.GaugeVec
+	backendState      *backendStateCollector
 }
 
 // New builds the registry with every proxy series plus the Go runtime and process
@@ -79,7 +86,7 @@ func New() *Metrics {
 			Help: "Players with an open session, per server.",
 		}, []string{"server"}),
 		bytesForwarded: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "infrarust_bytes_forwarded_total",
+			Name: "infrarust_forwarded_bytes_total",
 			Help: "Bytes forwarded between players and backends (upstream = towards the backend).",
 		}, []string{"direction"}),
 		statusCacheHits: prometheus.NewCounter(prometheus.CounterOpts{
@@ -94,6 +101,17 @@ func New() *Metrics {
 			Name: "infrarust_server_state",
 			Help: "1 for the current state of a managed server, per server.",
 		}, []string{"server", "state"}),
+		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "infrarust_logins_total",
+			Help: "Login attempts that reached a configured server, by outcome (success, banned, no_backend, backend_refused, server_starting, failed).",
+		}, []string{"server", "outcome"}),
+		buildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "infrarust_build_info",
+			Help: "Always 1; the labels say which build is running.",
+		}, []string{"version", "commit", "go_version"}),
+		backendState: &backendStateCollector{desc: prometheus.NewDesc("infrarust_backend_state",
+			"1 for the state each backend address is in now, 0 for the other states; read from the balancer at every scrape.",
+			[]string{"server", "address", "state"}, nil)},
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -101,8 +119,9 @@ func New() *Metrics {
 		m.connAccepted, m.connActive, m.connRejected,
 		m.connectDuration, m.connectFailures, m.healthTransitions, m.statusLatency,
 		m.playersOnline, m.bytesForwarded, m.statusCacheHits, m.statusCacheMisses,
-		m.serverState,
+		m.serverState, m.logins, m.buildInfo, m.backendState,
 	)
+	m.SetBuildInfo("unknown", "unknown") // until the caller names the build
 	// Both directions exist from the start so rate() works before the first session.
 	m.bytesForwarded.WithLabelValues("upstream")
 	m.bytesForwarded.WithLabelValues("downstream")
@@ -228,6 +247,117 @@ func (m *Metrics) ServerState(server, state string) {
 	m.serverState.WithLabelValues(server, state).Set(1)
 }
 
+// LoginOutcome is how a login that reached a configured server ended; the fixed set
+// keeps infrarust_logins_total's cardinality bounded.
+type LoginOutcome string
+
+// Login outcomes.
+const (
+	// LoginSuccess: the player was handed to a backend.
+	LoginSuccess LoginOutcome = "success"
+	// LoginBanned: refused by a ban on the name, UUID or IP.
+	LoginBanned LoginOutcome = "banned"
+	// LoginNoBackend: no address of the server could be reached in time.
+	LoginNoBackend LoginOutcome = "no_backend"
+	// LoginBackendRefused: a backend answered the login with a disconnect (full, whitelist, ...).
+	LoginBackendRefused LoginOutcome = "backend_refused"
+	// LoginServerStarting: the server is managed and was asleep or starting; the player was asked to retry.
+	LoginServerStarting LoginOutcome = "server_starting"
+	// LoginFailed: anything else (a malformed login, the client left mid-login).
+	LoginFailed LoginOutcome = "failed"
+)
+
+// LoginOutcomes lists every outcome, so dashboards and tests know the full set.
+func LoginOutcomes() []LoginOutcome {
+	return []LoginOutcome{LoginSuccess, LoginBanned, LoginNoBackend, LoginBackendRefused, LoginServerStarting, LoginFailed}
+}
+
+// Login counts one login to server that ended with outcome; server is a configured id.
+func (m *Metrics) Login(server string, outcome LoginOutcome) {
+	if m == nil {
+		return
+	}
+	m.logins.WithLabelValues(server, string(outcome)).Inc()
+}
+
+// SetBuildInfo labels infrarust_build_info with the running build (the go_version
+// label is this binary's toolchain), so a dashboard shows which release each
+// proxy runs; calling it again replaces the labels.
+func (m *Metrics) SetBuildInfo(version, commit string) {
+	if m == nil {
+		return
+	}
+	m.buildInfo.Reset()
+	m.buildInfo.WithLabelValues(version, commit, runtime.Version()).Set(1)
+}
+
+// BackendSample is one address's state as the balancer reports it.
+type BackendSample struct {
+	Server, Address string
+	State           balance.State
+}
+
+// WatchBackends makes infrarust_backend_state read states() at every scrape, so the
+// gauge is exactly the balancer's view (an address ejected for an hour reads
+// unhealthy for that hour, and addresses a reload removed simply vanish) with no
+// event to miss. states must be safe to call from the scrape's goroutine.
+func (m *Metrics) WatchBackends(states func() []BackendSample) {
+	if m == nil {
+		return
+	}
+	m.backendState.set(states)
+}
+
+// backendStateCollector emits infrarust_backend_state from a function read at scrape time.
+type backendStateCollector struct {
+	desc   *prometheus.Desc
+	mu     sync.Mutex
+	states func() []BackendSample
+}
+
+// backendStates is every state the gauge reports a series for, so a 0 exists for
+// each state an alert may test.
+func backendStates() []balance.State {
+	return []balance.State{balance.StateHealthy, balance.StateProbing, balance.StateUnhealthy, balance.StateDraining}
+}
+
+func (c *backendStateCollector) set(states func() []BackendSample) {
+	c.mu.Lock()
+	c.states = states
+	c.mu.Unlock()
+}
+
+// Describe implements prometheus.Collector.
+func (c *backendStateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+// Collect implements prometheus.Collector: one series per known state, and one for
+// a current state this build does not list.
+func (c *backendStateCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	states := c.states
+	c.mu.Unlock()
+	if states == nil {
+		return
+	}
+	known := backendStates()
+	for _, b := range states() {
+		for _, st := range known {
+			ch <- c.sample(b, st)
+		}
+		if !slices.Contains(known, b.State) {
+			ch <- c.sample(b, b.State)
+		}
+	}
+}
+
+func (c *backendStateCollector) sample(b BackendSample, st balance.State) prometheus.Metric {
+	v := 0.0
+	if b.State == st {
+		v = 1
+	}
+	return prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, v, b.Server, b.Address, string(st))
+}
+
 // ForgetAddress drops an address's series after a reload removed it from a server.
 func (m *Metrics) ForgetAddress(server, addr string) {
 	if m == nil {
@@ -252,6 +382,7 @@ func (m *Metrics) ForgetServer(server string) {
 	m.statusLatency.DeletePartialMatch(l)
 	m.playersOnline.DeletePartialMatch(l)
 	m.serverState.DeletePartialMatch(l)
+	m.logins.DeletePartialMatch(l)
 }
 
 // SubscribeHealth counts the bus's backend.health_change events (and follows server.state_change) into

@@ -2,13 +2,17 @@ package metrics
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
 func scrape(t *testing.T, m *Metrics) string {
@@ -43,6 +47,10 @@ func TestSeriesAndLabels(t *testing.T) {
 	m.StatusCache(false)
 	m.ServerState("survival", "starting")
 	m.ServerState("survival", "online")
+	m.Login("lobby", LoginSuccess)
+	m.Login("lobby", LoginSuccess)
+	m.Login("lobby", LoginBanned)
+	m.SetBuildInfo("v1.2.3", "abc123")
 
 	out := scrape(t, m)
 	for _, want := range []string{
@@ -55,8 +63,11 @@ func TestSeriesAndLabels(t *testing.T) {
 		`infrarust_backend_health_transitions_total{address="10.0.0.2:25565",server="lobby",state="unhealthy"} 1`,
 		`infrarust_backend_status_latency_seconds_count{address="10.0.0.1:25565",server="lobby"} 1`,
 		`infrarust_players_online{server="lobby"} 1`,
-		`infrarust_bytes_forwarded_total{direction="upstream"} 100`,
-		`infrarust_bytes_forwarded_total{direction="downstream"} 2500`,
+		`infrarust_forwarded_bytes_total{direction="upstream"} 100`,
+		`infrarust_forwarded_bytes_total{direction="downstream"} 2500`,
+		`infrarust_logins_total{outcome="success",server="lobby"} 2`,
+		`infrarust_logins_total{outcome="banned",server="lobby"} 1`,
+		`infrarust_build_info{commit="abc123",go_version="go`,
 		"infrarust_status_cache_hits_total 1",
 		"infrarust_status_cache_misses_total 2",
 		`infrarust_server_state{server="survival",state="online"} 1`,
@@ -70,6 +81,8 @@ func TestSeriesAndLabels(t *testing.T) {
 	for _, absent := range []string{
 		`infrarust_backend_connect_failures_total{address="10.0.0.1:25565"`, // success is not a failure
 		`infrarust_server_state{server="survival",state="starting"}`,        // one state per server
+		"infrarust_bytes_forwarded_total",                                   // renamed to ..._bytes_total
+		`infrarust_build_info{commit="unknown"`,                             // replaced by SetBuildInfo
 	} {
 		if strings.Contains(out, absent) {
 			t.Errorf("unexpected %q", absent)
@@ -86,6 +99,7 @@ func TestForgetKeepsCardinalityBounded(t *testing.T) {
 	m.PlayerJoined("survival")
 	m.BackendConnect("survival", "10.0.1.1:25565", 0, errors.New("x"))
 	m.ServerState("survival", "online")
+	m.Login("survival", LoginNoBackend)
 
 	m.ForgetAddress("lobby", "10.0.0.2:25565")
 	m.ForgetServer("survival")
@@ -113,6 +127,9 @@ func TestNilMetricsIsSafe(t *testing.T) {
 	m.BytesForwarded(1, 1)
 	m.StatusCache(true)
 	m.ServerState("a", "b")
+	m.Login("a", LoginSuccess)
+	m.SetBuildInfo("v", "c")
+	m.WatchBackends(func() []BackendSample { return nil })
 	m.ForgetAddress("a", "b")
 	m.ForgetServer("a")
 	m.SubscribeHealth(events.NewBus())()
@@ -151,5 +168,71 @@ func TestSubscribeHealthCountsBusEvents(t *testing.T) {
 	stop()
 	if bus.Subscribers() != 0 {
 		t.Fatal("stop left the subscription attached")
+	}
+}
+
+// TestBackendStateGaugeHoldsWhileEjected: the gauge says unhealthy for as long as
+// the balancer does (an alert on it keeps firing), with 0 for the other states,
+// and follows the address out of ejection and away after a reload.
+func TestBackendStateGaugeHoldsWhileEjected(t *testing.T) {
+	m := New()
+	if out := scrape(t, m); strings.Contains(out, "infrarust_backend_state{") {
+		t.Fatal("backend_state exported before anything is watched")
+	}
+	var mu sync.Mutex
+	current := []BackendSample{
+		{Server: "lobby", Address: "10.0.0.1:25565", State: balance.StateHealthy},
+		{Server: "lobby", Address: "10.0.0.2:25565", State: balance.StateUnhealthy},
+	}
+	m.WatchBackends(func() []BackendSample {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(current)
+	})
+	series := func(addr, state string, v int) string {
+		return fmt.Sprintf(`infrarust_backend_state{address=%q,server="lobby",state=%q} %d`, addr, state, v)
+	}
+	// Scraped again and again while the address stays ejected: still 1.
+	for range 3 {
+		out := scrape(t, m)
+		for _, want := range []string{
+			series("10.0.0.2:25565", "unhealthy", 1), series("10.0.0.2:25565", "healthy", 0),
+			series("10.0.0.2:25565", "probing", 0), series("10.0.0.2:25565", "draining", 0),
+			series("10.0.0.1:25565", "healthy", 1), series("10.0.0.1:25565", "unhealthy", 0),
+		} {
+			if !strings.Contains(out, want) {
+				t.Fatalf("missing %s in:\n%s", want, out)
+			}
+		}
+	}
+	mu.Lock()
+	current[1].State = balance.StateHealthy
+	current = append(current, BackendSample{Server: "lobby", Address: "10.0.0.3:25565", State: "unknown"})
+	mu.Unlock()
+	out := scrape(t, m)
+	for _, want := range []string{
+		series("10.0.0.2:25565", "unhealthy", 0), series("10.0.0.2:25565", "healthy", 1),
+		// A state this build does not list still gets its series.
+		series("10.0.0.3:25565", "unknown", 1), series("10.0.0.3:25565", "healthy", 0),
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("missing %s in:\n%s", want, out)
+		}
+	}
+	mu.Lock()
+	current = current[:1] // a reload removed two addresses
+	mu.Unlock()
+	if out := scrape(t, m); strings.Contains(out, "10.0.0.2:25565") || strings.Contains(out, "10.0.0.3:25565") {
+		t.Fatalf("removed addresses still exported:\n%s", out)
+	}
+}
+
+func TestLoginOutcomesAreAFixedSet(t *testing.T) {
+	seen := map[LoginOutcome]bool{}
+	for _, o := range LoginOutcomes() {
+		if o == "" || seen[o] || strings.ToLower(string(o)) != string(o) {
+			t.Fatalf("outcome %q is empty, repeated or not lower case", o)
+		}
+		seen[o] = true
 	}
 }

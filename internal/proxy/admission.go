@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
 )
@@ -56,7 +57,8 @@ type conn struct {
 	host        string // normalised hostname the client typed ("" when a legacy ping names none)
 	protocol    int32  // the client's protocol version (modern clients only)
 
-	player   string        // login: the name the client claims
+	player   string        // login: the name the client claims (the authenticated one, once known)
+	uuid     string        // login: the player's UUID when known, dashed
 	login    mc.LoginStart // modern login start
 	rawLogin []byte        // modern login start, as read
 	srv      *server       // the routed server; nil for an unknown hostname
@@ -158,8 +160,18 @@ func (p *Proxy) refused(cn *conn, err error) {
 	p.rejected.Add(1)
 	p.met.ConnRejected(r.reason)
 	p.log.Debug("connection rejected", "client", cn.client, "reason", r.reason, "detail", r.detail)
+	if r.reason == "ban" {
+		p.loginOutcome(cn, metrics.LoginBanned)
+	}
 	if r.kick != "" && cn.intent == intentLogin {
 		p.kick(cn, r.kick)
+	}
+}
+
+// loginOutcome counts how a login that reached a configured server ended.
+func (p *Proxy) loginOutcome(cn *conn, o metrics.LoginOutcome) {
+	if cn.srv != nil && cn.intent == intentLogin {
+		p.met.Login(cn.srv.id, o)
 	}
 }
 
@@ -265,6 +277,9 @@ func (p *Proxy) readLoginStart(cn *conn) error {
 		return refuse("handshake", "login start: "+err.Error(), "")
 	}
 	cn.login, cn.rawLogin, cn.player = ls, raw, ls.Name
+	if ls.HasUUID {
+		cn.uuid = formatUUID(ls.UUID)
+	}
 	return nil
 }
 
@@ -301,11 +316,7 @@ func (p *Proxy) checkBans(cn *conn) error {
 		}
 		return nil
 	}
-	uuid := ""
-	if cn.login.HasUUID {
-		uuid = formatUUID(cn.login.UUID)
-	}
-	if ban, banned := b.CheckPlayer(cn.ip, cn.player, uuid, now); banned {
+	if ban, banned := b.CheckPlayer(cn.ip, cn.player, cn.uuid, now); banned {
 		return refuse("ban", "banned player "+cn.player, ban.KickMessage(now))
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/forwarding"
 	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/session"
 )
 
@@ -130,7 +131,8 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		Start: cn.login, Addr: cn.ip, State: mc.LoginState,
 	}
 	client.Conn.SetReadLimit(mc.MaxFrameSize)
-	end := func(reason, detail, text string) {
+	end := func(o metrics.LoginOutcome, reason, detail, text string) {
+		p.loginOutcome(cn, o)
 		p.rejected.Add(1)
 		p.met.ConnRejected(reason)
 		p.log.Debug("login ended", "client", cn.client, "player", cn.player, "server", srv.id, "reason", reason, "detail", detail)
@@ -144,21 +146,21 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	if srv.cfg.ProxyMode == config.ModeClientOnly {
 		keys, err := p.icpt.keyPair()
 		if err != nil {
-			end("auth", "no RSA key: "+err.Error(), auth.KickServersDown)
+			end(metrics.LoginFailed, "auth", "no RSA key: "+err.Error(), auth.KickServersDown)
 			return
 		}
 		a := session.Authenticator{Keys: keys, Sessions: p.icpt.sessions, SendIP: p.icpt.sendIP}
 		profile, err = a.Authenticate(p.ctx, client)
 		if err != nil {
 			p.log.Info("player failed authentication", "player", cn.player, "client", cn.client, "server", srv.id, "err", err)
-			end("auth", err.Error(), auth.KickMessage(err))
+			end(metrics.LoginFailed, "auth", err.Error(), auth.KickMessage(err))
 			return
 		}
 	}
-	cn.player = profile.Name
+	cn.player, cn.uuid = profile.Name, profile.ID.String()
 	if b := p.opts.Bans; b != nil {
 		if ban, banned := b.CheckPlayer(cn.ip, profile.Name, profile.ID.String(), p.now()); banned {
-			end("ban", "banned player "+profile.Name, ban.KickMessage(p.now()))
+			end(metrics.LoginBanned, "ban", "banned player "+profile.Name, ban.KickMessage(p.now()))
 			return
 		}
 	}
@@ -170,7 +172,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	// written for that state.
 
 	if err := p.wake(cn); err != nil {
-		end("server_start", err.Error(), err.Error())
+		end(metrics.LoginServerStarting, "server_start", err.Error(), err.Error())
 		return
 	}
 	login := session.BackendLogin{
@@ -213,12 +215,8 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		}
 	}
 	if err != nil {
-		msg := srv.cfg.DisconnectMessage
-		var fe *fullError
-		if errors.As(err, &fe) {
-			msg = fe.kick
-		}
-		end("backend", err.Error(), msg)
+		outcome, msg := noBackend(srv, err)
+		end(outcome, "backend", err.Error(), msg)
 		return
 	}
 	if outcome.Kick != "" {
@@ -227,7 +225,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		p.untrack(backend)
 		backend.Close()
 		cn.lease.Release(p.now())
-		end("backend_kick", outcome.Kick, outcome.Kick)
+		end(metrics.LoginBackendRefused, "backend_kick", outcome.Kick, outcome.Kick)
 		return
 	}
 	_ = cn.c.SetDeadline(time.Time{})

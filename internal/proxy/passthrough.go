@@ -11,6 +11,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/metrics"
 )
 
 // passthrough is the handler of passthrough, zero_copy and server_only servers:
@@ -21,6 +22,7 @@ type passthrough struct{}
 func (passthrough) serveLogin(p *Proxy, cn *conn) {
 	srv := cn.srv
 	if err := p.wake(cn); err != nil {
+		p.loginOutcome(cn, metrics.LoginServerStarting)
 		p.kick(cn, err.Error())
 		return
 	}
@@ -49,11 +51,8 @@ func (passthrough) serveLogin(p *Proxy, cn *conn) {
 	}
 	backend, err := p.connectBackend(cn, login)
 	if err != nil {
-		msg := srv.cfg.DisconnectMessage
-		var fe *fullError
-		if errors.As(err, &fe) {
-			msg = fe.kick
-		}
+		outcome, msg := noBackend(srv, err)
+		p.loginOutcome(cn, outcome)
 		p.kick(cn, msg)
 		return
 	}
@@ -73,6 +72,16 @@ func (passthrough) serveLogin(p *Proxy, cn *conn) {
 			return up + up0, down + down0
 		})
 	})
+}
+
+// noBackend is how a login that found no backend ends: every address full (the
+// last full kick is the player's text) or none reachable (disconnect_message).
+func noBackend(srv *server, err error) (metrics.LoginOutcome, string) {
+	var fe *fullError
+	if errors.As(err, &fe) {
+		return metrics.LoginBackendRefused, fe.kick
+	}
+	return metrics.LoginNoBackend, srv.cfg.DisconnectMessage
 }
 
 // relayBytes is what the backend receives before forwarding starts: the client's
@@ -156,12 +165,13 @@ func (p *Proxy) session(cn *conn, backend net.Conn, relay func() (up, down int64
 	start := p.now()
 	srv.players.Add(1)
 	p.met.PlayerJoined(srv.id)
+	p.loginOutcome(cn, metrics.LoginSuccess)
 	if m := p.opts.Manager; m != nil {
 		m.PlayerJoined(srv.id)
 	}
-	info := events.Player{Server: srv.id, Address: lease.Address(), Username: cn.player, ClientIP: cn.ip.String()}
+	info := events.Player{Server: srv.id, Address: lease.Address(), Username: cn.player, UUID: cn.uuid, ClientIP: cn.ip.String()}
 	p.bus.Publish(events.PlayerJoin, info)
-	p.log.Debug("player joined", "server", srv.id, "address", lease.Address(), "player", cn.player, "client", cn.client)
+	p.log.Info("player joined", "player", cn.player, "uuid", cn.uuid, "server", srv.id, "address", lease.Address(), "client", cn.client.Addr())
 
 	up, down := relay()
 
@@ -175,6 +185,8 @@ func (p *Proxy) session(cn *conn, backend net.Conn, relay func() (up, down int64
 	info.DurationSecs = p.now().Sub(start).Seconds()
 	info.BytesIn, info.BytesOut = up, down
 	p.bus.Publish(events.PlayerLeave, info)
+	p.log.Info("player left", "player", cn.player, "uuid", cn.uuid, "server", srv.id, "address", lease.Address(),
+		"duration", p.now().Sub(start).Round(time.Second), "bytes_up", up, "bytes_down", down)
 }
 
 // forward copies both ways on the raw connections so Linux uses splice(2). When one

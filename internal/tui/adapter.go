@@ -32,7 +32,7 @@ func (a adminStream) Next() (Event, error) {
 	if err != nil {
 		return Event{}, err
 	}
-	return Event{Type: ev.Type, Time: ev.Time, Data: ev.Data}, nil
+	return Event(ev), nil
 }
 
 func (a adminStream) Close() { _ = a.s.Close() }

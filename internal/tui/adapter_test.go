@@ -37,7 +37,7 @@ func TestAdminEventsAdaptsTheSSEStream(t *testing.T) {
 		t.Fatalf("event %+v", ev)
 	}
 	for _, typ := range subscribedTypes() {
-		if !strings.Contains(gotTypes, typ) {
+		if !strings.Contains(gotTypes, string(typ)) {
 			t.Errorf("subscription %q lacks %s", gotTypes, typ)
 		}
 	}

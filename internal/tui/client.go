@@ -8,33 +8,33 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/events"
 )
 
 // Reader is the read-only part of the admin API, all that a one-shot snapshot
-// (`top --once`) needs.
+// (`top --once`) needs: one request, so a refresh costs one unit of the client's
+// admin rate limit.
 type Reader interface {
-	Servers(ctx context.Context) ([]admin.ServerInfo, error)
-	AllBackends(ctx context.Context) (map[string]admin.Backends, error)
-	Stats(ctx context.Context) (admin.Stats, error)
+	Snapshot(ctx context.Context) (admin.Snapshot, error)
 }
 
 // Client is the admin API as the dashboard uses it; *admin.Client satisfies it
 // directly, tests pass a fake.
 type Client interface {
 	Reader
-	Drain(ctx context.Context, server, addr string) (admin.ActionResult, error)
-	Enable(ctx context.Context, server, addr string) (admin.ActionResult, error)
-	Reset(ctx context.Context, server, addr string) (admin.ActionResult, error)
+	Act(ctx context.Context, action admin.Action, server, addr string) (admin.ActionResult, error)
 }
 
 // Event is one entry of the admin event stream, kept independent of the admin
 // package's stream type so a fake stream is a few lines.
 type Event struct {
-	Type string
+	Type events.Type
 	Time time.Time
 	Data json.RawMessage
 }
@@ -63,23 +63,18 @@ type Snapshot struct {
 	At time.Time
 }
 
-// Fetch takes a full snapshot through r; the error says which call failed so an
-// operator can tell a refused connection from a rejected API key.
+// Fetch takes a full snapshot through r in one request.
 func Fetch(ctx context.Context, r Reader, now time.Time) (Snapshot, error) {
-	stats, err := r.Stats(ctx)
+	s, err := r.Snapshot(ctx)
+	var ae *admin.APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+		return Snapshot{}, fmt.Errorf("snapshot: the proxy has no GET /api/v1/snapshot, so it is older than this CLI; upgrade it (%w)", err)
+	}
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("stats: %w", err)
+		return Snapshot{}, fmt.Errorf("snapshot: %w", err)
 	}
-	servers, err := r.Servers(ctx)
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("servers: %w", err)
+	if s.Backends == nil {
+		s.Backends = map[string]admin.Backends{}
 	}
-	backends, err := r.AllBackends(ctx)
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("backends: %w", err)
-	}
-	if backends == nil {
-		backends = map[string]admin.Backends{}
-	}
-	return Snapshot{Stats: stats, Servers: servers, Backends: backends, At: now}, nil
+	return Snapshot{Stats: s.Stats, Servers: s.Servers, Backends: s.Backends, At: now}, nil
 }

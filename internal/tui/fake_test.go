@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -61,54 +63,42 @@ func fixture() Snapshot {
 	}
 }
 
-// fakeClient serves a snapshot (or an error) and records actions.
+// fakeClient serves a snapshot (or an error) and records requests and actions.
 type fakeClient struct {
-	mu      sync.Mutex
-	snap    Snapshot
-	err     error
-	actErr  error
-	actions []string
+	mu       sync.Mutex
+	snap     Snapshot
+	err      error
+	actErr   error
+	actions  []string
+	requests int // snapshot requests
+	// clock, when set, timestamps every snapshot request into requestTimes.
+	clock        func() time.Time
+	requestTimes []time.Time
 }
 
-func (f *fakeClient) Servers(context.Context) ([]admin.ServerInfo, error) {
+func (f *fakeClient) Snapshot(context.Context) (admin.Snapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.snap.Servers, f.err
+	f.requests++
+	if f.clock != nil {
+		f.requestTimes = append(f.requestTimes, f.clock())
+	}
+	return admin.Snapshot{Stats: f.snap.Stats, Servers: f.snap.Servers, Backends: f.snap.Backends}, f.err
 }
 
-func (f *fakeClient) AllBackends(context.Context) (map[string]admin.Backends, error) {
+func (f *fakeClient) Act(_ context.Context, a admin.Action, server, addr string) (admin.ActionResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.snap.Backends, f.err
-}
-
-func (f *fakeClient) Stats(context.Context) (admin.Stats, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.snap.Stats, f.err
-}
-
-func (f *fakeClient) act(verb, server, addr, state string) (admin.ActionResult, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.actions = append(f.actions, verb+" "+server+" "+addr)
+	f.actions = append(f.actions, string(a)+" "+server+" "+addr)
 	if f.actErr != nil {
 		return admin.ActionResult{}, f.actErr
 	}
-	return admin.ActionResult{Server: server, Address: addr, Action: verb,
-		Backend: admin.Backend{Address: addr, Weight: 10, EffectiveWeight: 10, State: state, Health: "healthy"}}, nil
-}
-
-func (f *fakeClient) Drain(_ context.Context, s, a string) (admin.ActionResult, error) {
-	return f.act("drain", s, a, "draining")
-}
-
-func (f *fakeClient) Enable(_ context.Context, s, a string) (admin.ActionResult, error) {
-	return f.act("enable", s, a, "healthy")
-}
-
-func (f *fakeClient) Reset(_ context.Context, s, a string) (admin.ActionResult, error) {
-	return f.act("reset", s, a, "healthy")
+	state := balance.StateHealthy
+	if a == admin.ActionDrain {
+		state = balance.StateDraining
+	}
+	return admin.ActionResult{Server: server, Address: addr, Action: a,
+		Backend: admin.Backend{Address: addr, Weight: 10, EffectiveWeight: 10, State: string(state), Health: "healthy"}}, nil
 }
 
 // fakeStream yields queued events, then errEnd (the proxy went away).
@@ -149,6 +139,7 @@ func (f *fakeSource) Subscribe(context.Context) (Stream, error) {
 // timer is a tick the model asked for; tests deliver it by hand instead of waiting.
 type timer struct {
 	d   time.Duration
+	due time.Time
 	msg tea.Msg
 }
 
@@ -172,7 +163,7 @@ func newHarness(t *testing.T, c Client, src EventSource) *harness {
 	h.m = New(Options{Client: c, Events: src, Interval: 2 * time.Second, Now: func() time.Time { return h.now },
 		Renderer: asciiRenderer(), Target: "http://127.0.0.1:8080"})
 	h.m.after = func(d time.Duration, msg tea.Msg) tea.Cmd {
-		h.timers = append(h.timers, timer{d, msg})
+		h.timers = append(h.timers, timer{d, h.now.Add(d), msg})
 		return nil
 	}
 	t.Cleanup(h.m.Close)
@@ -241,6 +232,38 @@ func key(s string) tea.KeyMsg {
 		return tea.KeyMsg{Type: tea.KeyCtrlC}
 	}
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+}
+
+// runUntil delivers the model's timers in time order, moving the clock to each,
+// until the clock would pass end; inject is called at every step with the new
+// time so a test can feed events in between.
+func (h *harness) runUntil(end time.Time, inject func(now time.Time)) {
+	h.t.Helper()
+	for {
+		i := -1
+		for j, tm := range h.timers {
+			if i < 0 || tm.due.Before(h.timers[i].due) {
+				i = j
+			}
+		}
+		if i < 0 || h.timers[i].due.After(end) {
+			h.now = end
+			return
+		}
+		tm := h.timers[i]
+		h.timers = slices.Delete(h.timers, i, i+1)
+		h.now = tm.due
+		if inject != nil {
+			inject(h.now)
+		}
+		h.send(tm.msg)
+	}
+}
+
+// holdStreams makes the model wait for events by hand: a stream's next event is
+// delivered only when a test sends it, as on a quiet proxy.
+func (h *harness) holdStreams() {
+	h.m.wait = func(Stream) tea.Cmd { return nil }
 }
 
 func (h *harness) keys(ks ...string) {

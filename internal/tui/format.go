@@ -9,41 +9,35 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
-// Backend states as the admin API reports them.
-const (
-	stateHealthy   = "healthy"
-	stateProbing   = "probing"
-	stateUnhealthy = "unhealthy"
-	stateDraining  = "draining"
-)
-
-// stateSymbol gives each state a glyph that reads without colour.
-func stateSymbol(state string) string {
+// stateSymbol gives each state a glyph that reads without colour; a state this
+// build does not know shows as "?".
+func stateSymbol(state balance.State) string {
 	switch state {
-	case stateHealthy:
+	case balance.StateHealthy:
 		return "●"
-	case stateProbing:
+	case balance.StateProbing:
 		return "◐"
-	case stateUnhealthy:
+	case balance.StateUnhealthy:
 		return "✖"
-	case stateDraining:
+	case balance.StateDraining:
 		return "⇣"
 	}
 	return "?"
 }
 
 // stateRank orders states worst first for sorting.
-func stateRank(state string) int {
+func stateRank(state balance.State) int {
 	switch state {
-	case stateUnhealthy:
+	case balance.StateUnhealthy:
 		return 0
-	case stateProbing:
+	case balance.StateProbing:
 		return 1
-	case stateDraining:
+	case balance.StateDraining:
 		return 2
-	case stateHealthy:
+	case balance.StateHealthy:
 		return 3
 	}
 	return -1
@@ -158,16 +152,31 @@ func rampBar(b admin.Backend, width int) string {
 
 // ramping reports whether a backend is in slow start: up, but not yet at full weight.
 func ramping(b admin.Backend) bool {
-	return b.State == stateHealthy && b.Weight > 0 && b.EffectiveWeight < float64(b.Weight)-1e-9
+	return b.BackendState() == balance.StateHealthy && b.Weight > 0 && b.EffectiveWeight < float64(b.Weight)-1e-9
 }
 
-// fmtDomains shows the first domain and how many more there are.
-func fmtDomains(domains []string) string {
-	switch len(domains) {
-	case 0:
+// fmtDomains shows as many domains as fit in w cells, then how many more there
+// are ("a.example, b.example +3").
+func fmtDomains(domains []string, w int) string {
+	if len(domains) == 0 {
 		return "-"
-	case 1:
+	}
+	for k := len(domains); k > 1; k-- {
+		s := strings.Join(domains[:k], ", ")
+		if k < len(domains) {
+			s += fmt.Sprintf(" +%d", len(domains)-k)
+		}
+		if ansi.StringWidth(s) <= w {
+			return s
+		}
+	}
+	if len(domains) == 1 {
 		return domains[0]
 	}
 	return fmt.Sprintf("%s +%d", domains[0], len(domains)-1)
+}
+
+// domainsWidth is the width of every domain listed in full.
+func domainsWidth(domains []string) int {
+	return ansi.StringWidth(strings.Join(domains, ", "))
 }

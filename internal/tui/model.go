@@ -13,26 +13,23 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/infrarust-go/infrarust/internal/admin"
-)
-
-// Event types the dashboard reacts to (the admin event stream's names).
-const (
-	evHealthChange = "backend.health_change"
-	evPlayerJoin   = "player.join"
-	evPlayerLeave  = "player.leave"
-	evStatsTick    = "stats.tick"
-	evConfigReload = "config.reload"
-	evServerState  = "server.state_change"
-	evLagged       = "lagged"
+	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
 // subscribedTypes are the event types the dashboard asks the stream for.
-func subscribedTypes() []string {
-	return []string{evHealthChange, evPlayerJoin, evPlayerLeave, evStatsTick, evConfigReload, evServerState}
+func subscribedTypes() []events.Type {
+	return []events.Type{events.BackendHealthChange, events.PlayerJoin, events.PlayerLeave,
+		events.StatsTick, events.ConfigReload, events.ServerStateChange}
 }
 
+// The dashboard's request budget: at most one snapshot request per interval, the
+// event stream for everything between, so `top` stays far inside the admin API's
+// per-IP limit (DefaultInterval: 12 requests a minute against 60).
 const (
-	defaultInterval = 2 * time.Second
+	// DefaultInterval is the refresh interval when Options.Interval is zero; it
+	// matches the proxy's stats.tick.
+	DefaultInterval = 5 * time.Second
 	minBackoff      = time.Second
 	maxBackoff      = 30 * time.Second
 	maxLogEntries   = 200
@@ -64,7 +61,8 @@ type Options struct {
 	Client Client
 	// Events feeds live updates; nil means snapshot polling only.
 	Events EventSource
-	// Interval between full snapshot refreshes (the safety net under the live stream).
+	// Interval between snapshot requests (the safety net under the live stream);
+	// no two requests are ever closer than this. Zero means DefaultInterval.
 	Interval time.Duration
 	// Now is the clock; tests inject a fixed one so views are stable.
 	Now func() time.Time
@@ -83,10 +81,12 @@ type Model struct {
 	interval time.Duration
 	now      func() time.Time
 	after    func(time.Duration, tea.Msg) tea.Cmd
-	st       styles
-	target   string
-	ctx      context.Context
-	cancel   context.CancelFunc
+	// wait reads the next event of a stream; tests replace it to deliver events by hand.
+	wait   func(Stream) tea.Cmd
+	st     styles
+	target string
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	width, height int
 
@@ -95,7 +95,7 @@ type Model struct {
 	haveSnap bool
 	statsAt  time.Time
 	log      []logEntry
-	lastEv   string
+	lastEv   events.Type
 	lastEvAt time.Time
 
 	// connection
@@ -105,7 +105,9 @@ type Model struct {
 	stream        Stream
 	subscribing   bool
 	fetching      bool
-	refetch       bool
+	due           bool      // a refresh fell due while a request was in flight
+	lastFetch     time.Time // when the last snapshot request started
+	refreshGen    int       // only the latest scheduled refresh counts
 	failures      int
 	retryGen      int
 	retryPending  bool
@@ -120,11 +122,12 @@ type Model struct {
 	filtering   bool
 	serverSort  int
 	backendSort int
-	showLog     bool
+	logPref     logPref
 	showHelp    bool
 	confirm     *pendingAction
 	acting      bool
 	status      string
+	statusErr   bool // the status line reports a failure (shown in the error style)
 	quitting    bool
 }
 
@@ -134,10 +137,20 @@ type logEntry struct {
 }
 
 type pendingAction struct {
-	verb    string // drain|enable|reset
+	verb    admin.Action
 	server  string
 	address string
 }
+
+// logPref is the operator's choice for the event log pane; auto shows it when the
+// terminal has room for it.
+type logPref int
+
+const (
+	logAuto logPref = iota
+	logShown
+	logHidden
+)
 
 // Messages.
 type (
@@ -159,9 +172,9 @@ type (
 		res admin.ActionResult
 		err error
 	}
-	intervalMsg struct{}
-	clockMsg    struct{}
-	retryMsg    struct{ gen int }
+	refreshMsg struct{ gen int }
+	clockMsg   struct{}
+	retryMsg   struct{ gen int }
 )
 
 var (
@@ -183,7 +196,7 @@ func New(o Options) *Model {
 		focus:    paneServers,
 	}
 	if m.interval <= 0 {
-		m.interval = defaultInterval
+		m.interval = DefaultInterval
 	}
 	if m.now == nil {
 		m.now = time.Now
@@ -201,15 +214,15 @@ func New(o Options) *Model {
 	m.after = func(d time.Duration, msg tea.Msg) tea.Cmd {
 		return tea.Tick(d, func(time.Time) tea.Msg { return msg })
 	}
+	m.wait = waitEvent
 	return m
 }
 
-// Init starts the first fetch, the event stream and the timers.
+// Init starts the first fetch, the event stream and the clock.
 func (m *Model) Init() tea.Cmd {
 	return tea.Batch(
-		m.fetchCmd(),
+		m.refresh(),
 		m.subscribeCmd(),
-		m.after(m.interval, intervalMsg{}),
 		m.after(time.Second, clockMsg{}),
 	)
 }
@@ -239,12 +252,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onEvent(msg)
 	case actionMsg:
 		return m, m.onAction(msg)
-	case intervalMsg:
-		var cmd tea.Cmd
-		if m.snapErr == nil && !m.retryPending {
-			cmd = m.fetchCmd()
+	case refreshMsg:
+		if msg.gen != m.refreshGen || m.retryPending {
+			return m, nil // superseded, or the pending retry refreshes
 		}
-		return m, tea.Batch(cmd, m.after(m.interval, intervalMsg{}))
+		return m, m.refresh()
 	case clockMsg:
 		return m, m.after(time.Second, clockMsg{})
 	case retryMsg:
@@ -253,10 +265,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.retryPending = false
 		m.conn = connRetrying
-		var cmds []tea.Cmd
-		if m.snapErr != nil {
-			cmds = append(cmds, m.fetchCmd())
-		}
+		cmds := []tea.Cmd{m.refresh()}
 		if m.source != nil && m.stream == nil {
 			cmds = append(cmds, m.subscribeCmd())
 		}
@@ -267,19 +276,37 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // ---- data and connection ----
 
-func (m *Model) fetchCmd() tea.Cmd {
+// refresh asks for a snapshot as soon as the budget allows: now if the last request
+// started at least an interval ago, else at that moment. Every caller (the timer,
+// a retry, a reopened stream, the R key) goes through here, so no two requests
+// are ever closer than the interval.
+func (m *Model) refresh() tea.Cmd {
 	if m.fetching {
-		m.refetch = true
+		m.due = true
 		return nil
 	}
+	wait := m.lastFetch.Add(m.interval).Sub(m.now())
+	if m.lastFetch.IsZero() || wait <= 0 {
+		return m.startFetch()
+	}
+	m.refreshGen++
+	return m.after(wait, refreshMsg{gen: m.refreshGen})
+}
+
+// startFetch sends one snapshot request and schedules the next refresh an interval
+// after it.
+func (m *Model) startFetch() tea.Cmd {
 	m.fetching = true
+	m.lastFetch = m.now()
+	m.refreshGen++
+	next := m.after(m.interval, refreshMsg{gen: m.refreshGen})
 	ctx, client, now, timeout := m.ctx, m.client, m.now, max(m.interval, 5*time.Second)
-	return func() tea.Msg {
+	return tea.Batch(func() tea.Msg {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		snap, err := Fetch(cctx, client, now())
 		return snapshotMsg{snap: snap, err: err}
-	}
+	}, next)
 }
 
 func (m *Model) subscribeCmd() tea.Cmd {
@@ -304,21 +331,22 @@ func waitEvent(s Stream) tea.Cmd {
 func (m *Model) onSnapshot(msg snapshotMsg) tea.Cmd {
 	m.fetching = false
 	if msg.err != nil {
+		m.due = false
 		m.snapErr = msg.err
 		return m.disconnected()
 	}
 	m.snapErr = nil
 	if m.status == statusRefreshing {
-		m.status = ""
+		m.say("")
 	}
 	m.snap = msg.snap
 	m.statsAt = msg.snap.At
 	m.haveSnap = true
 	m.fixSelection()
 	var cmds []tea.Cmd
-	if m.refetch {
-		m.refetch = false
-		cmds = append(cmds, m.fetchCmd())
+	if m.due {
+		m.due = false
+		cmds = append(cmds, m.refresh())
 	}
 	cmds = append(cmds, m.subscribeCmd())
 	m.maybeUp()
@@ -344,8 +372,9 @@ func (m *Model) onStreamOpen(msg streamOpenMsg) tea.Cmd {
 	m.stream = msg.stream
 	m.streamErr = nil
 	m.maybeUp()
-	// Events may have been missed while the stream was down.
-	return tea.Batch(waitEvent(msg.stream), m.fetchCmd())
+	// Events may have been missed while the stream was down: refresh as soon as
+	// the budget allows (at once after a long outage).
+	return tea.Batch(m.wait(msg.stream), m.refresh())
 }
 
 // maybeUp marks the connection up once both the snapshot and the stream work.
@@ -361,6 +390,9 @@ func (m *Model) maybeUp() {
 }
 
 // disconnected records a failure and schedules one retry with exponential backoff.
+// A proxy that answered (the request counted against its limit) is not asked
+// again before an interval has passed, and a 429 is waited out for as long as its
+// Retry-After says.
 func (m *Model) disconnected() tea.Cmd {
 	if m.conn == connUp {
 		m.addLog(m.now(), "connection lost: "+m.lastErrText())
@@ -370,9 +402,12 @@ func (m *Model) disconnected() tea.Cmd {
 		return nil
 	}
 	m.failures++
-	d := minBackoff << min(m.failures-1, 10)
-	if d > maxBackoff {
-		d = maxBackoff
+	d := min(minBackoff<<min(m.failures-1, 10), maxBackoff)
+	for _, err := range []error{m.snapErr, m.streamErr} {
+		var ae *admin.APIError
+		if errors.As(err, &ae) {
+			d = max(d, m.interval, ae.RetryAfter)
+		}
 	}
 	m.backoffActive = d
 	m.retryGen++
@@ -394,77 +429,65 @@ func (m *Model) onEvent(msg eventMsg) tea.Cmd {
 		m.streamErr = fmt.Errorf("event stream: %w", msg.err)
 		return m.disconnected()
 	}
-	cmd := m.applyEvent(msg.ev)
-	return tea.Batch(waitEvent(msg.stream), cmd)
+	m.applyEvent(msg.ev)
+	return m.wait(msg.stream)
 }
 
-// applyEvent folds one live event into the view; it returns a refresh when the
-// event says the snapshot is out of date.
-func (m *Model) applyEvent(ev Event) tea.Cmd {
+// applyEvent folds one live event into the view. Events never send a request of
+// their own: what they cannot update in place (effective weights, ejection counts
+// after a health change, a reloaded server list) arrives with the next scheduled
+// refresh, at most an interval later.
+func (m *Model) applyEvent(ev Event) {
 	now := m.now()
-	if ev.Type != evStatsTick {
+	if ev.Type != events.StatsTick {
 		m.lastEv, m.lastEvAt = ev.Type, now
 	}
 	switch ev.Type {
-	case evStatsTick:
+	case events.StatsTick:
 		var s admin.Stats
 		if err := json.Unmarshal(ev.Data, &s); err == nil {
 			m.snap.Stats = s
 			m.statsAt = now
 		}
-		return nil
-	case evHealthChange:
-		var hc struct{ Server, Address, From, To, Reason string }
+	case events.BackendHealthChange:
+		var hc events.HealthChange
 		if err := json.Unmarshal(ev.Data, &hc); err != nil {
-			return nil
+			return
 		}
-		m.setBackendState(hc.Server, hc.Address, hc.From, hc.To)
+		m.setBackendState(hc.Server, hc.Address, balance.State(hc.From), balance.State(hc.To))
 		text := fmt.Sprintf("%s %s %s → %s", hc.Server, hc.Address, hc.From, hc.To)
 		if hc.Reason != "" {
 			text += " (" + hc.Reason + ")"
 		}
 		m.addLog(now, text)
-		// Effective weights and ejection counts change with the state; fetch them.
-		return m.fetchCmd()
-	case evPlayerJoin, evPlayerLeave:
-		var p struct {
-			Server   string `json:"server"`
-			Address  string `json:"address"`
-			Username string `json:"username"`
-		}
+	case events.PlayerJoin, events.PlayerLeave:
+		var p events.Player
 		if err := json.Unmarshal(ev.Data, &p); err != nil {
-			return nil
+			return
 		}
 		delta, verb := 1, "joined"
-		if ev.Type == evPlayerLeave {
+		if ev.Type == events.PlayerLeave {
 			delta, verb = -1, "left"
 		}
 		m.addPlayers(p.Server, p.Address, delta)
 		m.addLog(now, fmt.Sprintf("%s %s %s via %s", p.Username, verb, p.Server, p.Address))
-		return nil
-	case evLagged:
-		var l struct {
-			Missed uint64 `json:"missed"`
-		}
+	case events.Lagged:
+		var l events.LaggedInfo
 		_ = json.Unmarshal(ev.Data, &l)
 		m.addLog(now, fmt.Sprintf("missed %d events; refreshing", l.Missed))
-		return m.fetchCmd()
-	case evConfigReload:
+	case events.ConfigReload:
 		m.addLog(now, "configuration reloaded")
-		return m.fetchCmd()
-	case evServerState:
-		m.addLog(now, "server state: "+compactJSON(ev.Data))
-		return m.fetchCmd()
+	case events.ServerStateChange:
+		var st events.ServerState
+		if err := json.Unmarshal(ev.Data, &st); err != nil {
+			return
+		}
+		text := fmt.Sprintf("server %s %s → %s", st.Server, st.From, st.To)
+		if st.Reason != "" {
+			text += " (" + st.Reason + ")"
+		}
+		m.addLog(now, text)
 	}
-	return nil
-}
-
-func compactJSON(b json.RawMessage) string {
-	s := strings.Join(strings.Fields(string(b)), " ")
-	if len(s) > 120 {
-		s = s[:120] + "…"
-	}
-	return s
 }
 
 func (m *Model) addLog(at time.Time, text string) {
@@ -474,14 +497,14 @@ func (m *Model) addLog(at time.Time, text string) {
 	}
 }
 
-func (m *Model) setBackendState(server, addr, from, to string) {
+func (m *Model) setBackendState(server, addr string, from, to balance.State) {
 	bs, ok := m.snap.Backends[server]
 	if !ok {
 		return
 	}
 	for i := range bs.Backends {
 		if bs.Backends[i].Address == addr {
-			bs.Backends[i].State = to
+			bs.Backends[i].State = string(to)
 		}
 	}
 	for i := range m.snap.Servers {
@@ -489,9 +512,9 @@ func (m *Model) setBackendState(server, addr, from, to string) {
 		if s.ID != server {
 			continue
 		}
-		if from == stateHealthy && to != stateHealthy {
+		if from == balance.StateHealthy && to != balance.StateHealthy {
 			s.HealthyCount = max(0, s.HealthyCount-1)
-		} else if from != stateHealthy && to == stateHealthy {
+		} else if from != balance.StateHealthy && to == balance.StateHealthy {
 			s.HealthyCount = min(s.AddressCount, s.HealthyCount+1)
 		}
 	}
@@ -520,16 +543,7 @@ func (m *Model) actionCmd(a pendingAction) tea.Cmd {
 	return func() tea.Msg {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		var res admin.ActionResult
-		var err error
-		switch a.verb {
-		case "drain":
-			res, err = client.Drain(cctx, a.server, a.address)
-		case "enable":
-			res, err = client.Enable(cctx, a.server, a.address)
-		default:
-			res, err = client.Reset(cctx, a.server, a.address)
-		}
+		res, err := client.Act(cctx, a.verb, a.server, a.address)
 		return actionMsg{act: a, res: res, err: err}
 	}
 }
@@ -538,7 +552,7 @@ func (m *Model) onAction(msg actionMsg) tea.Cmd {
 	m.acting = false
 	a := msg.act
 	if msg.err != nil {
-		m.status = fmt.Sprintf("%s %s failed: %s", a.verb, a.address, describeErr(msg.err))
+		m.fail(fmt.Sprintf("%s %s failed: %s", a.verb, a.address, describeErr(msg.err)))
 		return nil
 	}
 	b := msg.res.Backend
@@ -552,12 +566,13 @@ func (m *Model) onAction(msg actionMsg) tea.Cmd {
 			}
 		}
 	}
-	past := map[string]string{"drain": "drained", "enable": "enabled", "reset": "reset"}[a.verb]
-	m.status = fmt.Sprintf("%s %s on %s", past, b.Address, a.server)
+	m.say(fmt.Sprintf("%s %s on %s", a.verb.Done(), b.Address, a.server))
 	if b.State != "" {
 		m.status += " — now " + b.State
 	}
-	return m.fetchCmd()
+	// The answer carries the address's new state; the rest follows with the next
+	// scheduled refresh.
+	return nil
 }
 
 // describeErr shortens API errors to their code and message.
@@ -612,7 +627,7 @@ func (m *Model) visibleBackends() []admin.Backend {
 	case "address":
 		slices.SortStableFunc(bs, func(a, b admin.Backend) int { return strings.Compare(a.Address, b.Address) })
 	case "state":
-		slices.SortStableFunc(bs, func(a, b admin.Backend) int { return stateRank(a.State) - stateRank(b.State) })
+		slices.SortStableFunc(bs, func(a, b admin.Backend) int { return stateRank(a.BackendState()) - stateRank(b.BackendState()) })
 	case "load":
 		slices.SortStableFunc(bs, func(a, b admin.Backend) int {
 			return (b.ActiveConnections + b.Inflight) - (a.ActiveConnections + a.Inflight)
@@ -708,10 +723,10 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		switch k.String() {
 		case "y", "Y":
 			m.acting = true
-			m.status = fmt.Sprintf("%s %s…", a.verb, a.address)
+			m.say(fmt.Sprintf("%s %s…", a.verb, a.address))
 			return m.actionCmd(a)
 		default:
-			m.status = a.verb + " cancelled"
+			m.say(string(a.verb) + " cancelled")
 		}
 		return nil
 	}
@@ -747,29 +762,37 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		m.focus = paneServers
 	case "esc":
 		m.filter = ""
-		m.status = ""
+		m.say("")
 		m.fixSelection()
 	case "s":
 		if m.focus == paneServers {
 			m.serverSort = (m.serverSort + 1) % len(serverSorts)
-			m.status = "servers sorted by " + serverSorts[m.serverSort]
+			m.say("servers sorted by " + serverSorts[m.serverSort])
 		} else {
 			m.backendSort = (m.backendSort + 1) % len(backendSorts)
-			m.status = "backends sorted by " + backendSorts[m.backendSort]
+			m.say("backends sorted by " + backendSorts[m.backendSort])
 		}
 	case "v":
-		m.showLog = !m.showLog
+		if m.logVisible() {
+			m.logPref = logHidden
+		} else {
+			m.logPref = logShown
+		}
 	case "R":
-		m.status = statusRefreshing
-		return m.fetchCmd()
+		if m.retryPending {
+			m.say("reconnecting; the retry refreshes")
+			return nil
+		}
+		m.say(statusRefreshing)
+		return m.refresh()
 	case "d", "e", "r":
-		verb := map[string]string{"d": "drain", "e": "enable", "r": "reset"}[k.String()]
+		verb := map[string]admin.Action{"d": admin.ActionDrain, "e": admin.ActionEnable, "r": admin.ActionReset}[k.String()]
 		if m.acting {
-			m.status = "an action is already running"
+			m.say("an action is already running")
 			return nil
 		}
 		if m.selServer == "" || m.selBackend == "" {
-			m.status = "no backend selected"
+			m.say("no backend selected")
 			return nil
 		}
 		m.focus = paneBackends
@@ -777,6 +800,12 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 	}
 	return nil
 }
+
+// say puts text on the status line.
+func (m *Model) say(text string) { m.status, m.statusErr = text, false }
+
+// fail puts a failure on the status line, in the error style.
+func (m *Model) fail(text string) { m.status, m.statusErr = text, true }
 
 func (m *Model) quit() tea.Cmd {
 	m.quitting = true

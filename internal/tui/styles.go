@@ -1,6 +1,10 @@
 package tui
 
-import "github.com/charmbracelet/lipgloss"
+import (
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
+)
 
 // styles are built from one renderer so NO_COLOR and tests get plain text everywhere.
 type styles struct {
@@ -35,15 +39,15 @@ func newStyles(r *lipgloss.Renderer) styles {
 	}
 }
 
-func (s styles) state(state string) lipgloss.Style {
+func (s styles) state(state balance.State) lipgloss.Style {
 	switch state {
-	case stateHealthy:
+	case balance.StateHealthy:
 		return s.healthy
-	case stateProbing:
+	case balance.StateProbing:
 		return s.probing
-	case stateUnhealthy:
+	case balance.StateUnhealthy:
 		return s.unhealthy
-	case stateDraining:
+	case balance.StateDraining:
 		return s.draining
 	}
 	return s.faint

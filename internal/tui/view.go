@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
 // column is one table column: a fixed width and an alignment.
@@ -98,7 +99,7 @@ func (m *Model) viewHeader(w int) []string {
 	}
 	last := "-"
 	if m.lastEv != "" {
-		last = m.lastEv + " " + fmtAgo(now.Sub(m.lastEvAt)) + " ago"
+		last = string(m.lastEv) + " " + fmtAgo(now.Sub(m.lastEvAt)) + " ago"
 	}
 	segs = append(segs, kv("last event", last))
 	return flow(segs, w, "  ")
@@ -136,7 +137,7 @@ func (m *Model) viewStatus(w int) string {
 	case m.conn == connRetrying:
 		return st.err.Render("disconnected — reconnecting…") + st.faint.Render(" · "+m.lastErrText())
 	case m.status != "":
-		if strings.Contains(m.status, "failed") {
+		if m.statusErr {
 			return st.err.Render(m.status)
 		}
 		return st.ok.Render(m.status)
@@ -218,29 +219,67 @@ func (m *Model) paneTitle(title string, focused bool, w int) string {
 	return style.Render(fit(text, w))
 }
 
+// Layout thresholds: a terminal at least sideLogWidth wide shows the event log in
+// a column to the right of the tables; one at least bottomLogHeight tall shows it
+// below them. Smaller terminals show it when the operator presses v.
+const (
+	sideLogWidth    = 160
+	bottomLogHeight = 40
+)
+
+// logVisible reports whether the event log is on screen: the operator's choice
+// (v), else whether the terminal has room for it.
+func (m *Model) logVisible() bool {
+	switch m.logPref {
+	case logShown:
+		return true
+	case logHidden:
+		return false
+	}
+	return m.width >= sideLogWidth || m.height >= bottomLogHeight
+}
+
 func (m *Model) viewPanes(w, h int) []string {
+	if !m.logVisible() {
+		return m.viewTables(w, h)
+	}
+	if w >= sideLogWidth {
+		// Side by side: the tables keep what they need, the log takes the rest.
+		logW := min(max(w/3, 50), 90)
+		leftW := w - logW - 3
+		left, right := m.viewTables(leftW, h), m.viewLog(logW, h)
+		out := make([]string, h)
+		for i := range out {
+			var l, r string
+			if i < len(left) {
+				l = left[i]
+			}
+			if i < len(right) {
+				r = right[i]
+			}
+			out[i] = fit(clip(l, leftW), leftW) + m.st.faint.Render(" │ ") + r
+		}
+		return out
+	}
+	logH := max(3, h/3)
+	rest := h - logH
+	out := m.viewTables(w, rest)
+	// The log sits at the bottom, just above the status line.
+	out = out[:min(len(out), rest)]
+	for len(out) < rest {
+		out = append(out, "")
+	}
+	return append(out, m.viewLog(w, logH)...)
+}
+
+// viewTables is the servers pane above the backends pane, in w×h cells.
+func (m *Model) viewTables(w, h int) []string {
 	servers := m.visibleServers()
 	backends := m.visibleBackends()
-
-	logH := 0
-	if m.showLog {
-		logH = max(3, h/3)
-	}
-	rest := h - logH
-	srvRows := min(max(len(servers), 1), max(2, (rest-4)*2/5))
-	bkRows := max(1, rest-4-srvRows)
-
+	srvRows := min(max(len(servers), 1), max(2, (h-4)*2/5))
+	bkRows := max(1, h-4-srvRows)
 	out := m.viewServers(servers, w, srvRows)
-	out = append(out, m.viewBackends(backends, w, bkRows)...)
-	if m.showLog {
-		// The log sits at the bottom, just above the status line.
-		out = out[:min(len(out), rest)]
-		for len(out) < rest {
-			out = append(out, "")
-		}
-		out = append(out, m.viewLog(w, logH)...)
-	}
-	return out
+	return append(out, m.viewBackends(backends, w, bkRows)...)
 }
 
 // window returns the [start,end) slice of n rows of which rows fit, keeping sel visible.
@@ -282,9 +321,10 @@ func (m *Model) viewServers(servers []admin.ServerInfo, w, rows int) []string {
 	if m.filter != "" {
 		title += " · filter " + m.filter
 	}
-	idW := 2
+	idW, domW := 2, 7
 	for _, s := range servers {
 		idW = max(idW, ansi.StringWidth(s.ID))
+		domW = max(domW, domainsWidth(s.Domains))
 	}
 	idW = min(idW, 20)
 	cols := []column{{"ID", idW, false}, {"DOMAINS", 0, false}, {"STRATEGY", 15, false}, {"PLAYERS", 7, true}, {"HEALTHY", 7, true}}
@@ -292,7 +332,8 @@ func (m *Model) viewServers(servers []admin.ServerInfo, w, rows int) []string {
 	for _, c := range cols {
 		fixed += c.w
 	}
-	cols[1].w = max(7, min(48, w-fixed))
+	// Every domain in full when the terminal has the room.
+	cols[1].w = max(7, min(domW, w-fixed))
 
 	out := []string{m.paneTitle(title, m.focus == paneServers, w)}
 	titles := make([]string, len(cols))
@@ -311,7 +352,7 @@ func (m *Model) viewServers(servers []admin.ServerInfo, w, rows int) []string {
 	start, end := window(max(sel, 0), len(servers), rows)
 	for i := start; i < end; i++ {
 		s := servers[i]
-		cells := []string{s.ID, fmtDomains(s.Domains), s.Strategy, fmt.Sprint(s.Players), fmt.Sprintf("%d/%d", s.HealthyCount, s.AddressCount)}
+		cells := []string{s.ID, fmtDomains(s.Domains, cols[1].w), s.Strategy, fmt.Sprint(s.Players), fmt.Sprintf("%d/%d", s.HealthyCount, s.AddressCount)}
 		row := renderRow(cols[:4], cells[:4]) + " "
 		hs := m.st.healthy
 		switch {
@@ -326,7 +367,7 @@ func (m *Model) viewServers(servers []admin.ServerInfo, w, rows int) []string {
 	return out
 }
 
-func (m *Model) backendCols(w int) []column {
+func (m *Model) backendCols(w int, bs []admin.Backend) []column {
 	cols := []column{
 		{"ADDRESS", 0, false}, {"PRI", 3, true}, {"STATE", 11, false}, {"W", 3, true}, {"EFF", 5, true},
 		{"RAMP", 5, false}, {"CONNS", 6, true}, {"EJ", 3, true}, {"FAIL", 6, true}, {"LATENCY", 7, true},
@@ -338,7 +379,11 @@ func (m *Model) backendCols(w int) []column {
 	for _, c := range cols {
 		fixed += c.w
 	}
-	cols[0].w = max(10, min(40, w-fixed))
+	addrW := 10
+	for _, b := range bs {
+		addrW = max(addrW, ansi.StringWidth(b.Address))
+	}
+	cols[0].w = max(10, min(addrW, w-fixed))
 	return cols
 }
 
@@ -348,7 +393,7 @@ func (m *Model) viewBackends(bs []admin.Backend, w, rows int) []string {
 	if m.selServer != "" {
 		title = fmt.Sprintf("BACKENDS %s · %s · sort %s", m.selServer, bk.Strategy, backendSorts[m.backendSort])
 	}
-	cols := m.backendCols(w)
+	cols := m.backendCols(w, bs)
 	titles := make([]string, len(cols))
 	for i, c := range cols {
 		titles[i] = c.title
@@ -374,7 +419,7 @@ func (m *Model) viewBackends(bs []admin.Backend, w, rows int) []string {
 		if b.Full {
 			conns = "full " + conns
 		}
-		cells := []string{b.Address, fmt.Sprint(b.Priority), stateSymbol(b.State) + " " + b.State, fmt.Sprint(b.Weight),
+		cells := []string{b.Address, fmt.Sprint(b.Priority), stateSymbol(b.BackendState()) + " " + b.State, fmt.Sprint(b.Weight),
 			fmtEff(b.EffectiveWeight), rampBar(b, 5), conns, fmt.Sprint(b.Ejections), fail, fmtLatency(b.ConnectEWMAms), upFor}
 		parts := make([]string, len(cols))
 		for j, c := range cols {
@@ -384,10 +429,10 @@ func (m *Model) viewBackends(bs []admin.Backend, w, rows int) []string {
 				parts[j] = fit(cells[j], c.w)
 			}
 		}
-		parts[2] = m.st.state(b.State).Render(parts[2])
+		parts[2] = m.st.state(b.BackendState()).Render(parts[2])
 		if ramping(b) {
 			parts[5] = m.st.ramp.Render(parts[5])
-		} else if b.State == stateHealthy {
+		} else if b.BackendState() == balance.StateHealthy {
 			parts[5] = m.st.full.Render(parts[5])
 		} else {
 			parts[5] = m.st.faint.Render(parts[5])
@@ -397,15 +442,26 @@ func (m *Model) viewBackends(bs []admin.Backend, w, rows int) []string {
 	return out
 }
 
+// viewLog shows the newest events first; an entry too long for the pane wraps
+// under itself rather than being cut.
 func (m *Model) viewLog(w, h int) []string {
 	out := []string{m.paneTitle(fmt.Sprintf("EVENTS %d", len(m.log)), false, w)}
 	if len(m.log) == 0 {
 		return append(out, m.st.faint.Render("  no events yet"))
 	}
 	now := m.now()
+	const indent = "       " // "  " + 4-cell age + " "
+	textW := max(10, w-len(indent))
 	for i := len(m.log) - 1; i >= 0 && len(out) < h; i-- {
 		e := m.log[i]
-		out = append(out, "  "+m.st.faint.Render(fitRight(fmtAgo(now.Sub(e.at)), 4))+" "+e.text)
+		lines := strings.Split(ansi.Wrap(e.text, textW, " "), "\n")
+		out = append(out, "  "+m.st.faint.Render(fitRight(fmtAgo(now.Sub(e.at)), 4))+" "+lines[0])
+		for _, l := range lines[1:] {
+			if len(out) >= h {
+				break
+			}
+			out = append(out, indent+l)
+		}
 	}
 	return out
 }

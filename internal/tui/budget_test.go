@@ -1,0 +1,228 @@
+package tui
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/events"
+)
+
+// fixtureRuntime serves fixture() as a running proxy would.
+type fixtureRuntime struct{ snap Snapshot }
+
+func (f fixtureRuntime) Servers(time.Time) []admin.ServerInfo { return f.snap.Servers }
+func (f fixtureRuntime) Backends(id string, _ time.Time) (admin.Backends, error) {
+	b, ok := f.snap.Backends[id]
+	if !ok {
+		return admin.Backends{}, admin.ErrUnknownServer
+	}
+	return b, nil
+}
+func (fixtureRuntime) SetDrain(string, string, bool, time.Time) error { return nil }
+func (fixtureRuntime) Reset(string, string, time.Time) error          { return nil }
+func (f fixtureRuntime) Stats(time.Time) admin.Stats                  { return f.snap.Stats }
+func (fixtureRuntime) StartServer(context.Context, string) error      { return admin.ErrNotManaged }
+func (fixtureRuntime) StopServer(context.Context, string) error       { return admin.ErrNotManaged }
+
+// requestLog records every request an admin server answered, with the simulated
+// time it arrived at.
+type requestLog struct {
+	mu   sync.Mutex
+	now  time.Time
+	reqs []loggedRequest
+}
+
+type loggedRequest struct {
+	at     time.Time
+	path   string
+	status int
+}
+
+func (l *requestLog) setNow(t time.Time) { l.mu.Lock(); l.now = t; l.mu.Unlock() }
+func (l *requestLog) Now() time.Time     { l.mu.Lock(); defer l.mu.Unlock(); return l.now }
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) { r.status = code; r.ResponseWriter.WriteHeader(code) }
+func (r *statusRecorder) Flush()               { r.ResponseWriter.(http.Flusher).Flush() }
+
+func (l *requestLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		at := l.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: 200}
+		l.mu.Lock()
+		i := len(l.reqs)
+		l.reqs = append(l.reqs, loggedRequest{at: at, path: r.URL.Path})
+		l.mu.Unlock()
+		h.ServeHTTP(rec, r)
+		l.mu.Lock()
+		l.reqs[i].status = rec.status
+		l.mu.Unlock()
+	})
+}
+
+// TestTopStaysWithinTheDefaultAdminLimit runs the dashboard with its defaults for
+// ten simulated minutes against a real admin API with the default limit of 60
+// requests a minute ([web] defaults): it must never be throttled, and any minute holds at most one
+// snapshot request per DefaultInterval plus the event stream.
+func TestTopStaysWithinTheDefaultAdminLimit(t *testing.T) {
+	const key = "0123456789abcdef0123456789abcdef"
+	log := &requestLog{now: t0}
+	defaults := config.Default()
+	srv, err := admin.NewServer(admin.ServerOptions{
+		Web:     defaults.Web,
+		APIKey:  key,
+		Runtime: fixtureRuntime{fixture()},
+		Bus:     events.NewBus(),
+		Now:     log.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(log.wrap(srv))
+	t.Cleanup(hs.Close) // after the model's Close below has ended its event stream
+	c := admin.NewClient(hs.URL, key)
+
+	h := &harness{t: t, now: t0}
+	h.m = New(Options{Client: c, Events: AdminEvents{C: c}, Now: func() time.Time { return h.now },
+		Renderer: asciiRenderer()}) // Interval left at its default, as `infrarust top` runs
+	h.m.after = func(d time.Duration, msg tea.Msg) tea.Cmd {
+		h.timers = append(h.timers, timer{d, h.now.Add(d), msg})
+		return nil
+	}
+	h.holdStreams()
+	t.Cleanup(h.m.Close)
+
+	for _, msg := range run(h.m.Init()) {
+		h.send(msg)
+	}
+	h.runUntil(t0.Add(10*time.Minute), log.setNow)
+
+	log.mu.Lock()
+	reqs := append([]loggedRequest(nil), log.reqs...)
+	log.mu.Unlock()
+	perMinute := make([]int, 10)
+	snapshots := 0
+	for _, r := range reqs {
+		if r.status == http.StatusTooManyRequests {
+			t.Fatalf("throttled at %v on %s: the dashboard must live within the default limit", r.at.Sub(t0), r.path)
+		}
+		if m := int(r.at.Sub(t0) / time.Minute); m < len(perMinute) {
+			perMinute[m]++
+		}
+		if r.path == "/api/v1/snapshot" {
+			snapshots++
+		}
+	}
+	limit := int(time.Minute/DefaultInterval) + 1 // + the event stream
+	for m, n := range perMinute {
+		if n > limit {
+			t.Errorf("minute %d: %d requests, want at most %d", m, n, limit)
+		}
+	}
+	t.Logf("requests per minute with the defaults: %v (%d snapshot requests in 10 minutes)", perMinute, snapshots)
+	if snapshots < 10*int(time.Minute/DefaultInterval) {
+		t.Errorf("only %d snapshot requests in 10 minutes: the view is not being refreshed", snapshots)
+	}
+}
+
+// TestEventBurstsCostNoRequests feeds a busy event stream (a health change, a
+// reload, a server state change and a lag notice every second) and checks that
+// snapshot requests stay one per interval, never closer.
+func TestEventBurstsCostNoRequests(t *testing.T) {
+	fc := &fakeClient{snap: fixture()}
+	h := newHarness(t, fc, &fakeSource{streams: []*fakeStream{{}}})
+	fc.clock = func() time.Time { return h.now }
+	h.holdStreams()
+	for _, msg := range run(h.m.Init()) {
+		h.send(msg)
+	}
+	if h.m.stream == nil {
+		t.Fatal("stream not open")
+	}
+	s := h.m.stream
+	hc := events.HealthChange{Server: "survival", Address: "10.0.0.1:25565", From: "healthy", To: "unhealthy", Reason: "3 connect failures in 10s"}
+	var storm []Event
+	for _, ev := range []struct {
+		typ  events.Type
+		data any
+	}{
+		{events.BackendHealthChange, hc},
+		{events.ConfigReload, events.Reload{Reason: "file changed", Servers: []string{"survival"}}},
+		{events.ServerStateChange, events.ServerState{Server: "survival", From: "sleeping", To: "starting"}},
+		{events.Lagged, events.LaggedInfo{Missed: 3}},
+	} {
+		storm = append(storm, Event{Type: ev.typ, Data: mustJSON(t, ev.data)})
+	}
+	h.runUntil(t0.Add(time.Minute), func(now time.Time) {
+		for _, ev := range storm {
+			ev.Time = now
+			h.send(eventMsg{stream: s, ev: ev})
+		}
+	})
+	interval := h.m.interval
+	for i := 1; i < len(fc.requestTimes); i++ {
+		if gap := fc.requestTimes[i].Sub(fc.requestTimes[i-1]); gap < interval {
+			t.Fatalf("requests %d and %d only %v apart, want at least %v", i-1, i, gap, interval)
+		}
+	}
+	if max := int(time.Minute/interval) + 1; fc.requests > max {
+		t.Fatalf("%d snapshot requests in a minute of events, want at most %d", fc.requests, max)
+	}
+	// The R key asks for a refresh but waits for the budget too.
+	before := fc.requests
+	h.keys("R")
+	if fc.requests != before {
+		t.Fatal("R sent a request inside the interval")
+	}
+}
+
+// TestRateLimitedDashboardWaitsOutRetryAfter: a 429 is waited out for as long as
+// its Retry-After says, with no request in between.
+func TestRateLimitedDashboardWaitsOutRetryAfter(t *testing.T) {
+	fc := &fakeClient{snap: fixture(), err: &admin.APIError{Status: 429, Code: "RATE_LIMITED",
+		Message: "too many admin API requests from 127.0.0.1; retry in 45 s", RetryAfter: 45 * time.Second}}
+	h := newHarness(t, fc, nil)
+	fc.clock = func() time.Time { return h.now }
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 30})
+	for _, msg := range run(h.m.Init()) {
+		h.send(msg)
+	}
+	if fc.requests != 1 || h.m.conn != connDown {
+		t.Fatalf("requests %d conn %d", fc.requests, h.m.conn)
+	}
+	if v := h.m.View(); !strings.Contains(v, "retrying in 45s") || !strings.Contains(v, "RATE_LIMITED") {
+		t.Fatalf("view does not say it waits 45 s because it was rate limited:\n%s", v)
+	}
+	h.runUntil(t0.Add(44*time.Second), nil)
+	if fc.requests != 1 {
+		t.Fatalf("%d requests before Retry-After elapsed, want 1", fc.requests)
+	}
+	fc.mu.Lock()
+	fc.err = nil
+	fc.mu.Unlock()
+	h.runUntil(t0.Add(46*time.Second), nil)
+	if fc.requests != 2 || h.m.conn != connUp {
+		t.Fatalf("after Retry-After: requests %d conn %d", fc.requests, h.m.conn)
+	}
+	// Any answered error (not just 429) is retried no sooner than the interval.
+	fc.mu.Lock()
+	fc.err = &admin.APIError{Status: 500, Code: "INTERNAL", Message: "boom"}
+	fc.mu.Unlock()
+	h.runUntil(h.now.Add(h.m.interval), nil)
+	if !h.m.retryPending || h.m.backoffActive < h.m.interval {
+		t.Fatalf("retry after a 500 pending %v in %v, want at least the interval %v", h.m.retryPending, h.m.backoffActive, h.m.interval)
+	}
+}
