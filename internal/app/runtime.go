@@ -65,7 +65,6 @@ func (r *runtime) Backends(server string, now time.Time) (admin.Backends, error)
 	return out, nil
 }
 
-
 // SetDrain implements Runtime.
 func (r *runtime) SetDrain(server, address string, drained bool, now time.Time) error {
 	return mapProxyErr(r.proxy.SetDrain(server, address, drained, now))
