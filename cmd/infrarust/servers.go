@@ -39,13 +39,13 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 				return printJSON(cmd.OutOrStdout(), servers)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SERVER\tSTATE\tMANAGER\tPLAYERS\tADDRESSES\tDOMAINS")
+			fmt.Fprintln(tw, "SERVER\tMODE\tSTATE\tMANAGER\tPLAYERS\tADDRESSES\tDOMAINS")
 			for _, s := range servers {
 				state, manager := s.State, s.ManagerType
 				if manager == "" {
 					manager, state = "-", orDash(state)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d healthy\t%s\n", s.ID, state, manager, s.Players,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d healthy\t%s\n", s.ID, orDash(s.ProxyMode), state, manager, s.Players,
 					s.HealthyCount, s.AddressCount, orDash(strings.Join(s.Domains, ",")))
 			}
 			return tw.Flush()

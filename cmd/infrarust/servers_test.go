@@ -31,8 +31,8 @@ func (f *fakeServersAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method + " " + r.URL.Path {
 	case "GET /api/v1/servers":
 		_ = json.NewEncoder(w).Encode(admin.Envelope[[]admin.ServerInfo]{Data: []admin.ServerInfo{
-			{ID: "lobby", Domains: []string{"mc.example.com"}, AddressCount: 1, HealthyCount: 1, Players: 3},
-			{ID: "survival", Domains: []string{"smp.example.com"}, AddressCount: 1, State: "sleeping", ManagerType: "local"},
+			{ID: "lobby", Domains: []string{"mc.example.com"}, AddressCount: 1, HealthyCount: 1, Players: 3, ProxyMode: "client_only"},
+			{ID: "survival", Domains: []string{"smp.example.com"}, AddressCount: 1, State: "sleeping", ManagerType: "local", ProxyMode: "passthrough"},
 		}})
 	case "POST /api/v1/servers/survival/start":
 		_ = json.NewEncoder(w).Encode(admin.Envelope[map[string]string]{Data: map[string]string{"id": "survival", "state": "starting", "state_reason": "started by an operator"}})
@@ -65,7 +65,7 @@ func TestServersCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"survival  sleeping  local", "lobby", "smp.example.com", "1/1 healthy"} {
+	for _, want := range []string{"survival  passthrough  sleeping  local", "lobby     client_only", "smp.example.com", "1/1 healthy"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list output lacks %q:\n%s", want, out)
 		}

@@ -117,6 +117,7 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 		{"bad address", "", map[string]string{"a.toml": "domains = [\"a\"]\naddresses = [\n  \"x:1\",\n  \"bad host:99999\",\n]\n"}, "a.toml:4: addresses[1]: address \"bad host:99999\" has an invalid port"},
 		{"unknown address key", "", map[string]string{"a.toml": "domains = [\"a\"]\naddresses = [{ address = \"x:1\", wieght = 2 }]\n"}, "unknown key \"wieght\" in an address table"},
 		{"domain conflict", "", map[string]string{"a.toml": "domains = [\"a.com\"]\n", "b.toml": "\ndomains = [\"a.com\"]\n"}, "b.toml:2: domain \"a.com\" is already claimed by server \"a\""},
+		{"admin on the players' port", "bind = \"0.0.0.0:25565\"\n[web]\nbind = \"127.0.0.1:25565\"\n", nil, "infrarust.toml:3: web.bind: \"127.0.0.1:25565\" is where players connect"},
 		{"unknown mode", "", map[string]string{"a.toml": "domains = [\"a\"]\nproxy_mode = \"turbo\"\n"}, "a.toml:2: proxy_mode: \"turbo\" is not one of passthrough, zero_copy, server_only, client_only, offline"},
 		{"bad strategy", "", map[string]string{"a.toml": "domains = [\"a\"]\nbalance = \"fastest\"\n"}, "a.toml:2: balance: unknown balance strategy \"fastest\""},
 		{"syntax", "bind = \n", nil, "infrarust.toml:1:"},

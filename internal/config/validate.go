@@ -151,6 +151,9 @@ func (c *Config) validate(r *report, envKey string) {
 		} else if path, err := CheckAdminKey(c.Web, envKey); err != nil {
 			r.check(path, "%v", err)
 		}
+		if sameListener(c.Bind, c.Web.Bind) {
+			r.check("web.bind", "%q is where players connect (bind = %q); the admin API needs its own port", c.Web.Bind, c.Bind)
+		}
 		if c.Web.RequestsPerMinute < 0 {
 			r.check("web.requests_per_minute", "must be 0 (off) or more")
 		}
@@ -471,4 +474,19 @@ func parseDomainRewrite(raw any) (DomainRewrite, error) {
 	default:
 		return DomainRewrite{}, fmt.Errorf("expected \"none\", \"from_backend\" or { explicit = \"host\" }, got %s", tomlKind(raw))
 	}
+}
+
+// sameListener reports whether two listen addresses would take the same socket: the
+// same port on the same host, or on a wildcard host (0.0.0.0, ::) and any other.
+func sameListener(a, b string) bool {
+	ha, pa, err1 := net.SplitHostPort(a)
+	hb, pb, err2 := net.SplitHostPort(b)
+	if err1 != nil || err2 != nil || pa != pb {
+		return false
+	}
+	wild := func(h string) bool {
+		ip, err := netip.ParseAddr(h)
+		return h == "" || (err == nil && ip.IsUnspecified())
+	}
+	return ha == hb || wild(ha) || wild(hb)
 }
