@@ -612,3 +612,45 @@ func legacyHostRecorder(t *testing.T, hosts chan<- string) string {
 	t.Cleanup(func() { ln.Close() })
 	return ln.Addr().String()
 }
+
+// Pings with made-up protocol numbers cannot multiply the backend's status queries:
+// 1 000 pings with 1 000 different numbers cost one backend query per known release
+// they map to, and a client is told its own protocol back when the backend called
+// the nearest release compatible.
+func TestStatusCacheBoundsBackendQueries(t *testing.T) {
+	b := startBackend(t, fakemc.Options{Name: "lobby", MOTD: "lobby"})
+	tp := startProxy(t, func(c *config.Config) { c.StatusCache.TTL = config.Duration(time.Hour) }, newServer("lobby", []string{"lobby.com"}, b.Addr()))
+	query := func(protocol int32) int32 {
+		c, err := net.Dial("tcp", tp.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		body, _, err := mc.QueryStatus(c, "lobby.com", 25565, protocol)
+		if err != nil {
+			t.Fatalf("ping with protocol %d: %v", protocol, err)
+		}
+		st, err := mc.ParseStatusResponse(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Version.Protocol
+	}
+	for p := int32(100000); p < 101000; p++ {
+		if got := query(p); got != p {
+			t.Fatalf("ping with protocol %d was answered with protocol %d; want its own echoed", p, got)
+		}
+	}
+	if n := b.StatusRequests.Load(); n != 1 {
+		t.Fatalf("1 000 pings with 1 000 unknown protocol numbers made %d backend queries, want 1", n)
+	}
+	for _, p := range []int32{767, 767, 766} {
+		if got := query(p); got != p {
+			t.Fatalf("known protocol %d answered as %d", p, got)
+		}
+	}
+	if n := b.StatusRequests.Load(); n != 3 {
+		t.Fatalf("backend queries after two known releases: %d, want 3", n)
+	}
+}

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -17,9 +19,11 @@ import (
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
-// statusCache keeps the last status answer per protocol version and collapses
-// concurrent pings into one backend request. An error is never cached as fresh:
-// it falls back to the last good answer while that is younger than max_stale.
+// statusCache keeps the last status answer per known protocol version (see
+// statusKey) and collapses concurrent pings into one backend request, so what
+// clients send can never multiply the backend's status queries. An error is never
+// cached as fresh: it falls back to the last good answer while that is younger
+// than max_stale.
 type statusCache struct {
 	mu       sync.Mutex
 	ttl      time.Duration
@@ -56,10 +60,7 @@ func (s *statusCache) get(protocol int32, now func() time.Time, fetch func() ([]
 	s.mu.Lock()
 	e := s.entries[protocol]
 	if e == nil {
-		if len(s.entries) > 256 { // one entry per protocol version; bound a client cycling through them
-			clear(s.entries)
-		}
-		e = &cacheEntry{}
+		e = &cacheEntry{} // at most one per known protocol: statusKey bounds the keys
 		s.entries[protocol] = e
 	}
 	if e.good != nil && now().Sub(e.goodAt) < s.ttl {
@@ -164,15 +165,69 @@ func (p *Proxy) relayStatus(cn *conn) []byte {
 		reply, _ := p.firstAnswer(srv, func(addr string) ([]byte, error) { return p.queryLegacy(cn, addr) })
 		return reply
 	}
-	frame, hit := srv.cache.get(cn.protocol, p.now, func() ([]byte, error) {
-		body, err := p.firstAnswer(srv, func(addr string) ([]byte, error) { return p.queryStatus(cn, addr) })
+	key := statusKey(cn.protocol)
+	frame, hit := srv.cache.get(key, p.now, func() ([]byte, error) {
+		body, err := p.firstAnswer(srv, func(addr string) ([]byte, error) { return p.queryStatus(cn, addr, key) })
 		if err != nil {
 			return nil, err
 		}
 		return mc.EncodeStatusResponse(body), nil
 	})
 	p.met.StatusCache(hit)
+	if frame != nil && key != cn.protocol {
+		frame = echoProtocol(frame, key, cn.protocol)
+	}
 	return frame
+}
+
+// statusKey is the protocol a status query is asked and cached as: the client's
+// when it is a release the proxy knows, else the nearest known release below it
+// (the oldest for anything older). A client cycling through made-up protocol
+// numbers therefore hits the cache instead of the backend.
+func statusKey(protocol int32) int32 {
+	p := mc.Protocol(protocol)
+	if p.Known() {
+		return protocol
+	}
+	known := mc.KnownProtocols()
+	key := known[0]
+	for _, k := range known {
+		if k <= p {
+			key = k
+		}
+	}
+	return int32(key)
+}
+
+// echoProtocol answers a client whose protocol number the proxy does not know from
+// the answer cached for the nearest release: when the backend called that release
+// compatible (it echoed its number), the client's own number is echoed instead, as
+// the backend would have. An answer that cannot be rewritten is served as it is.
+func echoProtocol(frame []byte, key, protocol int32) []byte {
+	body, err := mc.ReadStatusResponse(bufio.NewReader(bytes.NewReader(frame)))
+	if err != nil {
+		return frame
+	}
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(body, &doc) != nil {
+		return frame
+	}
+	var version struct {
+		Name     string `json:"name"`
+		Protocol int32  `json:"protocol"`
+	}
+	if json.Unmarshal(doc["version"], &version) != nil || version.Protocol != key {
+		return frame
+	}
+	version.Protocol = protocol
+	if doc["version"], err = json.Marshal(version); err != nil {
+		return frame
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return frame
+	}
+	return mc.EncodeStatusResponse(out)
 }
 
 // firstAnswer runs query on the server's addresses in status order (no rotation
@@ -192,16 +247,15 @@ func (p *Proxy) firstAnswer(srv *server, query func(addr string) ([]byte, error)
 
 var errNoAddress = errors.New("server has no address")
 
-// queryStatus runs a modern status exchange with one address, as the client's
-// protocol version, and learns the address's player counts from the answer.
-func (p *Proxy) queryStatus(cn *conn, addr string) ([]byte, error) {
+// queryStatus runs a modern status exchange with one address, as protocol, and learns the address's player counts from the answer.
+func (p *Proxy) queryStatus(cn *conn, addr string, protocol int32) ([]byte, error) {
 	c, err := p.openStatus(cn, addr, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
 	host, port := backendHost(cn.srv.cfg, cn.hs)
-	body, rtt, err := mc.QueryStatus(c, host, port, cn.protocol)
+	body, rtt, err := mc.QueryStatus(c, host, port, protocol)
 	if err != nil {
 		return nil, err
 	}
