@@ -78,7 +78,9 @@ func startProxyOpts(t *testing.T, mutate func(*config.Config), opts Options, ser
 		level = slog.LevelDebug
 	}
 	opts.Config = cfg
-	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	}
 	p, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -652,5 +654,35 @@ func TestStatusCacheBoundsBackendQueries(t *testing.T) {
 	}
 	if n := b.StatusRequests.Load(); n != 3 {
 		t.Fatalf("backend queries after two known releases: %d, want 3", n)
+	}
+}
+
+// When no address answers a status ping the server list shows the offline MOTD,
+// and the operator reads it in the log once, not per ping (nor never); the
+// recovery is logged once too.
+func TestOfflineMOTDIsLoggedOncePerChange(t *testing.T) {
+	addr := laterAddress(t)
+	var logs testutil.SyncBuffer
+	s := newServer("lobby", []string{"lobby.com"}, addr)
+	tp := startProxyOpts(t, func(c *config.Config) { c.StatusCache.TTL = 0; c.StatusCache.MaxStale = 0 },
+		Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}, s)
+	for range 3 {
+		pingVia(t, tp.addr, "lobby.com")
+	}
+	if n := strings.Count(logs.String(), "shows the offline MOTD"); n != 1 {
+		t.Fatalf("offline MOTD logged %d times for 3 pings, want once:\n%s", n, logs.String())
+	}
+	b, err := fakemc.Start(addr, fakemc.Options{Name: "back", MOTD: "back"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	for range 3 {
+		if got := mc.DescriptionText(pingVia(t, tp.addr, "lobby.com").Description); got != "back" {
+			t.Fatalf("after the backend came back: %q", got)
+		}
+	}
+	if n := strings.Count(logs.String(), "answered by the backend again"); n != 1 {
+		t.Fatalf("recovery logged %d times, want once:\n%s", n, logs.String())
 	}
 }

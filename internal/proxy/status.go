@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
@@ -29,6 +30,9 @@ type statusCache struct {
 	ttl      time.Duration
 	maxStale time.Duration
 	entries  map[int32]*cacheEntry
+	// offline is whether the last ping was answered with the offline MOTD, so the
+	// change is logged once each way rather than per ping or never.
+	offline atomic.Bool
 }
 
 type cacheEntry struct {
@@ -174,6 +178,13 @@ func (p *Proxy) relayStatus(cn *conn) []byte {
 		return mc.EncodeStatusResponse(body), nil
 	})
 	p.met.StatusCache(hit)
+	if offline := frame == nil; srv.cache.offline.Swap(offline) != offline {
+		if offline {
+			p.log.Info("no address answered a status ping; the server list shows the offline MOTD", "server", srv.id)
+		} else {
+			p.log.Info("status pings are answered by the backend again", "server", srv.id)
+		}
+	}
 	if frame != nil && key != cn.protocol {
 		frame = echoProtocol(frame, key, cn.protocol)
 	}
