@@ -25,6 +25,7 @@ const (
 	BackendHealthChange Type = "backend.health_change"
 	PlayerJoin          Type = "player.join"
 	PlayerLeave         Type = "player.leave"
+	PlayerSwitch        Type = "player.switch"
 	ConfigReload        Type = "config.reload"
 	BanCreated          Type = "ban.created"
 	BanRemoved          Type = "ban.removed"
@@ -38,7 +39,7 @@ const (
 // Subscribable lists the types a client may ask for by name (every type but
 // Lagged), in a stable order for help texts and error messages.
 func Subscribable() []Type {
-	return []Type{BackendHealthChange, PlayerJoin, PlayerLeave, ConfigReload,
+	return []Type{BackendHealthChange, PlayerJoin, PlayerLeave, PlayerSwitch, ConfigReload,
 		BanCreated, BanRemoved, StatsTick, ServerStateChange}
 }
 
@@ -86,6 +87,19 @@ type Player struct {
 	DurationSecs float64 `json:"duration_secs,omitempty"`
 	BytesIn      int64   `json:"bytes_in,omitempty"`
 	BytesOut     int64   `json:"bytes_out,omitempty"`
+}
+
+// Switch is the Data of a player.switch event: a player moved between servers or
+// addresses without leaving the proxy.
+type Switch struct {
+	Username    string `json:"username"`
+	UUID        string `json:"uuid,omitempty"`
+	FromServer  string `json:"from_server"`
+	FromAddress string `json:"from_address"`
+	ToServer    string `json:"to_server"`
+	ToAddress   string `json:"to_address"`
+	// Reason is why: "admin", "drain", "fallback: <why>", "plugin".
+	Reason string `json:"reason"`
 }
 
 // Reload is the Data of a config.reload event: why the reload ran, the servers

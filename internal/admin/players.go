@@ -1,0 +1,67 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Player is one entry of GET /api/v1/players: a player connected through this
+// proxy, on the server and address of the moment.
+type Player struct {
+	Name     string `json:"name"`
+	UUID     string `json:"uuid,omitempty"` // known on intercepted servers, and from 1.20.2 clients elsewhere
+	Server   string `json:"server"`
+	Address  string `json:"address"`
+	ClientIP string `json:"client_ip"`
+	Protocol int32  `json:"protocol"`
+	// Version names the client's protocol ("1.21.4"); empty for one the proxy does not know.
+	Version   string    `json:"version,omitempty"`
+	ProxyMode string    `json:"proxy_mode"`
+	Since     time.Time `json:"since"`
+	// Switchable says the player can be moved (send, drain --move, fallback): only
+	// sessions of intercepted servers (offline, client_only) can.
+	Switchable bool `json:"switchable"`
+}
+
+// SendRequest is the body of POST /api/v1/players/{name}/send.
+type SendRequest struct {
+	Server string `json:"server"`
+}
+
+// KickRequest is the body of POST /api/v1/players/{name}/kick.
+type KickRequest struct {
+	Reason string `json:"reason"`
+}
+
+// MoveResult answers a drain with move: how many players left the drained
+// address for another, and how many stayed because no other address took them.
+type MoveResult struct {
+	Moved  int `json:"moved"`
+	Stayed int `json:"stayed"`
+}
+
+// Errors of the player operations, so the API answers 404/409 rather than 500.
+var (
+	// ErrUnknownPlayer: no player of that name is connected.
+	ErrUnknownPlayer = errors.New("no such player")
+	// ErrNotSwitchable: the player is on a passthrough server; the proxy only
+	// forwards their bytes and cannot move them.
+	ErrNotSwitchable = errors.New("the player's server is passthrough; only offline and client_only sessions can be moved")
+	// ErrOtherNetwork: the target server is not in the player's network.
+	ErrOtherNetwork = errors.New("the target server is not in the player's network")
+)
+
+// PlayerRuntime is the part of Runtime that lists and moves players.
+type PlayerRuntime interface {
+	// Players lists the connected players, of one server or ("") of all, by name.
+	Players(server string) []Player
+	// SendPlayer moves a player to server (balanced like a login); the player
+	// stays where they were, told why, when the move fails.
+	SendPlayer(ctx context.Context, name, server string) (Player, error)
+	// KickPlayer disconnects a player with reason.
+	KickPlayer(name, reason string) error
+	// MovePlayers moves every player off one address of server to its other
+	// addresses (or its fallback servers), for a drain with move.
+	MovePlayers(ctx context.Context, server, address string) (MoveResult, error)
+}
