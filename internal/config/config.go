@@ -39,9 +39,12 @@ type Config struct {
 	// CompressionThreshold is the client side's compression threshold on
 	// intercepted servers (offline, client_only); -1 turns compression off. When it
 	// equals a backend's threshold, compressed frames pass through untouched.
-	CompressionThreshold int        `toml:"compression_threshold"`
-	Auth                 Auth       `toml:"auth"`
-	Forwarding           Forwarding `toml:"forwarding"`
+	CompressionThreshold int `toml:"compression_threshold"`
+	// StallTimeout moves (or disconnects) an intercepted player whose backend sent
+	// nothing at all, not even a keep-alive, for this long; 0 turns it off.
+	StallTimeout Duration   `toml:"stall_timeout"`
+	Auth         Auth       `toml:"auth"`
+	Forwarding   Forwarding `toml:"forwarding"`
 
 	// Servers are loaded from ServersDir, sorted by id.
 	Servers []*Server `toml:"-"`
@@ -161,6 +164,15 @@ type Server struct {
 	FullKickPatterns    []string         `toml:"full_kick_patterns"`
 	ServerManager       *ServerManager   `toml:"server_manager"`
 	RawForwardingMode   string           `toml:"forwarding_mode"`
+	// Network groups intercepted servers that can exchange players (switches,
+	// fallback); servers with the same value (empty included) form one network.
+	Network string `toml:"network"`
+	// FallbackServers are tried in order when the player's backend kicks them,
+	// closes or stalls and no other address of this server takes them.
+	FallbackServers []string `toml:"fallback_servers"`
+	// FallbackSkipKicks are kick texts (case-insensitive substrings) that end the
+	// session instead of moving the player (a ban is meant to end it).
+	FallbackSkipKicks []string `toml:"fallback_skip_kicks"`
 	// ForwardingMode is RawForwardingMode parsed; nil means the global [forwarding] mode.
 	ForwardingMode *forwarding.Mode `toml:"-"`
 
@@ -272,6 +284,7 @@ func Default() *Config {
 			IPv6Prefix: 64, MaxTracked: 1 << 20,
 		},
 		CompressionThreshold: 256,
+		StallTimeout:         Duration(30 * time.Second),
 		Auth:                 Auth{SessionServer: "https://sessionserver.mojang.com", Timeout: Duration(5 * time.Second)},
 		Forwarding:           Forwarding{RawMode: "none", Mode: forwarding.ModeNone, SecretFile: "forwarding.secret"},
 		ActiveHealth: ActiveHealth{
@@ -283,6 +296,7 @@ func Default() *Config {
 
 // ServerDefaults fills what a server file leaves out.
 func serverDefaults(s *Server) {
+	s.FallbackSkipKicks = []string{"banned"}
 	s.Balance = balance.FirstAvailable
 	s.SlowStartAggression = 1.0
 	s.ProxyMode = ModePassthrough

@@ -179,6 +179,9 @@ func (c *Config) validate(r *report, envKey string) {
 	if rl.MaxTracked < 0 {
 		r.check("rate_limit.max_tracked", "must be 0 (the built-in cap) or more")
 	}
+	if c.StallTimeout < 0 {
+		r.check("stall_timeout", "must be 0 (off) or more")
+	}
 	if c.CompressionThreshold < -1 || c.CompressionThreshold > 1<<21 {
 		r.check("compression_threshold", "must be -1 (off) or between 0 and %d", 1<<21)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/auth"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
@@ -59,6 +60,7 @@ type conn struct {
 
 	player   string        // login: the name the client claims (the authenticated one, once known)
 	uuid     string        // login: the player's UUID when known, dashed
+	profile  auth.Profile  // intercepted logins: the identity forwarded to backends
 	login    mc.LoginStart // modern login start
 	rawLogin []byte        // modern login start, as read
 	srv      *server       // the routed server; nil for an unknown hostname

@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
 // Dialer opens connections to backends; Options.Dialer lets tests (and embedders)
@@ -58,26 +60,32 @@ var errNoBackend = errors.New("no backend answered")
 // answer together: a frozen replica costs no more than a dead one). On success
 // the lease in cn.lease is connected and the backend is tracked for shutdown.
 func (p *Proxy) connectBackend(cn *conn, login backendLogin) (net.Conn, error) {
-	srv, cfg := cn.srv, cn.st.cfg
+	return p.connectTo(cn, cn.srv, &cn.lease, nil, login)
+}
+
+// connectTo is connectBackend for any server of the configuration and a lease of
+// the caller's (a switch has its own), never trying the addresses in avoid.
+func (p *Proxy) connectTo(cn *conn, srv *server, lease *balance.Lease, avoid []string, login backendLogin) (net.Conn, error) {
+	cfg := cn.st.cfg
 	maxAttempts := cfg.ConnectMaxAttempts
 	if maxAttempts == 0 {
 		maxAttempts = len(srv.cfg.Addresses)
 	}
-	var tried, outcomes []string
+	tried := append([]string(nil), avoid...)
+	var outcomes []string
 	var lastFull string
 	if p.log.Enabled(context.Background(), slog.LevelDebug) {
 		defer func() {
 			p.log.Debug("login routing", "server", srv.id, "player", cn.player, "client", cn.client, "attempts", len(outcomes), "outcomes", strings.Join(outcomes, "; "))
 		}()
 	}
-	lease := &cn.lease
-	for len(tried) < maxAttempts {
+	for len(tried)-len(avoid) < maxAttempts {
 		if !srv.pool.AcquireInto(lease, p.now(), tried) {
 			break
 		}
 		addr := lease.Address()
 		tried = append(tried, addr)
-		backend, dialTime, full, err := p.attempt(cn, addr, login)
+		backend, dialTime, full, err := p.attempt(cn, srv, addr, login)
 		switch {
 		case errors.Is(err, errShuttingDown):
 			lease.Skipped(p.now())
@@ -123,8 +131,7 @@ var (
 
 // attempt is one address: dial, then the handler's login exchange, both inside one
 // connect_timeout. A backend that failed or was full is closed here.
-func (p *Proxy) attempt(cn *conn, addr string, login backendLogin) (backend net.Conn, dialTime time.Duration, full string, err error) {
-	srv := cn.srv
+func (p *Proxy) attempt(cn *conn, srv *server, addr string, login backendLogin) (backend net.Conn, dialTime time.Duration, full string, err error) {
 	timeout := cn.st.cfg.ConnectTimeout.D()
 	deadline := time.Now().Add(timeout)
 	start := p.now()

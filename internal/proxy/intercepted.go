@@ -14,6 +14,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/forwarding"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/metrics"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 	"github.com/infrarust-go/infrarust/internal/session"
 )
 
@@ -157,7 +158,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 			return
 		}
 	}
-	cn.player, cn.uuid = profile.Name, profile.ID.String()
+	cn.player, cn.uuid, cn.profile = profile.Name, profile.ID.String(), profile
 	if b := p.opts.Bans; b != nil {
 		if ban, banned := b.CheckPlayer(cn.ip, profile.Name, profile.ID.String(), p.now()); banned {
 			end(metrics.LoginBanned, "ban", "banned player "+profile.Name, ban.KickMessage(p.now()))
@@ -175,16 +176,63 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		end(metrics.LoginServerStarting, "server_start", err.Error(), err.Error())
 		return
 	}
+	pl := newPlayer(cn, p.now())
+	first, outcome, err := p.joinBackend(cn, srv, &cn.lease, nil)
+	if err != nil {
+		o, msg := noBackend(srv, err)
+		if errors.Is(err, errVelocityTooOld) {
+			o, msg = metrics.LoginFailed, forwarding.KickVelocityTooOld
+		}
+		end(o, "backend", err.Error(), msg)
+		return
+	}
+	if outcome.Kick != "" {
+		// The backend took the connection and refused the player (whitelist, a ban
+		// of its own): the player reads its words; the address is healthy.
+		end(metrics.LoginBackendRefused, "backend_kick", outcome.Kick, outcome.Kick)
+		return
+	}
+	_ = cn.c.SetDeadline(time.Time{})
+	setKeepalive(cn.c, cfg.Keepalive)
+	// The client's reader now belongs to its mc.Conn for the session's life; it goes
+	// back to the pool when the session is over.
+	clientReader := cn.br
+	cn.br = nil
+	pl.sess = session.New(client, cn.c, p.sessionPolicy(pl))
+	p.detach(cn, func() {
+		p.visit(cn, pl, first.Address, func() (int64, int64) {
+			up, down := pl.sess.Run(first)
+			putReader(clientReader)
+			return up, down
+		})
+	})
+}
+
+// errVelocityTooOld: the target server forwards with velocity and the client is
+// older than 1.13.
+var errVelocityTooOld = errors.New("velocity forwarding needs a 1.13+ client")
+
+// joinBackend logs the player of cn in to one of srv's addresses (never those in
+// avoid), with srv's forwarding, under lease. The backend it returns is in its
+// configuration state (1.20.2+) or in play, ready for the session; an Outcome
+// with a Kick means the backend refused the player by name (the connection is
+// closed and the lease released then).
+func (p *Proxy) joinBackend(cn *conn, srv *server, lease *balance.Lease, avoid []string) (*session.Backend, session.Outcome, error) {
+	fwd := cn.st.cfg.EffectiveForwarding(srv.cfg)
+	if fwd == forwarding.ModeVelocity && forwarding.CheckVelocityClient(cn.protocol) != nil {
+		return nil, session.Outcome{}, errVelocityTooOld
+	}
+	reg, _ := mc.RegistryFor(mc.Protocol(cn.protocol))
 	login := session.BackendLogin{
 		Registry:  reg,
-		Handshake: p.backendHandshake(cn, fwd, profile),
-		Player:    forwarding.Player{Addr: cn.ip, Profile: profile},
+		Handshake: p.backendHandshake(cn, srv, fwd),
+		Player:    forwarding.Player{Addr: cn.ip, Profile: cn.profile},
 	}
 	if fwd == forwarding.ModeVelocity {
 		_, login.Velocity = p.icpt.forwardingSecret()
 	}
-	var backendConn *mc.Conn
-	var backendReader *bufio.Reader
+	var conn *mc.Conn
+	var reader *bufio.Reader
 	var outcome session.Outcome
 	try := func(backend net.Conn, deadline time.Time) (string, error) {
 		_ = backend.SetDeadline(deadline)
@@ -193,14 +241,13 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 				return "", err
 			}
 		}
-		if backendReader != nil {
-			putReader(backendReader) // the previous address's
+		if reader != nil {
+			putReader(reader) // the previous address's
 		}
-		backendReader = getReader(backend)
-		backendConn = mc.NewConn(backendReader, backend, p.icpt.zlib)
+		reader = getReader(backend)
+		conn = mc.NewConn(reader, backend, p.icpt.zlib)
 		var err error
-		outcome, err = login.Run(backendConn)
-		if err != nil {
+		if outcome, err = login.Run(conn); err != nil {
 			return "", err
 		}
 		if outcome.Kick != "" && matchesAny(outcome.Kick, srv.full) {
@@ -208,51 +255,42 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		}
 		return "", nil
 	}
-	backend, err := p.connectBackend(cn, try)
+	backend, err := p.connectTo(cn, srv, lease, avoid, try)
 	if err != nil || outcome.Kick != "" {
-		if backendReader != nil {
-			putReader(backendReader)
+		if reader != nil {
+			putReader(reader)
 		}
+		if err == nil {
+			p.untrack(backend)
+			backend.Close()
+			lease.Release(p.now())
+		}
+		return nil, outcome, err
 	}
-	if err != nil {
-		outcome, msg := noBackend(srv, err)
-		end(outcome, "backend", err.Error(), msg)
-		return
-	}
-	if outcome.Kick != "" {
-		// The backend took the connection and refused the player (whitelist, a ban
-		// of its own): the player reads its words; the address is healthy.
-		p.untrack(backend)
-		backend.Close()
-		cn.lease.Release(p.now())
-		end(metrics.LoginBackendRefused, "backend_kick", outcome.Kick, outcome.Kick)
-		return
-	}
-	_ = cn.c.SetDeadline(time.Time{})
-	// The readers now belong to the two mc.Conns for the session's life; they go
-	// back to the pool when the relay is over.
-	clientReader := cn.br
-	cn.br = nil
-	cl := session.Side{Conn: client.Conn, Net: cn.c}
-	be := session.Side{Conn: backendConn, Net: backend}
-	p.detach(cn, func() {
-		p.session(cn, backend, func() (int64, int64) {
-			up, down, err := session.Relay(cl, be)
-			if err != nil && !errors.Is(err, net.ErrClosed) {
-				p.log.Debug("session relay ended", "player", profile.Name, "server", srv.id, "err", err)
-			}
-			putReader(clientReader)
-			putReader(backendReader)
-			return up, down
-		})
-	})
+	setKeepalive(backend, cn.st.cfg.Keepalive)
+	var once sync.Once
+	return &session.Backend{
+		Side:    session.Side{Conn: conn, Net: backend},
+		Server:  srv.id,
+		Address: lease.Address(),
+		Release: func() {
+			once.Do(func() {
+				p.untrack(backend)
+				backend.Close()
+				lease.Release(p.now())
+				putReader(reader)
+			})
+		},
+		Failed: func(reason string) { lease.Unresponsive(p.now(), reason) },
+	}, outcome, nil
 }
 
 // backendHandshake is the handshake the backend receives: the client's protocol,
 // the host per domain_rewrite (carrying the player's IP, UUID and skin for
 // BungeeCord forwarding), and the login intent even for a transfer.
-func (p *Proxy) backendHandshake(cn *conn, fwd forwarding.Mode, profile auth.Profile) mc.Handshake {
-	host, port := backendHost(cn.srv.cfg, cn.hs)
+func (p *Proxy) backendHandshake(cn *conn, srv *server, fwd forwarding.Mode) mc.Handshake {
+	profile := cn.profile
+	host, port := backendHost(srv.cfg, cn.hs)
 	hs := mc.Handshake{ProtocolVersion: cn.protocol, ServerAddress: host, ServerPort: port, NextState: mc.StateLogin}
 	var h string
 	var err error

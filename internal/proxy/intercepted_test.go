@@ -104,7 +104,9 @@ func (b *interceptBackend) serve(c net.Conn, z *mc.Zlib) {
 		return
 	}
 	s := seen{host: hs.ServerAddress, name: ls.Name}
-	defer func() { b.mu.Lock(); b.logins = append(b.logins, s); b.mu.Unlock() }()
+	// Recorded before the last answer is written, so a test that read the answer
+	// finds the record.
+	record := func() { b.mu.Lock(); b.logins = append(b.logins, s); b.mu.Unlock() }
 	write := func(st mc.State, t mc.PacketType, payload []byte) {
 		id, _ := reg.ID(st, mc.Clientbound, t)
 		_ = conn.WritePacket(id, payload)
@@ -126,12 +128,14 @@ func (b *interceptBackend) serve(c net.Conn, z *mc.Zlib) {
 			s.forwarded = &fw
 		}
 		if s.velocity != nil {
+			record()
 			d, _ := mc.DisconnectText("Unable to verify player details").AppendPayload(nil, p, mc.LoginState)
 			write(mc.LoginState, mc.PacketDisconnect, d)
 			return
 		}
 	}
 	if b.kick != "" {
+		record()
 		d, _ := mc.DisconnectText(b.kick).AppendPayload(nil, p, mc.LoginState)
 		write(mc.LoginState, mc.PacketDisconnect, d)
 		return
@@ -152,6 +156,7 @@ func (b *interceptBackend) serve(c net.Conn, z *mc.Zlib) {
 	if s.forwarded != nil {
 		greet += fmt.Sprintf(" uuid=%s ip=%s v%d props=%d", s.forwarded.Profile.ID, s.forwarded.Addr, s.forwarded.Version, len(s.forwarded.Profile.Properties))
 	}
+	record()
 	d, _ := mc.DisconnectText(greet).AppendPayload(nil, p, state)
 	write(state, mc.PacketDisconnect, d)
 }

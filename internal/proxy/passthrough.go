@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
-	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 )
@@ -153,40 +152,19 @@ func matchesAny(text string, patterns []string) bool {
 	return false
 }
 
-// session accounts for a logged-in player (counts, the manager's idle timer,
-// events) while relay moves their bytes, until either side closes.
+// session forwards a logged-in player's bytes until either side closes, with the
+// accounting of their visit around it.
 func (p *Proxy) session(cn *conn, backend net.Conn, relay func() (up, down int64)) {
 	defer p.untrack(backend)
-	srv, lease := cn.srv, &cn.lease
 	// Keepalive is how a dead peer of a long session is found; set only now, so a
 	// status ping or a refused connection pays no setsockopt for it.
 	setKeepalive(cn.c, cn.st.cfg.Keepalive)
 	setKeepalive(backend, cn.st.cfg.Keepalive)
-	start := p.now()
-	srv.players.Add(1)
-	p.met.PlayerJoined(srv.id)
-	p.loginOutcome(cn, metrics.LoginSuccess)
-	if m := p.opts.Manager; m != nil {
-		m.PlayerJoined(srv.id)
-	}
-	info := events.Player{Server: srv.id, Address: lease.Address(), Username: cn.player, UUID: cn.uuid, ClientIP: cn.ip.String()}
-	p.bus.Publish(events.PlayerJoin, info)
-	p.log.Info("player joined", "player", cn.player, "uuid", cn.uuid, "server", srv.id, "address", lease.Address(), "client", cn.client.Addr())
-
-	up, down := relay()
-
-	lease.Release(p.now())
-	srv.players.Add(-1)
-	p.met.PlayerLeft(srv.id)
-	p.met.BytesForwarded(up, down)
-	if m := p.opts.Manager; m != nil {
-		m.PlayerLeft(srv.id)
-	}
-	info.DurationSecs = p.now().Sub(start).Seconds()
-	info.BytesIn, info.BytesOut = up, down
-	p.bus.Publish(events.PlayerLeave, info)
-	p.log.Info("player left", "player", cn.player, "uuid", cn.uuid, "server", srv.id, "address", lease.Address(),
-		"duration", p.now().Sub(start).Round(time.Second), "bytes_up", up, "bytes_down", down)
+	p.visit(cn, newPlayer(cn, p.now()), cn.lease.Address(), func() (int64, int64) {
+		up, down := relay()
+		cn.lease.Release(p.now())
+		return up, down
+	})
 }
 
 // forward copies both ways on the raw connections so Linux uses splice(2). When one

@@ -77,6 +77,7 @@ type Proxy struct {
 	perIP   ipCounter
 	limiter *ratelimit.Limiter
 	icpt    *interception // the intercepted modes' shared state
+	roster  roster        // connected players
 
 	connMu   sync.Mutex
 	conns    map[net.Conn]struct{}

@@ -1,0 +1,200 @@
+package proxy
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/metrics"
+	"github.com/infrarust-go/infrarust/internal/session"
+)
+
+// player is one connected player, from the moment a backend took them until they
+// leave: what the players list shows, and the handles to move or kick them.
+type onlinePlayer struct {
+	name, uuid string
+	client     netip.AddrPort
+	protocol   int32
+	mode       config.ProxyMode
+	since      time.Time
+
+	mu      sync.Mutex
+	srv     *server // where the player is now; changes on a switch
+	address string
+
+	sess   *session.Session // intercepted sessions only: can be moved and kicked in-game
+	origin *conn            // the login: identity, handshake, the client's socket
+	reason string           // why the move under way happens, for its event
+}
+
+func (pl *onlinePlayer) setReason(r string) {
+	pl.mu.Lock()
+	pl.reason = r
+	pl.mu.Unlock()
+}
+
+func (pl *onlinePlayer) takeReason() string {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	r := pl.reason
+	pl.reason = ""
+	return r
+}
+
+func (pl *onlinePlayer) where() (*server, string) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return pl.srv, pl.address
+}
+
+// PlayerInfo is one connected player as the proxy sees them.
+type PlayerInfo struct {
+	Name, UUID string
+	Server     string
+	Address    string
+	Client     netip.AddrPort
+	Protocol   int32
+	Version    string
+	Mode       config.ProxyMode
+	Since      time.Time
+	Switchable bool
+}
+
+func (pl *onlinePlayer) info() PlayerInfo {
+	srv, addr := pl.where()
+	return PlayerInfo{
+		Name: pl.name, UUID: pl.uuid, Server: srv.id, Address: addr, Client: pl.client,
+		Protocol: pl.protocol, Version: versionName(pl.protocol), Mode: pl.mode, Since: pl.since,
+		Switchable: pl.sess != nil,
+	}
+}
+
+func versionName(protocol int32) string {
+	names := mc.Protocol(protocol).Names()
+	if len(names) == 0 {
+		return ""
+	}
+	return names[len(names)-1]
+}
+
+// roster indexes connected players by lower-case name. Offline-mode players may
+// share a name; the newest one is the one a lookup finds.
+type roster struct {
+	mu     sync.Mutex
+	byName map[string][]*onlinePlayer
+}
+
+func (ps *roster) add(pl *onlinePlayer) {
+	key := strings.ToLower(pl.name)
+	ps.mu.Lock()
+	if ps.byName == nil {
+		ps.byName = map[string][]*onlinePlayer{}
+	}
+	ps.byName[key] = append(ps.byName[key], pl)
+	ps.mu.Unlock()
+}
+
+func (ps *roster) remove(pl *onlinePlayer) {
+	key := strings.ToLower(pl.name)
+	ps.mu.Lock()
+	list := slices.DeleteFunc(ps.byName[key], func(x *onlinePlayer) bool { return x == pl })
+	if len(list) == 0 {
+		delete(ps.byName, key)
+	} else {
+		ps.byName[key] = list
+	}
+	ps.mu.Unlock()
+}
+
+func (ps *roster) find(name string) *onlinePlayer {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	list := ps.byName[strings.ToLower(name)]
+	if len(list) == 0 {
+		return nil
+	}
+	return list[len(list)-1]
+}
+
+func (ps *roster) all() []*onlinePlayer {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	var out []*onlinePlayer
+	for _, list := range ps.byName {
+		out = append(out, list...)
+	}
+	return out
+}
+
+// Players lists the connected players, of one server or ("") of all, by name.
+func (p *Proxy) Players(server string) []PlayerInfo {
+	var out []PlayerInfo
+	for _, pl := range p.roster.all() {
+		if info := pl.info(); server == "" || info.Server == server {
+			out = append(out, info)
+		}
+	}
+	slices.SortFunc(out, func(a, b PlayerInfo) int { return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
+	return out
+}
+
+// arrive counts a player in on srv at address: the players gauge, the manager's
+// idle timer, the join event and log line.
+func (p *Proxy) arrive(pl *onlinePlayer, srv *server, address string) {
+	pl.mu.Lock()
+	pl.srv, pl.address = srv, address
+	pl.mu.Unlock()
+	srv.players.Add(1)
+	p.met.PlayerJoined(srv.id)
+	if m := p.opts.Manager; m != nil {
+		m.PlayerJoined(srv.id)
+	}
+}
+
+// depart counts a player out of the server they are on.
+func (p *Proxy) depart(pl *onlinePlayer) {
+	srv, _ := pl.where()
+	srv.players.Add(-1)
+	p.met.PlayerLeft(srv.id)
+	if m := p.opts.Manager; m != nil {
+		m.PlayerLeft(srv.id)
+	}
+}
+
+// visit accounts for a player's whole stay: the list, counts, events and log
+// lines around relay, which moves their bytes until they leave.
+func (p *Proxy) visit(cn *conn, pl *onlinePlayer, address string, relay func() (up, down int64)) {
+	start := p.now()
+	p.arrive(pl, cn.srv, address)
+	p.roster.add(pl)
+	p.loginOutcome(cn, metrics.LoginSuccess)
+	info := events.Player{Server: cn.srv.id, Address: address, Username: pl.name, UUID: pl.uuid, ClientIP: cn.ip.String()}
+	p.bus.Publish(events.PlayerJoin, info)
+	p.log.Info("player joined", "player", pl.name, "uuid", pl.uuid, "server", cn.srv.id, "address", address, "client", cn.client.Addr())
+
+	up, down := relay()
+
+	p.roster.remove(pl)
+	srv, addr := pl.where()
+	p.depart(pl)
+	p.met.BytesForwarded(up, down)
+	info.Server, info.Address = srv.id, addr
+	info.DurationSecs = p.now().Sub(start).Seconds()
+	info.BytesIn, info.BytesOut = up, down
+	p.bus.Publish(events.PlayerLeave, info)
+	p.log.Info("player left", "player", pl.name, "uuid", pl.uuid, "server", srv.id, "address", addr,
+		"duration", p.now().Sub(start).Round(time.Second), "bytes_up", up, "bytes_down", down)
+}
+
+// newPlayer is the record of the player cn logged in.
+func newPlayer(cn *conn, now time.Time) *onlinePlayer {
+	return &onlinePlayer{
+		name: cn.player, uuid: cn.uuid, client: cn.client, protocol: cn.protocol,
+		mode: cn.srv.cfg.ProxyMode, since: now, origin: cn,
+	}
+}

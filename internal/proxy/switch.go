@@ -1,0 +1,239 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
+	"github.com/infrarust-go/infrarust/internal/session"
+)
+
+// ackWait bounds how long a client may take to acknowledge a move into its
+// configuration phase.
+const ackWait = 10 * time.Second
+
+// Errors of the player operations.
+var (
+	// ErrUnknownPlayer: no player of that name is connected.
+	ErrUnknownPlayer = errors.New("no such player")
+	// ErrNotSwitchable: the player is on a passthrough server, whose bytes the
+	// proxy only forwards.
+	ErrNotSwitchable = errors.New("the player's server is passthrough; only offline and client_only sessions can be moved")
+	// ErrOtherNetwork: the target is not an intercepted server of the player's network.
+	ErrOtherNetwork = errors.New("the target server is not an intercepted server of the player's network")
+)
+
+// dialConn is the player seen as a new login, for logging them in to another
+// backend: their identity and handshake, under the configuration in force now.
+func (pl *onlinePlayer) dialConn(st *state) *conn {
+	o := pl.origin
+	return &conn{
+		st: st, client: o.client, ip: o.ip, hs: o.hs, protocol: o.protocol,
+		player: o.player, uuid: o.uuid, profile: o.profile, intent: intentLogin,
+	}
+}
+
+// sessionPolicy is how the proxy decides for an intercepted session: moves are
+// accounted and announced, and a lost backend is replaced when possible.
+func (p *Proxy) sessionPolicy(pl *onlinePlayer) session.Policy {
+	return session.Policy{
+		StallTimeout: pl.origin.st.cfg.StallTimeout.D(),
+		Moved: func(_ *session.Session, from, to *session.Backend) {
+			p.moved(pl, from, to, pl.takeReason())
+		},
+		Lost: func(s *session.Session, b *session.Backend, gone session.Gone) error {
+			return p.fallback(pl, b, gone)
+		},
+	}
+}
+
+// moved moves the player's accounting from one backend to the next.
+func (p *Proxy) moved(pl *onlinePlayer, from, to *session.Backend, reason string) {
+	st := p.state.Load()
+	srv := st.servers[to.Server]
+	if srv == nil {
+		srv, _ = pl.where() // removed by a reload meanwhile: count them where they were
+	}
+	p.depart(pl)
+	p.arrive(pl, srv, to.Address)
+	sw := events.Switch{Username: pl.origin.player, UUID: pl.origin.uuid, ToServer: to.Server, ToAddress: to.Address, Reason: reason}
+	if from != nil {
+		sw.FromServer, sw.FromAddress = from.Server, from.Address
+	}
+	p.bus.Publish(events.PlayerSwitch, sw)
+	p.log.Info("player moved", "player", sw.Username, "from", sw.FromServer+"/"+sw.FromAddress, "to", sw.ToServer+"/"+sw.ToAddress, "reason", reason)
+}
+
+// fallback replaces a backend that kicked the player, closed or stalled: another
+// address of the same server first, then the server's fallback_servers in order,
+// each balanced like a login. A kick matching fallback_skip_kicks ends the session.
+func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.Gone) error {
+	st := p.state.Load()
+	srv := st.servers[lost.Server]
+	if srv == nil {
+		return errors.New("the server is no longer configured")
+	}
+	if errors.Is(gone.Err, os.ErrDeadlineExceeded) || strings.HasPrefix(errString(gone.Err), "nothing received") {
+		lost.Failed("stalled: " + gone.Err.Error())
+	}
+	if gone.Kick != "" && matchesAny(gone.Kick, lowerAll(srv.cfg.FallbackSkipKicks)) {
+		return errors.New("kick ends the session")
+	}
+	targets := []*server{srv}
+	for _, id := range srv.cfg.FallbackServers {
+		if t := st.servers[id]; t != nil && t != srv {
+			targets = append(targets, t)
+		}
+	}
+	var lastErr error = errors.New("no fallback server")
+	for _, t := range targets {
+		var avoid []string
+		if t == srv {
+			avoid = []string{lost.Address}
+		}
+		pl.setReason("fallback: " + gone.Reason())
+		if err := p.moveTo(pl, st, t, avoid); err != nil {
+			lastErr = err
+			continue
+		}
+		return nil
+	}
+	p.log.Info("no fallback for a player", "player", pl.origin.player, "server", srv.id, "why", gone.Reason(), "err", lastErr)
+	return lastErr
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func lowerAll(in []string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = strings.ToLower(s)
+	}
+	return out
+}
+
+// moveTo logs the player in to one of t's addresses and switches them there.
+func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string) error {
+	if !t.cfg.ProxyMode.Intercepted() {
+		return ErrOtherNetwork
+	}
+	cn := pl.dialConn(st)
+	if m := p.opts.Manager; m != nil && m.Managed(t.id) {
+		cn.srv = t
+		if err := p.wake(cn); err != nil {
+			return fmt.Errorf("%s could not be started: %w", t.id, err)
+		}
+	}
+	lease := new(balance.Lease)
+	next, outcome, err := p.joinBackend(cn, t, lease, avoid)
+	if err != nil {
+		return fmt.Errorf("%s: %w", t.id, err)
+	}
+	if outcome.Kick != "" {
+		return fmt.Errorf("%s refused the player: %s", t.id, outcome.Kick)
+	}
+	return pl.sess.Switch(next, ackWait)
+}
+
+// SendPlayer moves a player to server, balanced like a login. The player stays
+// where they were when the move fails; the error says why.
+func (p *Proxy) SendPlayer(ctx context.Context, name, serverID string) (PlayerInfo, error) {
+	pl := p.roster.find(name)
+	if pl == nil {
+		return PlayerInfo{}, fmt.Errorf("%w %q", ErrUnknownPlayer, name)
+	}
+	if pl.sess == nil {
+		return PlayerInfo{}, ErrNotSwitchable
+	}
+	st := p.state.Load()
+	t := st.servers[serverID]
+	if t == nil {
+		return PlayerInfo{}, fmt.Errorf("%w %q", ErrUnknownServer, serverID)
+	}
+	cur, _ := pl.where()
+	if !t.cfg.ProxyMode.Intercepted() || t.cfg.Network != cur.cfg.Network {
+		return PlayerInfo{}, fmt.Errorf("%w (%s is in network %q, %s in %q)", ErrOtherNetwork, cur.id, cur.cfg.Network, t.id, t.cfg.Network)
+	}
+	pl.setReason("admin")
+	if err := p.moveTo(pl, st, t, nil); err != nil {
+		return pl.info(), err
+	}
+	return pl.info(), nil
+}
+
+// KickPlayer disconnects a player: with reason in their client on intercepted
+// servers; a passthrough player's connection is closed (the proxy cannot write
+// into a stream it only forwards).
+func (p *Proxy) KickPlayer(name, reason string) error {
+	pl := p.roster.find(name)
+	if pl == nil {
+		return fmt.Errorf("%w %q", ErrUnknownPlayer, name)
+	}
+	if reason == "" {
+		reason = "Kicked by an operator"
+	}
+	p.log.Info("player kicked by an operator", "player", pl.origin.player, "reason", reason)
+	if pl.sess != nil {
+		pl.sess.Kick(reason)
+		return nil
+	}
+	return pl.origin.c.Close()
+}
+
+// MoveResult says how many players a move took off an address, and how many
+// stayed because nothing else took them.
+type MoveResult struct{ Moved, Stayed int }
+
+// MovePlayers moves every player off one address of server, for a drain with
+// move: to the server's other addresses, else its fallback servers.
+func (p *Proxy) MovePlayers(ctx context.Context, serverID, address string) (MoveResult, error) {
+	st := p.state.Load()
+	srv := st.servers[serverID]
+	if srv == nil {
+		return MoveResult{}, fmt.Errorf("%w %q", ErrUnknownServer, serverID)
+	}
+	var res MoveResult
+	for _, pl := range p.roster.all() {
+		cur, addr := pl.where()
+		if cur != srv || addr != address {
+			continue
+		}
+		if pl.sess == nil {
+			res.Stayed++
+			continue
+		}
+		moved := false
+		targets := []*server{srv}
+		for _, id := range srv.cfg.FallbackServers {
+			if t := st.servers[id]; t != nil && t != srv {
+				targets = append(targets, t)
+			}
+		}
+		for _, t := range targets {
+			if ctx.Err() != nil {
+				break
+			}
+			pl.setReason("drain of " + address)
+			if p.moveTo(pl, st, t, []string{address}) == nil {
+				moved = true
+				break
+			}
+		}
+		if moved {
+			res.Moved++
+		} else {
+			res.Stayed++
+		}
+	}
+	return res, ctx.Err()
+}

@@ -1,0 +1,335 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/mc"
+)
+
+// Backend is one backend connection of a session: the framed connection and
+// what the proxy needs to account for it.
+type Backend struct {
+	Side
+	// Server and Address say where the player is, for the players list and events.
+	Server, Address string
+	// Release ends the balancer lease and closes the connection; the session calls
+	// it once, when it leaves this backend.
+	Release func()
+	// Failed counts the backend's loss as a health failure of its address (a
+	// stall); the proxy's policy calls it, the session never does.
+	Failed func(reason string)
+}
+
+// Gone says why a backend stopped serving the player.
+type Gone struct {
+	// Kick is the text of a Disconnect the backend sent; "" when it just went away.
+	Kick string
+	// Err is the read error when the connection broke or stalled; nil on a clean close.
+	Err error
+}
+
+// Reason words Gone for the player and the logs.
+func (g Gone) Reason() string {
+	switch {
+	case g.Kick != "":
+		return g.Kick
+	case g.Err != nil:
+		return "the server stopped answering"
+	}
+	return "the server closed the connection"
+}
+
+// Policy is what the proxy decides for a session.
+type Policy struct {
+	// Lost is called when the current backend kicked the player, closed or broke.
+	// It may move the player elsewhere (return nil after a successful Switch) or
+	// return an error, and the player is then disconnected with gone's reason.
+	Lost func(s *Session, b *Backend, gone Gone) error
+	// Moved is told every completed move, for counts and events.
+	Moved func(s *Session, from, to *Backend)
+	// StallTimeout ends a backend that sends nothing at all for this long (not
+	// even a keep-alive) while the client is connected; 0 means never.
+	StallTimeout time.Duration
+}
+
+// Session relays one intercepted player between their client, which it holds
+// for the whole visit, and the backend of the moment, which Switch replaces
+// without disconnecting the client.
+type Session struct {
+	client    *Client
+	clientNet net.Conn
+	policy    Policy
+
+	mu         sync.Mutex
+	backend    *Backend      // where client frames go; nil while a switch waits for the client
+	pending    *Backend      // the backend a switch attaches once the client acknowledges
+	attached   chan struct{} // closed when pending is attached
+	clientInfo []byte        // the client's last Client Information payload, replayed to a new backend
+	up, down   int64
+	closed     bool
+
+	// Protocol states of the two streams, as the packets that change them passed.
+	toClient, toServer mc.State
+}
+
+// ErrSwitchUnsupported: the client's version has no configuration phase and the
+// proxy cannot reset its world yet.
+var ErrSwitchUnsupported = errors.New("moving players between servers needs Minecraft 1.20.2 or newer for now")
+
+// ErrNotPlaying: the player is still joining (in the configuration phase); a
+// move is possible once they are in the game.
+var ErrNotPlaying = errors.New("the player is still joining; try again in a moment")
+
+// New makes the session of a client whose login has finished.
+func New(client *Client, clientNet net.Conn, policy Policy) *Session {
+	return &Session{client: client, clientNet: clientNet, policy: policy, toClient: client.State, toServer: client.State}
+}
+
+// Client is the player's side.
+func (s *Session) Client() *Client { return s.client }
+
+// Current is the backend the player is on now (nil between a switch's two halves).
+func (s *Session) Current() *Backend {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.backend
+}
+
+// Run relays between the client and first (and the backends that follow it)
+// until the client leaves; it returns the bytes read from the client and from
+// the backends.
+func (s *Session) Run(first *Backend) (up, down int64) {
+	s.mu.Lock()
+	s.backend = first
+	s.mu.Unlock()
+	go s.pumpBackend(first)
+	s.pumpClient()
+	s.mu.Lock()
+	s.closed = true
+	b, p := s.backend, s.pending
+	s.backend, s.pending = nil, nil
+	up, down = s.up, s.down
+	s.mu.Unlock()
+	for _, x := range []*Backend{b, p} {
+		if x != nil {
+			x.Net.Close()
+			x.Release()
+		}
+	}
+	s.clientNet.Close()
+	return up, down
+}
+
+// Kick disconnects the player with text (shown in their client) and ends the session.
+func (s *Session) Kick(text string) {
+	s.mu.Lock()
+	state := s.toClient
+	s.mu.Unlock()
+	_ = s.clientNet.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_ = kick(s.client.Conn, s.client.Registry, state, text)
+	s.endClient()
+}
+
+// endClient half-closes the client after what was written, and gives it a moment
+// to read it before the close.
+func (s *Session) endClient() {
+	if tc, ok := s.clientNet.(interface{ CloseWrite() error }); ok {
+		_ = tc.CloseWrite()
+		_ = s.clientNet.SetReadDeadline(time.Now().Add(lingerAfterEnd))
+		return
+	}
+	s.clientNet.Close()
+}
+
+// Switch moves the player to next, a backend the caller has logged in (its
+// login acknowledged, so it waits in its configuration state): the current
+// backend is left, the client is sent back to its configuration phase, and once
+// it acknowledges, next gets the client's settings and takes over. It returns
+// when next serves the player or the client failed to acknowledge within wait;
+// next is released on failure.
+func (s *Session) Switch(next *Backend, wait time.Duration) error {
+	if !s.client.Protocol.AtLeast(mc.V1_20_2) {
+		next.Net.Close()
+		next.Release()
+		return ErrSwitchUnsupported
+	}
+	s.mu.Lock()
+	if s.closed || s.pending != nil || s.toClient != mc.PlayState || s.toServer != mc.PlayState {
+		closed := s.closed
+		s.mu.Unlock()
+		next.Net.Close()
+		next.Release()
+		if closed {
+			return errors.New("the player left")
+		}
+		return ErrNotPlaying
+	}
+	old := s.backend
+	s.backend, s.pending = nil, next
+	s.attached = make(chan struct{})
+	attached := s.attached
+	// The client's stream turns to configuration now: what the old server still
+	// sends is dropped (its pump ends when its connection is closed below).
+	s.toClient = mc.ConfigState
+	s.mu.Unlock()
+	if old != nil {
+		old.Net.Close()
+	}
+	id, _ := s.client.Registry.ID(mc.PlayState, mc.Clientbound, mc.PacketStartConfiguration)
+	if err := s.client.Conn.WritePacket(id, nil); err != nil {
+		s.failSwitch(next)
+		return fmt.Errorf("the client went away: %w", err)
+	}
+	select {
+	case <-attached:
+	case <-time.After(wait):
+		s.failSwitch(next)
+		s.Kick("Timed out while moving you to another server")
+		return errors.New("the client did not acknowledge the move")
+	}
+	if old != nil {
+		old.Release()
+	}
+	if s.policy.Moved != nil {
+		s.policy.Moved(s, old, next)
+	}
+	return nil
+}
+
+func (s *Session) failSwitch(next *Backend) {
+	s.mu.Lock()
+	if s.pending == next {
+		s.pending = nil
+	}
+	s.mu.Unlock()
+	next.Net.Close()
+	next.Release()
+}
+
+// pumpClient relays the client's frames to the backend of the moment, keeps
+// track of its protocol state, remembers its settings for the next backend and
+// completes a switch when the client acknowledges it.
+func (s *Session) pumpClient() {
+	reg := s.client.Registry
+	for {
+		f, err := s.client.Conn.ReadRaw()
+		if err != nil {
+			return
+		}
+		id, err := s.client.Conn.PeekID(f)
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.up += int64(len(f.Bytes))
+		state := s.toServer
+		t, known := reg.Type(state, mc.Serverbound, id)
+		switch {
+		case known && t == mc.PacketClientInformation:
+			if full, err := s.client.Conn.Decode(f); err == nil {
+				s.clientInfo = append(s.clientInfo[:0], full.Payload...)
+			}
+		case known && state == mc.ConfigState && t == mc.PacketFinishConfiguration:
+			s.toServer = mc.PlayState
+		case known && state == mc.PlayState && t == mc.PacketConfigurationAck:
+			s.toServer = mc.ConfigState
+			if next := s.pending; next != nil {
+				// The client is in configuration: the new backend takes over. The ack
+				// was for the proxy; the new backend is in configuration already.
+				s.pending, s.backend = nil, next
+				info := s.clientInfo
+				s.mu.Unlock()
+				if info != nil {
+					id, _ := reg.ID(mc.ConfigState, mc.Serverbound, mc.PacketClientInformation)
+					_ = next.Conn.WritePacket(id, info)
+				}
+				go s.pumpBackend(next)
+				close(s.attached)
+				continue
+			}
+		}
+		b := s.backend
+		s.mu.Unlock()
+		if b == nil {
+			continue // between a switch's halves: meant for the server being left
+		}
+		if err := b.Conn.WriteRaw(f); err != nil {
+			b.Net.Close() // its pump reports the loss
+		}
+	}
+}
+
+// pumpBackend relays one backend's frames to the client until it ends, then
+// reports the loss to the policy unless the session already left it.
+func (s *Session) pumpBackend(b *Backend) {
+	reg := s.client.Registry
+	var gone Gone
+	for {
+		if s.policy.StallTimeout > 0 {
+			_ = b.Net.SetReadDeadline(time.Now().Add(s.policy.StallTimeout))
+		}
+		f, err := b.Conn.ReadRaw()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				gone.Err = err
+			}
+			break
+		}
+		id, err := b.Conn.PeekID(f)
+		if err != nil {
+			gone.Err = err
+			break
+		}
+		s.mu.Lock()
+		if s.backend != b {
+			s.mu.Unlock()
+			return // left by a switch
+		}
+		state := s.toClient
+		t, known := reg.Type(state, mc.Clientbound, id)
+		if known && t == mc.PacketDisconnect {
+			s.mu.Unlock()
+			if full, err := b.Conn.Decode(f); err == nil {
+				if d, err := mc.DecodeDisconnect(full.Payload, reg.Protocol(), state); err == nil {
+					gone.Kick = d.Text()
+				}
+			}
+			if gone.Kick == "" {
+				gone.Kick = "Disconnected"
+			}
+			break
+		}
+		switch {
+		case known && state == mc.ConfigState && t == mc.PacketFinishConfiguration:
+			s.toClient = mc.PlayState
+		case known && state == mc.PlayState && t == mc.PacketStartConfiguration:
+			s.toClient = mc.ConfigState
+		}
+		s.down += int64(len(f.Bytes))
+		s.mu.Unlock()
+		if err := s.client.Conn.WriteRaw(f); err != nil {
+			s.clientNet.Close()
+			return
+		}
+	}
+	s.mu.Lock()
+	current := s.backend == b && !s.closed
+	s.mu.Unlock()
+	if !current {
+		return
+	}
+	b.Net.Close()
+	if errors.Is(gone.Err, os.ErrDeadlineExceeded) {
+		gone.Err = fmt.Errorf("nothing received for %s: %w", s.policy.StallTimeout, gone.Err)
+	}
+	if s.policy.Lost != nil && s.policy.Lost(s, b, gone) == nil {
+		return
+	}
+	s.Kick(gone.Reason())
+}
