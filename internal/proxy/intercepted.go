@@ -232,7 +232,6 @@ func (p *Proxy) joinBackend(cn *conn, srv *server, lease *balance.Lease, avoid [
 		_, login.Velocity = p.icpt.forwardingSecret()
 	}
 	var conn *mc.Conn
-	var reader *bufio.Reader
 	var outcome session.Outcome
 	try := func(backend net.Conn, deadline time.Time) (string, error) {
 		_ = backend.SetDeadline(deadline)
@@ -241,11 +240,9 @@ func (p *Proxy) joinBackend(cn *conn, srv *server, lease *balance.Lease, avoid [
 				return "", err
 			}
 		}
-		if reader != nil {
-			putReader(reader) // the previous address's
-		}
-		reader = getReader(backend)
-		conn = mc.NewConn(reader, backend, p.icpt.zlib)
+		// Not from the pool: the backend's pump may still be inside a read when the
+		// session leaves it, so the reader must never be handed to someone else.
+		conn = mc.NewConn(bufio.NewReaderSize(backend, 4096), backend, p.icpt.zlib)
 		var err error
 		if outcome, err = login.Run(conn); err != nil {
 			return "", err
@@ -257,9 +254,6 @@ func (p *Proxy) joinBackend(cn *conn, srv *server, lease *balance.Lease, avoid [
 	}
 	backend, err := p.connectTo(cn, srv, lease, avoid, try)
 	if err != nil || outcome.Kick != "" {
-		if reader != nil {
-			putReader(reader)
-		}
 		if err == nil {
 			p.untrack(backend)
 			backend.Close()
@@ -278,7 +272,6 @@ func (p *Proxy) joinBackend(cn *conn, srv *server, lease *balance.Lease, avoid [
 				p.untrack(backend)
 				backend.Close()
 				lease.Release(p.now())
-				putReader(reader)
 			})
 		},
 		Failed: func(reason string) { lease.Unresponsive(p.now(), reason) },
