@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -146,4 +147,54 @@ func (w *rateWindow) observe(now time.Time, accepted, rejected uint64) (float64,
 		w.at, w.accepted, w.rejected = now, accepted, rejected
 	}
 	return w.cps, w.rps
+}
+
+// Players implements admin.PlayerRuntime.
+func (r *runtime) Players(server string) []admin.Player {
+	list := r.proxy.Players(server)
+	out := make([]admin.Player, 0, len(list))
+	for _, p := range list {
+		out = append(out, playerJSON(p))
+	}
+	return out
+}
+
+func playerJSON(p proxy.PlayerInfo) admin.Player {
+	return admin.Player{
+		Name: p.Name, UUID: p.UUID, Server: p.Server, Address: p.Address, ClientIP: p.Client.Addr().String(),
+		Protocol: p.Protocol, Version: p.Version, ProxyMode: string(p.Mode), Since: p.Since, Switchable: p.Switchable,
+	}
+}
+
+// SendPlayer implements admin.PlayerRuntime.
+func (r *runtime) SendPlayer(ctx context.Context, name, server string) (admin.Player, error) {
+	p, err := r.proxy.SendPlayer(ctx, name, server)
+	return playerJSON(p), mapPlayerErr(err)
+}
+
+// KickPlayer implements admin.PlayerRuntime.
+func (r *runtime) KickPlayer(name, reason string) error {
+	return mapPlayerErr(r.proxy.KickPlayer(name, reason))
+}
+
+// MovePlayers implements admin.PlayerRuntime.
+func (r *runtime) MovePlayers(ctx context.Context, server, address string) (admin.MoveResult, error) {
+	res, err := r.proxy.MovePlayers(ctx, server, address)
+	return admin.MoveResult{Moved: res.Moved, Stayed: res.Stayed}, mapPlayerErr(err)
+}
+
+// mapPlayerErr turns the proxy's player errors into the API's, keeping the
+// proxy's words (they say what to do).
+func mapPlayerErr(err error) error {
+	for _, m := range []struct{ from, to error }{
+		{proxy.ErrUnknownPlayer, admin.ErrUnknownPlayer},
+		{proxy.ErrNotSwitchable, admin.ErrNotSwitchable},
+		{proxy.ErrOtherNetwork, admin.ErrOtherNetwork},
+		{proxy.ErrUnknownServer, admin.ErrUnknownServer},
+	} {
+		if errors.Is(err, m.from) {
+			return fmt.Errorf("%w: %s", m.to, err.Error())
+		}
+	}
+	return err
 }
