@@ -148,9 +148,7 @@ func (a *App) run(ctx context.Context, opts Options) error {
 		a.log.Info("drain replayed", "server", server, "addresses", addrs)
 	}
 
-	// Keepalive is set per session by the proxy (from [keepalive]), not at accept.
-	lc := net.ListenConfig{KeepAlive: -1}
-	ln, err := lc.Listen(ctx, "tcp", cfg.Bind)
+	ln, err := proxy.Listen(ctx, cfg.Bind, cfg.Keepalive)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another server using the port? change bind or use --bind)", cfg.Bind, err)
 	}

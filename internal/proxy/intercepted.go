@@ -261,7 +261,6 @@ func (p *Proxy) joinBackend(cn *conn, srv *server, lease *balance.Lease, avoid [
 		}
 		return nil, outcome, err
 	}
-	setKeepalive(backend, cn.st.cfg.Keepalive)
 	var once sync.Once
 	return &session.Backend{
 		Side:    session.Side{Conn: conn, Net: backend},

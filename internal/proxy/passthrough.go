@@ -156,10 +156,7 @@ func matchesAny(text string, patterns []string) bool {
 // accounting of their visit around it.
 func (p *Proxy) session(cn *conn, backend net.Conn, relay func() (up, down int64)) {
 	defer p.untrack(backend)
-	// Keepalive is how a dead peer of a long session is found; set only now, so a
-	// status ping or a refused connection pays no setsockopt for it.
 	setKeepalive(cn.c, cn.st.cfg.Keepalive)
-	setKeepalive(backend, cn.st.cfg.Keepalive)
 	p.visit(cn, newPlayer(cn, p.now()), cn.lease.Address(), func() (int64, int64) {
 		up, down := relay()
 		cn.lease.Release(p.now())
@@ -195,9 +192,15 @@ func forward(client, backend net.Conn) (up, down int64) {
 	return up, down
 }
 
-// setKeepalive applies [keepalive] to a session's connection: dead peers are found
-// by TCP keepalive, never by per-read deadlines on the forwarding path.
+// setKeepalive applies [keepalive] to a player's connection where the listener's
+// settings were not inherited (not Linux): a player who vanishes is found by TCP
+// keepalive, never by per-read deadlines on the forwarding path. Backends get
+// none: Minecraft's own keep-alives make both ends drop a dead peer within 30 s,
+// and the proxy closes the pair as soon as either side does.
 func setKeepalive(c net.Conn, ka config.Keepalive) {
+	if keepaliveInherited {
+		return
+	}
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return
