@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 )
 
@@ -35,7 +36,7 @@ type Server struct {
 }
 
 // Switchable reports whether the proxy can move this server's players.
-func (s Server) Switchable() bool { return s.ProxyMode == "offline" || s.ProxyMode == "client_only" }
+func (s Server) Switchable() bool { return config.ProxyMode(s.ProxyMode).Intercepted() }
 
 // Roster is an admin.PlayerRuntime that really keeps players and moves them:
 // sends go to the target's address with the fewest players that is not drained,
