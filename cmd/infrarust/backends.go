@@ -70,10 +70,19 @@ needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of -
 		admin.ActionEnable: "Lift a drain so ADDRESS takes new players again (no slow start: it takes its full share at once)",
 		admin.ActionReset:  "Clear ADDRESS's failures, ejections and backoff (a drain stays)",
 	}
+	examples := map[admin.Action]string{
+		admin.ActionDrain: `  infrarust backends drain lobby 10.0.1.11:25565
+  infrarust backends drain --move lobby 10.0.1.11:25565
+  infrarust backends drain survival '[2001:db8::1]:25565'`,
+		admin.ActionEnable: `  infrarust backends enable lobby 10.0.1.11:25565`,
+		admin.ActionReset:  `  infrarust backends reset lobby 10.0.2.10:25565`,
+	}
 	for _, a := range admin.Actions() {
-		cmd.AddCommand(&cobra.Command{
+		var move bool
+		sub := &cobra.Command{
 			Use:               string(a) + " SERVER ADDRESS",
 			Short:             short[a],
+			Example:           examples[a],
 			Args:              exactArgs(2),
 			ValidArgsFunction: completeServerAddress(conn, g, 2),
 			RunE: func(cmd *cobra.Command, args []string) error {
@@ -81,7 +90,12 @@ needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of -
 				if err != nil {
 					return err
 				}
-				res, err := c.Act(cmd.Context(), a, args[0], args[1])
+				var res admin.ActionResult
+				if move {
+					res, err = c.DrainMove(cmd.Context(), args[0], args[1])
+				} else {
+					res, err = c.Act(cmd.Context(), a, args[0], args[1])
+				}
 				if err != nil {
 					return err
 				}
@@ -89,11 +103,29 @@ needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of -
 					return printJSON(cmd.OutOrStdout(), res)
 				}
 				b := res.Backend
-				fmt.Fprintf(cmd.OutOrStdout(), "%s %s on %s: now %s, %d active connection(s), %d ejection(s)\n",
+				line := fmt.Sprintf("%s %s on %s: now %s, %d active connection(s), %d ejection(s)",
 					a.Done(), res.Address, res.Server, orDash(b.State), b.ActiveConnections, b.Ejections)
+				if m := res.Move; m != nil {
+					line += fmt.Sprintf("; moved %d player(s), %d stayed", m.Moved, m.Stayed)
+					if m.Stayed > 0 {
+						line += " (no other address or fallback server took them; they stay until they leave)"
+					}
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), line)
 				return nil
 			},
-		})
+		}
+		if a == admin.ActionDrain {
+			sub.Long = `Stops sending new players to ADDRESS; players already on it stay. The drain is stored
+in <data_dir>/drained.json and survives restarts; 'backends enable' lifts it.
+
+With --move, the players on ADDRESS are then moved to the server's other addresses
+(balanced like logins), or to its fallback servers, without a disconnect: a rolling
+restart without kicking anyone. Only players of offline and client_only servers can be
+moved; the output says how many moved and how many stayed.`
+			sub.Flags().BoolVar(&move, "move", false, "also move the address's players to the server's other addresses (or its fallbacks)")
+		}
+		cmd.AddCommand(sub)
 	}
 	return cmd
 }

@@ -18,24 +18,45 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/admin/admintest"
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
 )
 
 const cliTestKey = "cli-test-key-0123456789abcdef"
 
-// cliRuntime is a two-server proxy for the CLI tests.
+// cliRuntime is a three-server proxy for the CLI tests. Its players (from
+// admintest) are really moved and kicked: lobby (offline) and hub (client_only)
+// are one network, lobby falling back to hub; survival is passthrough.
 type cliRuntime struct {
+	*admintest.Roster
 	mu      sync.Mutex
 	servers map[string][]admin.Backend
 }
 
+// cliPlayersSince is when the CLI tests' players joined.
+var cliPlayersSince = time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC)
+
 func newCLIRuntime() *cliRuntime {
-	return &cliRuntime{servers: map[string][]admin.Backend{
+	roster := admintest.NewRoster(
+		admintest.Server{ID: "lobby", ProxyMode: "offline", Network: "main", Addresses: []string{"10.0.0.1:25565", "10.0.0.2:25565"}, Fallbacks: []string{"hub"}},
+		admintest.Server{ID: "hub", ProxyMode: "client_only", Network: "main", Addresses: []string{"10.0.5.1:25565"}},
+		admintest.Server{ID: "survival", ProxyMode: "passthrough", Addresses: []string{"[2001:db8::1]:25565"}},
+	)
+	for _, p := range []admin.Player{
+		{Name: "Notch", Server: "lobby", Address: "10.0.0.1:25565", ClientIP: "198.51.100.7", Protocol: 769, Version: "1.21.4"},
+		{Name: "Dinnerbone", Server: "lobby", Address: "10.0.0.1:25565", ClientIP: "198.51.100.8", Protocol: 999},
+		{Name: "jeb_", Server: "survival", Address: "[2001:db8::1]:25565", ClientIP: "2001:db8::7", Protocol: 47, Version: "1.8.9"},
+	} {
+		p.Since = cliPlayersSince
+		roster.Join(p)
+	}
+	return &cliRuntime{Roster: roster, servers: map[string][]admin.Backend{
 		"lobby": {
-			{Address: "10.0.0.1:25565", Weight: 1, EffectiveWeight: 1, State: "healthy", Health: "healthy", ActiveConnections: 4},
+			{Address: "10.0.0.1:25565", Weight: 1, EffectiveWeight: 1, State: "healthy", Health: "healthy"},
 			{Address: "10.0.0.2:25565", Weight: 2, EffectiveWeight: 0.5, State: "unhealthy", Health: "unhealthy", Ejections: 3},
 		},
+		"hub":      {{Address: "10.0.5.1:25565", Weight: 1, EffectiveWeight: 1, State: "healthy", Health: "healthy"}},
 		"survival": {{Address: "[2001:db8::1]:25565", Weight: 1, EffectiveWeight: 1, State: "healthy", Health: "healthy"}},
 	}}
 }
@@ -43,9 +64,10 @@ func newCLIRuntime() *cliRuntime {
 func (r *cliRuntime) Servers(time.Time) []admin.ServerInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	modes := map[string]string{"lobby": "offline", "hub": "client_only", "survival": "passthrough"}
 	var out []admin.ServerInfo
 	for id, bs := range r.servers {
-		out = append(out, admin.ServerInfo{ID: id, Strategy: "least_conn", AddressCount: len(bs)})
+		out = append(out, admin.ServerInfo{ID: id, Strategy: "least_conn", AddressCount: len(bs), ProxyMode: modes[id], Players: r.Count(id, "")})
 	}
 	slices.SortFunc(out, func(a, b admin.ServerInfo) int { return strings.Compare(a.ID, b.ID) })
 	return out
@@ -58,7 +80,11 @@ func (r *cliRuntime) Backends(server string, _ time.Time) (admin.Backends, error
 	if !ok {
 		return admin.Backends{}, admin.ErrUnknownServer
 	}
-	return admin.Backends{Server: server, Strategy: "least_conn", Backends: slices.Clone(bs)}, nil
+	out := admin.Backends{Server: server, Strategy: "least_conn", Backends: slices.Clone(bs)}
+	for i := range out.Backends {
+		out.Backends[i].ActiveConnections = r.Count(server, out.Backends[i].Address)
+	}
+	return out, nil
 }
 
 func (r *cliRuntime) find(server, addr string) (*admin.Backend, error) {
@@ -85,6 +111,7 @@ func (r *cliRuntime) SetDrain(server, addr string, drained bool, _ time.Time) er
 	if drained {
 		b.State = "draining"
 	}
+	r.SetDrained(server, addr, drained)
 	return nil
 }
 
@@ -105,6 +132,13 @@ func (r *cliRuntime) Stats(time.Time) admin.Stats { return admin.Stats{} }
 // data dir) on httptest and returns its URL and data dir.
 func startTestAdmin(t *testing.T) (url, dataDir string) {
 	t.Helper()
+	return startTestAdminWith(t, newCLIRuntime())
+}
+
+// startTestAdminWith is startTestAdmin over rt, for tests that look at the
+// runtime afterwards.
+func startTestAdminWith(t *testing.T, rt admin.Runtime) (url, dataDir string) {
+	t.Helper()
 	dir := t.TempDir()
 	drains, err := admin.OpenDrainStore(dir)
 	if err != nil {
@@ -117,7 +151,7 @@ func startTestAdmin(t *testing.T) (url, dataDir string) {
 	s, err := admin.NewServer(admin.ServerOptions{
 		Web:     config.Web{Bind: "127.0.0.1:0", DataDir: dir, RequestsPerMinute: 100000},
 		APIKey:  cliTestKey,
-		Runtime: newCLIRuntime(),
+		Runtime: rt,
 		Bans:    store,
 		Drains:  drains,
 	})
@@ -138,7 +172,7 @@ func runCLI(t *testing.T, args ...string) (string, error) {
 	root.SetOut(&out)
 	root.SetErr(&errb)
 	root.PersistentFlags().StringVarP(&g.configPath, "config", "c", filepath.Join(t.TempDir(), "absent.toml"), "")
-	root.AddCommand(newBackendsCmd(g), newBansCmd(g))
+	root.AddCommand(newBackendsCmd(g), newBansCmd(g), newPlayersCmd(g))
 	root.SetArgs(args)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -156,11 +190,11 @@ func TestBackendsCommands(t *testing.T) {
 	}{
 		{"list all", []string{"backends", "list"}, []string{
 			"SERVER", "ADDRESS", "STATE", "EJECTIONS",
-			"lobby", "10.0.0.1:25565", "healthy", "4",
+			"lobby", "10.0.0.1:25565", "healthy", "2",
 			"lobby", "10.0.0.2:25565", "unhealthy", "0.50",
 			"survival", "[2001:db8::1]:25565"}},
 		{"list one", []string{"backends", "list", "survival"}, []string{"survival", "[2001:db8::1]:25565", "healthy"}},
-		{"drain", []string{"backends", "drain", "lobby", "10.0.0.1:25565"}, []string{"drained 10.0.0.1:25565 on lobby: now draining, 4 active connection(s)"}},
+		{"drain", []string{"backends", "drain", "lobby", "10.0.0.1:25565"}, []string{"drained 10.0.0.1:25565 on lobby: now draining, 2 active connection(s)"}},
 		{"drain v6", []string{"backends", "drain", "survival", "[2001:db8::1]:25565"}, []string{"drained [2001:db8::1]:25565 on survival: now draining"}},
 		{"enable", []string{"backends", "enable", "survival", "[2001:db8::1]:25565"}, []string{"enabled [2001:db8::1]:25565 on survival: now healthy"}},
 		{"reset", []string{"backends", "reset", "lobby", "10.0.0.2"}, []string{"reset 10.0.0.2:25565 on lobby: now healthy", "0 ejection(s)"}},
@@ -238,7 +272,7 @@ func TestBackendsErrorMessages(t *testing.T) {
 		{"unknown address", []string{"backends", "drain", "lobby", "10.0.0.9:25565", "--admin-url", url, "--api-key", cliTestKey},
 			"server lobby has no address 10.0.0.9:25565; addresses are: 10.0.0.1:25565, 10.0.0.2:25565"},
 		{"unknown server", []string{"backends", "list", "nether", "--admin-url", url, "--api-key", cliTestKey},
-			`no server "nether"; servers are: lobby, survival`},
+			`no server "nether"; servers are: hub, lobby, survival`},
 		{"missing address", []string{"backends", "drain", "lobby", "--admin-url", url}, "takes SERVER ADDRESS (got 1 argument(s))"},
 	}
 	for _, tc := range tests {
@@ -339,7 +373,7 @@ func TestBackendsCompletion(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"server ids", []string{"backends", "drain", ""}, []string{"lobby", "survival"}},
+		{"server ids", []string{"backends", "drain", ""}, []string{"hub", "lobby", "survival"}},
 		{"addresses of the server", []string{"backends", "drain", "lobby", ""}, []string{"10.0.0.1:25565", "10.0.0.2:25565"}},
 		{"list takes one server", []string{"backends", "list", "lobby", ""}, nil},
 		{"nothing after the address", []string{"backends", "reset", "lobby", "10.0.0.1:25565", ""}, nil},

@@ -11,6 +11,7 @@ func commands(g *globalFlags) []*cobra.Command {
 		newBackendsCmd(g),
 		newBansCmd(g),
 		newServersCmd(g),
+		newPlayersCmd(g),
 		newTopCmd(g),
 		newGenDocsCmd(g),
 		newVersionCmd(g),

@@ -27,6 +27,7 @@ func TestUnknownSubcommandExitsTwoWithASuggestion(t *testing.T) {
 		{[]string{"backends", "lst"}, `unknown command "lst" for "infrarust backends"; did you mean list?`},
 		{[]string{"bans", "ad", "--ip", "1.2.3.4"}, `unknown command "ad" for "infrarust bans"; did you mean add?`},
 		{[]string{"servers", "strat"}, `unknown command "strat" for "infrarust servers"; did you mean start?`},
+		{[]string{"players", "sned", "Notch", "lobby"}, `unknown command "sned" for "infrarust players"; did you mean send?`},
 		{[]string{"config", "chek"}, `unknown command "chek" for "infrarust config"; did you mean check?`},
 		{[]string{"sever"}, `unknown command "sever" for "infrarust"; did you mean serve or servers?`},
 		{[]string{"backends", "xyzzy"}, `unknown command "xyzzy" for "infrarust backends"; run 'infrarust backends --help' for the commands`},

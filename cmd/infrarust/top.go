@@ -16,7 +16,7 @@ import (
 // onceTimeout bounds `top --once` so a script never hangs on a stuck proxy.
 const onceTimeout = 10 * time.Second
 
-// newTopCmd is `infrarust top`: the live dashboard of servers and backends.
+// newTopCmd is `infrarust top`: the live dashboard of servers, backends and players.
 func newTopCmd(g *globalFlags) *cobra.Command {
 	var (
 		interval time.Duration
@@ -24,21 +24,25 @@ func newTopCmd(g *globalFlags) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "top",
-		Short: "Live dashboard of servers and backends; drain, enable and reset from the keyboard",
-		Long: `Shows a running proxy's servers and the state of every backend address live, from the
-admin API and its event stream: healthy ●, probing ◐, unhealthy ✖, draining ⇣, the
-slow-start ramp of recovered addresses, players and connect latency.
+		Short: "Live dashboard of servers, backends and players; drain, send and kick from the keyboard",
+		Long: `Shows a running proxy's servers, the state of every backend address and the players
+online, live, from the admin API and its event stream: healthy ●, probing ◐,
+unhealthy ✖, draining ⇣, the slow-start ramp of recovered addresses, players and
+connect latency.
 
 Keys: tab/←→ switch pane, ↑↓/j k select, d drain, e enable, r reset (each asks y/n),
-/ filter servers, s sort, v event log (shown by itself when the terminal has room:
-beside the tables from 160 columns, below them from 40 rows), ? help, q quit.
+/ filter the focused list, s sort, ? help, q quit. p shows the players pane (name,
+server, address, version, mode, time online; shown by itself from 30 rows): m sends
+the selected player to another server (type or tab-complete it), x kicks them (type a
+reason or take the default), each after a y/n. v shows the event log (shown by itself
+when the terminal has room: beside the tables from 160 columns, below them from 40 rows).
 
-The dashboard makes one admin API request per --interval and follows the event
-stream for everything in between (12 requests a minute by default, far inside the
-API's per-IP limit); after a 429 it waits as long as Retry-After says. When the
-proxy goes away the dashboard says so and reconnects by itself. With --once, or when
-stdout is not a terminal, one snapshot is printed as plain tables. NO_COLOR turns
-colour off.`,
+The dashboard makes one admin API request per --interval (the players come in the
+same snapshot) and follows the event stream for everything in between (12 requests a
+minute by default, far inside the API's per-IP limit); after a 429 it waits as long as
+Retry-After says. When the proxy goes away the dashboard says so and reconnects by
+itself. With --once, or when stdout is not a terminal, one snapshot is printed as plain
+tables. NO_COLOR turns colour off.`,
 		Example: `  infrarust top
   infrarust top --interval 5s
   infrarust top --once --admin-url http://10.0.0.5:8080`,

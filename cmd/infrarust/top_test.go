@@ -33,6 +33,8 @@ func fakeAdminAPI(t *testing.T, key string) *httptest.Server {
 					{Address: "10.0.0.2:25565", Weight: 10, State: "unhealthy", Ejections: 2, LastFailureSecsAgo: &failed},
 				}},
 			},
+			Players: []admin.Player{{Name: "Notch", Server: "survival", Address: "10.0.0.1:25565", Version: "1.21.4",
+				ProxyMode: "offline", ClientIP: "198.51.100.7", Switchable: true}},
 		},
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -91,6 +93,8 @@ func TestTopOncePrintsPlainTables(t *testing.T) {
 			"survival (round_robin)",
 			"10.0.0.1:25565  0         healthy    10      2.5        4       0         0          -             3.5ms",
 			"10.0.0.2:25565  0         unhealthy  10      0.0        0       0         2          12s ago       -",
+			"players (1)", "NAME   SERVER    ADDRESS         VERSION  MODE     ONLINE  CLIENT",
+			"Notch  survival  10.0.0.1:25565  1.21.4   offline  -       198.51.100.7",
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%v: output lacks %q:\n%s", args, want, out)

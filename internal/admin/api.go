@@ -18,7 +18,7 @@ type Envelope[T any] struct {
 
 // ErrorBody is the error envelope's payload.
 type ErrorBody struct {
-	Code    string `json:"code"` // NOT_FOUND, BAD_REQUEST, UNAUTHORIZED, RATE_LIMITED, INTERNAL
+	Code    string `json:"code"` // NOT_FOUND, BAD_REQUEST, UNAUTHORIZED, CONFLICT, RATE_LIMITED, BAD_GATEWAY, INTERNAL
 	Message string `json:"message"`
 }
 
@@ -146,6 +146,8 @@ type ActionResult struct {
 	Address string  `json:"address"`
 	Action  Action  `json:"action"`
 	Backend Backend `json:"backend"`
+	// Move is set by a drain with {"move": true}: how many players left the address.
+	Move *MoveResult `json:"move,omitempty"`
 }
 
 // Snapshot is GET /api/v1/snapshot: everything `infrarust top` shows, read at one
@@ -155,6 +157,9 @@ type Snapshot struct {
 	Stats    Stats               `json:"stats"`
 	Servers  []ServerInfo        `json:"servers"`
 	Backends map[string]Backends `json:"backends"`
+	// Players is GET /api/v1/players, so the dashboard's players pane costs no
+	// request of its own.
+	Players []Player `json:"players"`
 }
 
 // Errors a Runtime returns so the API can answer 404 rather than 500.
@@ -167,6 +172,7 @@ var (
 // Runtime is what the admin API needs from the running proxy. The proxy implements
 // it; tests use a fake. Addresses are normalised host:port strings.
 type Runtime interface {
+	PlayerRuntime
 	Servers(now time.Time) []ServerInfo
 	Backends(server string, now time.Time) (Backends, error)
 	SetDrain(server, address string, drained bool, now time.Time) error

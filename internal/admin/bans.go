@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -113,20 +114,52 @@ func (s *Server) handleAddBan(w http.ResponseWriter, r *http.Request) {
 	writeData(w, http.StatusCreated, saved)
 }
 
-// decodeBanRequest reads exactly one JSON object with known fields: anything after
-// it (a second object, stray text) is refused, so a request that says two things
-// never has only the first applied.
+// decodeBanRequest reads exactly one ban request (see decodeStrict).
 func decodeBanRequest(r io.Reader) (BanRequest, error) {
-	var req BanRequest
-	dec := json.NewDecoder(r)
+	return decodeStrict[BanRequest](r, false)
+}
+
+// decodeStrict reads exactly one JSON object with known fields: anything after
+// it (a second object, stray text) is refused, so a request that says two things
+// never has only the first applied. With allowEmpty, a body of nothing (or only
+// white space) is the zero value: routes whose body is optional.
+func decodeStrict[T any](r io.Reader, allowEmpty bool) (T, error) {
+	var req T
+	br := bufio.NewReader(r)
+	if allowEmpty && onlySpace(br) {
+		return req, nil
+	}
+	dec := json.NewDecoder(br)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		return BanRequest{}, err
+		var zero T
+		return zero, err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return BanRequest{}, errors.New("trailing data after the JSON object")
+		var zero T
+		return zero, errors.New("trailing data after the JSON object")
 	}
 	return req, nil
+}
+
+// onlySpace skips leading JSON white space and reports whether the body ends
+// there; a read error counts as "not empty" so the decoder reports it.
+func onlySpace(br *bufio.Reader) bool {
+	for {
+		b, err := br.ReadByte()
+		if errors.Is(err, io.EOF) {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		switch b {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		_ = br.UnreadByte()
+		return false
+	}
 }
 
 func (s *Server) handleRemoveBan(w http.ResponseWriter, r *http.Request) {

@@ -163,6 +163,84 @@ func (c *Client) RemoveBan(ctx context.Context, typ bans.Type, value string) (ba
 	return out, c.do(ctx, http.MethodDelete, "/api/v1/bans/"+url.PathEscape(string(typ))+"/"+url.PathEscape(value), nil, &out)
 }
 
+// Players lists the connected players, of one server or ("") of all, by name.
+func (c *Client) Players(ctx context.Context, server string) ([]Player, error) {
+	p := "/api/v1/players"
+	if server != "" {
+		p += "?server=" + url.QueryEscape(server)
+	}
+	var out []Player
+	if err := c.do(ctx, http.MethodGet, p, nil, &out); err != nil {
+		return nil, c.olderProxy(err, "players API")
+	}
+	if out == nil {
+		out = []Player{}
+	}
+	return out, nil
+}
+
+// SendPlayer moves the player called name (in any case) to server and returns
+// them where they landed. A 409 says why the proxy cannot move them, a 502 why
+// the target refused them; either way they stayed where they were.
+func (c *Client) SendPlayer(ctx context.Context, name, server string) (Player, error) {
+	name, server = strings.TrimSpace(name), strings.TrimSpace(server)
+	if name == "" || server == "" {
+		return Player{}, errors.New("say which player to send where: a player name and a server id")
+	}
+	var out Player
+	err := c.do(ctx, http.MethodPost, "/api/v1/players/"+url.PathEscape(name)+"/send", SendRequest{Server: server}, &out)
+	return out, c.olderProxy(err, "players API")
+}
+
+// KickPlayer disconnects the player called name with reason (DefaultKickReason
+// when empty) and returns them as they were.
+func (c *Client) KickPlayer(ctx context.Context, name, reason string) (KickResult, error) {
+	if name = strings.TrimSpace(name); name == "" {
+		return KickResult{}, errors.New("say which player to kick")
+	}
+	var out KickResult
+	err := c.do(ctx, http.MethodPost, "/api/v1/players/"+url.PathEscape(name)+"/kick", KickRequest{Reason: reason}, &out)
+	return out, c.olderProxy(err, "players API")
+}
+
+// DefaultMoveTimeout bounds a drain with move whose context has no deadline:
+// moving every player of an address takes longer than one request.
+const DefaultMoveTimeout = 5 * time.Minute
+
+// DrainMove drains addr like Drain, then moves its players to the server's other
+// addresses (or its fallback servers); the answer's Move says how many moved and
+// how many stayed.
+func (c *Client) DrainMove(ctx context.Context, server, addr string) (ActionResult, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultMoveTimeout)
+		defer cancel()
+	}
+	var out ActionResult
+	p := "/api/v1/servers/" + url.PathEscape(server) + "/backends/" + url.PathEscape(addr) + "/" + string(ActionDrain)
+	err := c.do(ctx, http.MethodPost, p, DrainRequest{Move: true}, &out)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return out, fmt.Errorf("%w; the drain may stand with players still moving: check 'infrarust players list --server %s'", err, server)
+	case err != nil:
+		return out, err
+	case out.Move == nil:
+		// An older proxy ignores the body: it drained, and moved nobody.
+		return out, fmt.Errorf("drained %s on %s, but the proxy at %s moved nobody: it is older than this CLI (no drain with move); upgrade it, or send the players yourself with 'infrarust players send'", out.Address, server, c.base)
+	}
+	return out, nil
+}
+
+// olderProxy turns the 404 of a route this proxy does not have into the
+// likely reason: it predates the feature.
+func (c *Client) olderProxy(err error, what string) error {
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusNotFound && strings.HasPrefix(ae.Message, noRoutePrefix) {
+		ae.Message = fmt.Sprintf("the proxy at %s has no %s: it is older than this CLI; upgrade it (%s)", c.base, what, ae.Message)
+	}
+	return err
+}
+
 // DefaultRequestTimeout bounds a request whose context has no deadline, so a hung
 // proxy never hangs the CLI; the event stream is exempt.
 const DefaultRequestTimeout = 30 * time.Second

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,8 @@ type fakeRuntime struct {
 	resets   []string
 	setCalls []string
 	stats    Stats
+	players  []Player
+	kicks    []string
 }
 
 func newFakeRuntime() *fakeRuntime {
@@ -32,7 +35,11 @@ func newFakeRuntime() *fakeRuntime {
 		"survival": {
 			{Address: "mc.example.net:25570", Weight: 1, EffectiveWeight: 1, State: "healthy", Health: "healthy"},
 		},
-	}, stats: Stats{PlayersOnline: 7, ConnectionsActive: 9, Version: "test"}}
+	}, stats: Stats{PlayersOnline: 7, ConnectionsActive: 9, Version: "test"},
+		players: []Player{
+			{Name: "Notch", Server: "lobby", Address: "10.0.0.2:25565", ClientIP: "198.51.100.7", Protocol: 769, Version: "1.21.4", ProxyMode: "offline", Switchable: true},
+			{Name: "jeb_", Server: "survival", Address: "mc.example.net:25570", ClientIP: "198.51.100.8", Protocol: 47, ProxyMode: "passthrough"},
+		}}
 }
 
 func (f *fakeRuntime) Servers(time.Time) []ServerInfo {
@@ -136,4 +143,86 @@ func (f *fakeRuntime) power(server string) error {
 		}
 	}
 	return ErrUnknownServer
+}
+
+// The fake's players: a list the player operations really change, with the
+// errors of the contract. The full fake (networks, fallbacks, balancing) is
+// admintest's, which the external tests of this package use; this one keeps the
+// in-package tests (auth on every route, the snapshot) honest.
+
+func (f *fakeRuntime) Players(server string) []Player {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Player
+	for _, p := range f.players {
+		if server == "" || p.Server == server {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (f *fakeRuntime) playerIndex(name string) int {
+	return slices.IndexFunc(f.players, func(p Player) bool { return strings.EqualFold(p.Name, name) })
+}
+
+func (f *fakeRuntime) SendPlayer(_ context.Context, name, server string) (Player, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := f.playerIndex(name)
+	if i < 0 {
+		return Player{}, ErrUnknownPlayer
+	}
+	bs, ok := f.servers[server]
+	if !ok {
+		return Player{}, ErrUnknownServer
+	}
+	if !f.players[i].Switchable {
+		return Player{}, ErrNotSwitchable
+	}
+	f.players[i].Server, f.players[i].Address = server, bs[0].Address
+	return f.players[i], nil
+}
+
+func (f *fakeRuntime) KickPlayer(name, reason string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := f.playerIndex(name)
+	if i < 0 {
+		return ErrUnknownPlayer
+	}
+	f.kicks = append(f.kicks, f.players[i].Name+": "+reason)
+	f.players = slices.Delete(f.players, i, i+1)
+	return nil
+}
+
+// MovePlayers moves the address's players to the server's first other address
+// that is not draining.
+func (f *fakeRuntime) MovePlayers(_ context.Context, server, addr string) (MoveResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.find(server, addr); err != nil {
+		return MoveResult{}, err
+	}
+	var to string
+	for _, b := range f.servers[server] {
+		if b.Address != addr && b.State != "draining" {
+			to = b.Address
+			break
+		}
+	}
+	var res MoveResult
+	for i := range f.players {
+		p := &f.players[i]
+		if p.Server != server || p.Address != addr {
+			continue
+		}
+		if to == "" || !p.Switchable {
+			res.Stayed++
+			continue
+		}
+		p.Address = to
+		res.Moved++
+	}
+	return res, nil
 }

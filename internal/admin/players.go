@@ -50,7 +50,32 @@ var (
 	ErrNotSwitchable = errors.New("the player's server is passthrough; only offline and client_only sessions can be moved")
 	// ErrOtherNetwork: the target server is not in the player's network.
 	ErrOtherNetwork = errors.New("the target server is not in the player's network")
+	// ErrMoveFailed: the target refused the player (a kick, full, unreachable) and
+	// the player stayed where they were. The runtime wraps it with the backend's
+	// reason (fmt.Errorf("%w: lobby 10.0.0.5:25565: server is full", ErrMoveFailed)),
+	// which the API answers as 502 so a caller can tell "retry later" from "cannot".
+	ErrMoveFailed = errors.New("the move failed; the player stays where they were")
 )
+
+// DefaultKickReason is what a kicked player is told when the operator gave no reason.
+const DefaultKickReason = "Kicked by an operator"
+
+// MaxKickReasonLen bounds a kick reason (in characters), so a request cannot
+// hand a client an absurd disconnect screen.
+const MaxKickReasonLen = 1024
+
+// KickResult answers POST /api/v1/players/{name}/kick: the player as they were
+// when kicked, and the reason they were shown.
+type KickResult struct {
+	Player Player `json:"player"`
+	Reason string `json:"reason"`
+}
+
+// DrainRequest is the optional body of POST .../backends/{address}/drain:
+// {"move": true} also moves the address's players elsewhere once it is drained.
+type DrainRequest struct {
+	Move bool `json:"move"`
+}
 
 // PlayerRuntime is the part of Runtime that lists and moves players.
 type PlayerRuntime interface {

@@ -40,6 +40,9 @@ const (
 	maxBodyBytes  = 64 << 10
 	bearerPrefix  = "Bearer "
 	apiKeyEnvName = "INFRARUST_API_KEY"
+	// noRoutePrefix starts the 404 of a path the API does not have, so the client
+	// can tell "this proxy is older than me" from "no such player".
+	noRoutePrefix = "no admin API route "
 )
 
 // ServerOptions is everything the admin API needs from serve.
@@ -136,6 +139,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/servers/{id}", s.handleServer)
 	m.HandleFunc("POST /api/v1/servers/{id}/start", s.handleServerPower(powerStart))
 	m.HandleFunc("POST /api/v1/servers/{id}/stop", s.handleServerPower(powerStop))
+	m.HandleFunc("GET /api/v1/players", s.handlePlayers)
+	m.HandleFunc("POST /api/v1/players/{name}/send", s.handleSendPlayer)
+	m.HandleFunc("POST /api/v1/players/{name}/kick", s.handleKickPlayer)
 	m.HandleFunc("GET /api/v1/stats", s.handleStats)
 	m.HandleFunc("GET /api/v1/snapshot", s.handleSnapshot)
 	m.HandleFunc(routeEvents, s.handleEvents)
@@ -223,7 +229,7 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, probe.header.Get("Allow")))
 		return
 	}
-	writeError(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no admin API route %s %s; see docs/admin-api.md", r.Method, r.URL.Path))
+	writeError(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("%s%s %s; see docs/admin-api.md", noRoutePrefix, r.Method, r.URL.Path))
 }
 
 // statusProbe records what ServeMux's fallback handler would answer.
@@ -365,8 +371,8 @@ func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request) {
 	writeData(w, http.StatusOK, s.opts.Runtime.Stats(s.now()))
 }
 
-// handleSnapshot answers stats, servers and every server's backends at one instant,
-// so `infrarust top` refreshes with one request.
+// handleSnapshot answers stats, servers, every server's backends and the players
+// at one instant, so `infrarust top` refreshes with one request.
 func (s *Server) handleSnapshot(w http.ResponseWriter, _ *http.Request) {
 	now := s.now()
 	servers := s.opts.Runtime.Servers(now)
@@ -378,7 +384,7 @@ func (s *Server) handleSnapshot(w http.ResponseWriter, _ *http.Request) {
 		s.writeRuntimeError(w, err.server, "", err.err)
 		return
 	}
-	writeData(w, http.StatusOK, Snapshot{Stats: s.opts.Runtime.Stats(now), Servers: servers, Backends: backends})
+	writeData(w, http.StatusOK, Snapshot{Stats: s.opts.Runtime.Stats(now), Servers: servers, Backends: backends, Players: s.players("")})
 }
 
 func (s *Server) handleBackends(w http.ResponseWriter, r *http.Request) {
@@ -437,9 +443,21 @@ func fillBackends(id string, b Backends) Backends {
 
 // handleAction serves drain, enable and reset. Drain intent is persisted before it is
 // applied, so a 200 means the drain survives a restart; all three are idempotent.
+// A drain with the body {"move": true} then moves the address's players to the
+// server's other addresses (or its fallbacks) and answers how many moved.
 func (s *Server) handleAction(action Action) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, raw := r.PathValue("id"), r.PathValue("address")
+		body, err := decodeStrict[DrainRequest](http.MaxBytesReader(w, r.Body, maxBodyBytes), true)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "BAD_REQUEST",
+				fmt.Sprintf("body is not a %s request (%v); send nothing, or for a drain {\"move\": true}", action, err))
+			return
+		}
+		if body.Move && action != ActionDrain {
+			writeError(w, http.StatusBadRequest, "BAD_REQUEST", fmt.Sprintf(`"move" goes with drain, not %s`, action))
+			return
+		}
 		addr, err := config.ParseAddress(raw)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "BAD_REQUEST",
@@ -452,35 +470,30 @@ func (s *Server) handleAction(action Action) http.HandlerFunc {
 			s.writeRuntimeError(w, id, addr, err)
 			return
 		}
-		rt := s.opts.Runtime
-		s.actionMu.Lock()
-		defer s.actionMu.Unlock()
-		switch action {
-		case ActionDrain, ActionEnable:
-			drain := action == ActionDrain
-			if s.opts.Drains != nil {
-				if err := s.opts.Drains.Set(id, addr, drain); err != nil {
-					writeError(w, http.StatusInternalServerError, "INTERNAL",
-						fmt.Sprintf("the %s was not applied because it could not be saved: %v", action, err))
-					return
-				}
-			}
-			if err := rt.SetDrain(id, addr, drain, now); err != nil {
-				if s.opts.Drains != nil {
-					_ = s.opts.Drains.Set(id, addr, !drain) // keep the file in step with the runtime
-				}
-				s.writeRuntimeError(w, id, addr, err)
-				return
-			}
-		case ActionReset:
-			if err := rt.Reset(id, addr, now); err != nil {
-				s.writeRuntimeError(w, id, addr, err)
-				return
-			}
+		if !s.applyAction(w, action, id, addr, now) {
+			return
 		}
-		s.log.Info("admin action", "action", action, "server", id, "address", addr, "client_ip", clientIP(r))
+		audit := []any{"action", action, "server", id, "address", addr, "client_ip", clientIP(r)}
+		if body.Move {
+			audit = append(audit, "move", true)
+		}
+		s.log.Info("admin action", audit...)
 		res := ActionResult{Server: id, Address: addr, Action: action}
-		if b, err := rt.Backends(id, s.now()); err == nil {
+		if body.Move {
+			// Outside actionMu: moving many players takes a while and must not hold
+			// up other drains.
+			moved, err := s.opts.Runtime.MovePlayers(r.Context(), id, addr)
+			if err != nil {
+				s.log.Info("admin action failed", "action", "drain.move", "server", id, "address", addr,
+					"moved", moved.Moved, "client_ip", clientIP(r), "err", err)
+				s.writeMoveError(w, id, addr, moved, err)
+				return
+			}
+			s.log.Info("admin action", "action", "drain.move", "server", id, "address", addr,
+				"moved", moved.Moved, "stayed", moved.Stayed, "client_ip", clientIP(r))
+			res.Move = &moved
+		}
+		if b, err := s.opts.Runtime.Backends(id, s.now()); err == nil {
 			for _, be := range b.Backends {
 				if sameAddress(be.Address, addr) {
 					res.Backend = be
@@ -488,6 +501,59 @@ func (s *Server) handleAction(action Action) http.HandlerFunc {
 			}
 		}
 		writeData(w, http.StatusOK, res)
+	}
+}
+
+// applyAction changes the address under actionMu, so the drain file and the
+// runtime apply concurrent requests for one address in the same order; it has
+// answered the request when it returns false.
+func (s *Server) applyAction(w http.ResponseWriter, action Action, id, addr string, now time.Time) bool {
+	rt := s.opts.Runtime
+	s.actionMu.Lock()
+	defer s.actionMu.Unlock()
+	switch action {
+	case ActionDrain, ActionEnable:
+		drain := action == ActionDrain
+		if s.opts.Drains != nil {
+			if err := s.opts.Drains.Set(id, addr, drain); err != nil {
+				writeError(w, http.StatusInternalServerError, "INTERNAL",
+					fmt.Sprintf("the %s was not applied because it could not be saved: %v", action, err))
+				return false
+			}
+		}
+		if err := rt.SetDrain(id, addr, drain, now); err != nil {
+			if s.opts.Drains != nil {
+				_ = s.opts.Drains.Set(id, addr, !drain) // keep the file in step with the runtime
+			}
+			s.writeRuntimeError(w, id, addr, err)
+			return false
+		}
+	case ActionReset:
+		if err := rt.Reset(id, addr, now); err != nil {
+			s.writeRuntimeError(w, id, addr, err)
+			return false
+		}
+	}
+	return true
+}
+
+// writeMoveError answers a drain whose move failed: the drain itself stands, and
+// the message says so before the reason, with the same codes as a send.
+func (s *Server) writeMoveError(w http.ResponseWriter, id, addr string, partial MoveResult, err error) {
+	head := fmt.Sprintf("drained %s on %s (the drain stands), but its players were not moved", addr, id)
+	if partial.Moved > 0 {
+		head = fmt.Sprintf("drained %s on %s (the drain stands) and moved %d player(s), but not the rest", addr, id, partial.Moved)
+	}
+	switch {
+	case errors.Is(err, ErrUnknownServer), errors.Is(err, ErrUnknownAddress):
+		s.writeRuntimeError(w, id, addr, err) // a reload removed it meanwhile
+	case errors.Is(err, ErrNotSwitchable), errors.Is(err, ErrOtherNetwork):
+		writeError(w, http.StatusConflict, "CONFLICT", fmt.Sprintf("%s: %v", head, err))
+	case errors.Is(err, ErrMoveFailed):
+		writeError(w, http.StatusBadGateway, "BAD_GATEWAY", fmt.Sprintf("%s: %v", head, err))
+	default:
+		s.log.Error("admin API: moving players off a drained address failed", "server", id, "address", addr, "err", err)
+		writeError(w, http.StatusInternalServerError, "INTERNAL", fmt.Sprintf("%s: %v", head, err))
 	}
 }
 

@@ -114,6 +114,9 @@ func TestAuthOnEveryRoute(t *testing.T) {
 		{"POST", "/api/v1/servers/lobby/backends/10.0.0.1%3A25565/reset", "", false, 200},
 		{"GET", "/api/v1/stats", "", false, 200},
 		{"GET", "/api/v1/snapshot", "", false, 200},
+		{"GET", "/api/v1/players", "", false, 200},
+		{"POST", "/api/v1/players/Notch/send", `{"server":"survival"}`, false, 200},
+		{"POST", "/api/v1/players/jeb_/kick", "", false, 200},
 		{"GET", "/api/v1/events", "", false, 200},
 		{"GET", "/api/v1/bans", "", false, 200},
 		{"POST", "/api/v1/bans", `{"type":"ip","value":"203.0.113.9"}`, false, 201},
@@ -406,6 +409,32 @@ func FuzzDecodeBanRequest(f *testing.F) {
 			return
 		}
 		// Accepted: re-decoding the body as a stream yields exactly one value.
+		dec := json.NewDecoder(strings.NewReader(body))
+		var first, second json.RawMessage
+		if dec.Decode(&first) != nil || dec.Decode(&second) != io.EOF {
+			t.Fatalf("accepted %q (%+v) although it is not exactly one JSON value", body, req)
+		}
+	})
+}
+
+// FuzzDecodeDrainRequest: an optional body is empty (white space only), exactly
+// one object, or an error; never a panic, never a second object applied.
+func FuzzDecodeDrainRequest(f *testing.F) {
+	for _, seed := range []string{``, " \n\t", `{"move":true}`, `{"move":false}`, `{}`, `{"move":true}{"move":false}`,
+		`{"move":1}`, `null`, ` {"move":true} `, `{"mvoe":true}`, "\x00"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		req, err := decodeStrict[DrainRequest](strings.NewReader(body), true)
+		if err != nil {
+			return
+		}
+		if strings.TrimLeft(body, " \t\r\n") == "" {
+			if req.Move {
+				t.Fatalf("empty body %q decoded as a move", body)
+			}
+			return
+		}
 		dec := json.NewDecoder(strings.NewReader(body))
 		var first, second json.RawMessage
 		if dec.Decode(&first) != nil || dec.Decode(&second) != io.EOF {

@@ -12,12 +12,34 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/admin/admintest"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 )
 
-// fixtureRuntime serves fixture() as a running proxy would.
-type fixtureRuntime struct{ snap Snapshot }
+// fixtureRuntime serves fixture() as a running proxy would; its players are an
+// admintest roster, so sends and kicks really change them.
+type fixtureRuntime struct {
+	*admintest.Roster
+	snap Snapshot
+}
+
+func newFixtureRuntime() fixtureRuntime {
+	snap := fixture()
+	var servers []admintest.Server
+	for _, s := range snap.Servers {
+		srv := admintest.Server{ID: s.ID, ProxyMode: s.ProxyMode}
+		for _, b := range snap.Backends[s.ID].Backends {
+			srv.Addresses = append(srv.Addresses, b.Address)
+		}
+		servers = append(servers, srv)
+	}
+	roster := admintest.NewRoster(servers...)
+	for _, p := range snap.Players {
+		roster.Join(p)
+	}
+	return fixtureRuntime{Roster: roster, snap: snap}
+}
 
 func (f fixtureRuntime) Servers(time.Time) []admin.ServerInfo { return f.snap.Servers }
 func (f fixtureRuntime) Backends(id string, _ time.Time) (admin.Backends, error) {
@@ -84,7 +106,7 @@ func TestTopStaysWithinTheDefaultAdminLimit(t *testing.T) {
 	srv, err := admin.NewServer(admin.ServerOptions{
 		Web:     defaults.Web,
 		APIKey:  key,
-		Runtime: fixtureRuntime{fixture()},
+		Runtime: newFixtureRuntime(),
 		Bus:     events.NewBus(),
 		Now:     log.Now,
 	})
@@ -224,5 +246,70 @@ func TestRateLimitedDashboardWaitsOutRetryAfter(t *testing.T) {
 	h.runUntil(h.now.Add(h.m.interval), nil)
 	if !h.m.retryPending || h.m.backoffActive < h.m.interval {
 		t.Fatalf("retry after a 500 pending %v in %v, want at least the interval %v", h.m.retryPending, h.m.backoffActive, h.m.interval)
+	}
+}
+
+// TestPlayerActionsThroughTheAdminAPI drives send and kick from the keyboard
+// through the real admin client and server to a fake proxy that moves players.
+func TestPlayerActionsThroughTheAdminAPI(t *testing.T) {
+	const key = "0123456789abcdef0123456789abcdef"
+	rt := newFixtureRuntime()
+	srv, err := admin.NewServer(admin.ServerOptions{Web: config.Web{RequestsPerMinute: 100000}, APIKey: key, Runtime: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	h := newHarness(t, admin.NewClient(hs.URL, key), nil)
+	for _, msg := range run(h.m.Init()) {
+		h.send(msg)
+	}
+	h.keys("p")
+	where := func(name string) string {
+		for _, p := range rt.Players("") {
+			if p.Name == name {
+				return p.Server + " " + p.Address
+			}
+		}
+		return "gone"
+	}
+	selectPlayer := func(name string) {
+		t.Helper()
+		for i := 0; h.m.selPlayer != name; i++ {
+			if i > 10 {
+				t.Fatalf("no row %q", name)
+			}
+			h.keys("j")
+		}
+	}
+
+	selectPlayer("Notch")
+	h.keys("m")
+	typeText(h, "creative")
+	h.keys("enter", "y")
+	if got := where("Notch"); got != "creative 10.0.1.9:25565" {
+		t.Fatalf("Notch on %s; status %q", got, h.m.status)
+	}
+	if h.m.status != "sent Notch to creative (10.0.1.9:25565)" {
+		t.Fatalf("status %q", h.m.status)
+	}
+
+	// lobby is passthrough: the API refuses, and says why on the status line.
+	selectPlayer("dinnerbone")
+	h.keys("m")
+	typeText(h, "lobby")
+	h.keys("enter", "y")
+	if !h.m.statusErr || !strings.Contains(h.m.status, "send dinnerbone failed: CONFLICT: dinnerbone cannot be sent to lobby") {
+		t.Fatalf("status %q", h.m.status)
+	}
+	if got := where("dinnerbone"); got != "survival 10.0.0.2:25565" {
+		t.Fatalf("dinnerbone on %s", got)
+	}
+
+	h.keys("x")
+	typeText(h, "bye")
+	h.keys("enter", "y")
+	if got := rt.Kicks(); len(got) != 1 || got[0] != "dinnerbone: bye" || h.m.status != "kicked dinnerbone from survival: bye" {
+		t.Fatalf("kicks %v, status %q", got, h.m.status)
 	}
 }

@@ -1,6 +1,6 @@
 // Package tui is the Bubble Tea dashboard behind `infrarust top`: a live view of
-// the proxy's servers and backends fed by the admin API, with drain/enable/reset
-// actions on the keyboard. It talks to the proxy only through the small
+// the proxy's servers, backends and players fed by the admin API, with
+// drain/enable/reset and send/kick actions on the keyboard. It talks to the proxy only through the small
 // interfaces below, so tests drive it with fakes and the command wires in the
 // admin client through adapter.go.
 package tui
@@ -29,6 +29,8 @@ type Reader interface {
 type Client interface {
 	Reader
 	Act(ctx context.Context, action admin.Action, server, addr string) (admin.ActionResult, error)
+	SendPlayer(ctx context.Context, name, server string) (admin.Player, error)
+	KickPlayer(ctx context.Context, name, reason string) (admin.KickResult, error)
 }
 
 // Event is one entry of the admin event stream, kept independent of the admin
@@ -59,6 +61,8 @@ type Snapshot struct {
 	Stats    admin.Stats
 	Servers  []admin.ServerInfo
 	Backends map[string]admin.Backends
+	// Players are everyone online, as GET /api/v1/players lists them.
+	Players []admin.Player
 	// At is when the snapshot was taken; the "secs ago" fields are relative to it.
 	At time.Time
 }
@@ -76,5 +80,5 @@ func Fetch(ctx context.Context, r Reader, now time.Time) (Snapshot, error) {
 	if s.Backends == nil {
 		s.Backends = map[string]admin.Backends{}
 	}
-	return Snapshot{Stats: s.Stats, Servers: s.Servers, Backends: s.Backends, At: now}, nil
+	return Snapshot{Stats: s.Stats, Servers: s.Servers, Backends: s.Backends, Players: s.Players, At: now}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,9 +39,24 @@ func fixture() Snapshot {
 			PlayersOnline: 17, ConnectionsActive: 19, ConnectionsPerSec: 2.4, RejectionsPerSec: 0.3, Version: "0.1.0",
 		},
 		Servers: []admin.ServerInfo{
-			{ID: "survival", Domains: []string{"survival.example.com", "mc.example.com"}, Strategy: "round_robin", AddressCount: 5, HealthyCount: 2, Players: 14},
-			{ID: "lobby", Domains: []string{"lobby.example.com"}, Strategy: "first_available", AddressCount: 1, HealthyCount: 1, Players: 3},
-			{ID: "creative", Domains: []string{"creative.example.com"}, Strategy: "least_conn", AddressCount: 1, HealthyCount: 0},
+			{ID: "survival", Domains: []string{"survival.example.com", "mc.example.com"}, Strategy: "round_robin", AddressCount: 5, HealthyCount: 2, Players: 14, ProxyMode: "offline"},
+			{ID: "lobby", Domains: []string{"lobby.example.com"}, Strategy: "first_available", AddressCount: 1, HealthyCount: 1, Players: 3, ProxyMode: "passthrough"},
+			{ID: "creative", Domains: []string{"creative.example.com"}, Strategy: "least_conn", AddressCount: 1, HealthyCount: 0, ProxyMode: "client_only"},
+		},
+		// Some of the players the counts above stand for: intercepted ones on
+		// survival, a passthrough one on lobby, one whose version the proxy does
+		// not know.
+		Players: []admin.Player{
+			{Name: "Notch", UUID: "069a79f4-44e9-4726-a5be-fca90e38aaf5", Server: "survival", Address: "10.0.0.1:25565", ClientIP: "198.51.100.7",
+				Protocol: 769, Version: "1.21.4", ProxyMode: "offline", Since: t0.Add(-(3*time.Hour + 2*time.Minute)), Switchable: true},
+			{Name: "dinnerbone", Server: "survival", Address: "10.0.0.2:25565", ClientIP: "198.51.100.8",
+				Protocol: 765, Version: "1.20.4", ProxyMode: "offline", Since: t0.Add(-12 * time.Minute), Switchable: true},
+			{Name: "Herobrine", Server: "survival", Address: "10.0.0.1:25565", ClientIP: "203.0.113.66",
+				Protocol: 999, ProxyMode: "offline", Since: t0.Add(-40 * time.Second), Switchable: true},
+			{Name: "jeb_", Server: "survival", Address: "backup.internal.example.net:25565", ClientIP: "198.51.100.9",
+				Protocol: 47, Version: "1.8.9", ProxyMode: "offline", Since: t0.Add(-2 * time.Hour), Switchable: true},
+			{Name: "Alex", Server: "lobby", Address: "127.0.0.1:25566", ClientIP: "2001:db8::7",
+				Protocol: 769, Version: "1.21.4", ProxyMode: "passthrough", Since: t0.Add(-45 * time.Minute)},
 		},
 		Backends: map[string]admin.Backends{
 			"survival": {Server: "survival", Strategy: "round_robin", Backends: []admin.Backend{
@@ -63,14 +79,19 @@ func fixture() Snapshot {
 	}
 }
 
-// fakeClient serves a snapshot (or an error) and records requests and actions.
+// fakeClient serves a snapshot (or an error) and records requests and actions;
+// a send answers the player on the target's first address, as the API does.
 type fakeClient struct {
-	mu       sync.Mutex
-	snap     Snapshot
-	err      error
-	actErr   error
-	actions  []string
-	requests int // snapshot requests
+	mu      sync.Mutex
+	snap    Snapshot
+	err     error
+	actErr  error
+	actions []string
+	// playerErr fails the next sends and kicks; players records them as
+	// "send NAME SERVER" and "kick NAME: REASON".
+	playerErr error
+	players   []string
+	requests  int // snapshot requests
 	// clock, when set, timestamps every snapshot request into requestTimes.
 	clock        func() time.Time
 	requestTimes []time.Time
@@ -83,7 +104,46 @@ func (f *fakeClient) Snapshot(context.Context) (admin.Snapshot, error) {
 	if f.clock != nil {
 		f.requestTimes = append(f.requestTimes, f.clock())
 	}
-	return admin.Snapshot{Stats: f.snap.Stats, Servers: f.snap.Servers, Backends: f.snap.Backends}, f.err
+	return admin.Snapshot{Stats: f.snap.Stats, Servers: f.snap.Servers, Backends: f.snap.Backends, Players: f.snap.Players}, f.err
+}
+
+func (f *fakeClient) findPlayer(name string) (admin.Player, bool) {
+	for _, p := range f.snap.Players {
+		if strings.EqualFold(p.Name, name) {
+			return p, true
+		}
+	}
+	return admin.Player{}, false
+}
+
+func (f *fakeClient) SendPlayer(_ context.Context, name, server string) (admin.Player, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.players = append(f.players, "send "+name+" "+server)
+	if f.playerErr != nil {
+		return admin.Player{}, f.playerErr
+	}
+	p, ok := f.findPlayer(name)
+	bs := f.snap.Backends[server].Backends
+	if !ok || len(bs) == 0 {
+		return admin.Player{}, &admin.APIError{Status: 404, Code: "NOT_FOUND", Message: "no such player or server"}
+	}
+	p.Server, p.Address = server, bs[0].Address
+	return p, nil
+}
+
+func (f *fakeClient) KickPlayer(_ context.Context, name, reason string) (admin.KickResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.players = append(f.players, "kick "+name+": "+reason)
+	if f.playerErr != nil {
+		return admin.KickResult{}, f.playerErr
+	}
+	p, ok := f.findPlayer(name)
+	if !ok {
+		return admin.KickResult{}, &admin.APIError{Status: 404, Code: "NOT_FOUND", Message: "no such player"}
+	}
+	return admin.KickResult{Player: p, Reason: reason}, nil
 }
 
 func (f *fakeClient) Act(_ context.Context, a admin.Action, server, addr string) (admin.ActionResult, error) {

@@ -19,7 +19,7 @@ import (
 
 // subscribedTypes are the event types the dashboard asks the stream for.
 func subscribedTypes() []events.Type {
-	return []events.Type{events.BackendHealthChange, events.PlayerJoin, events.PlayerLeave,
+	return []events.Type{events.BackendHealthChange, events.PlayerJoin, events.PlayerLeave, events.PlayerSwitch,
 		events.StatsTick, events.ConfigReload, events.ServerStateChange}
 }
 
@@ -45,6 +45,7 @@ type pane int
 const (
 	paneServers pane = iota
 	paneBackends
+	panePlayers
 )
 
 // connection states shown in the status line.
@@ -115,20 +116,27 @@ type Model struct {
 	backoffActive time.Duration
 
 	// interaction
-	focus       pane
-	selServer   string
-	selBackend  string
-	filter      string
-	filtering   bool
-	serverSort  int
-	backendSort int
-	logPref     logPref
-	showHelp    bool
-	confirm     *pendingAction
-	acting      bool
-	status      string
-	statusErr   bool // the status line reports a failure (shown in the error style)
-	quitting    bool
+	focus         pane
+	selServer     string
+	selBackend    string
+	selPlayer     string
+	filter        string // of the servers pane
+	playerFilter  string // of the players pane
+	filtering     bool
+	filterPlays   bool // the filter being typed is the players pane's
+	serverSort    int
+	backendSort   int
+	playerSort    int
+	logPref       panePref
+	playersPref   panePref
+	showHelp      bool
+	confirm       *pendingAction
+	input         *playerInput  // a send's target or a kick's reason being typed
+	confirmPlayer *playerAction // a send or kick waiting for y/n
+	acting        bool
+	status        string
+	statusErr     bool // the status line reports a failure (shown in the error style)
+	quitting      bool
 }
 
 type logEntry struct {
@@ -142,14 +150,14 @@ type pendingAction struct {
 	address string
 }
 
-// logPref is the operator's choice for the event log pane; auto shows it when the
-// terminal has room for it.
-type logPref int
+// panePref is the operator's choice for a pane that can be hidden (the event
+// log, the players); auto shows it when the terminal has room for it.
+type panePref int
 
 const (
-	logAuto logPref = iota
-	logShown
-	logHidden
+	prefAuto panePref = iota
+	prefShown
+	prefHidden
 )
 
 // Messages.
@@ -252,6 +260,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onEvent(msg)
 	case actionMsg:
 		return m, m.onAction(msg)
+	case playerActionMsg:
+		return m, m.onPlayerAction(msg)
 	case refreshMsg:
 		if msg.gen != m.refreshGen || m.retryPending {
 			return m, nil // superseded, or the pending retry refreshes
@@ -442,6 +452,9 @@ func (m *Model) applyEvent(ev Event) {
 	if ev.Type != events.StatsTick {
 		m.lastEv, m.lastEvAt = ev.Type, now
 	}
+	if m.applyPlayerEvent(ev, now) {
+		return
+	}
 	switch ev.Type {
 	case events.StatsTick:
 		var s admin.Stats
@@ -460,17 +473,6 @@ func (m *Model) applyEvent(ev Event) {
 			text += " (" + hc.Reason + ")"
 		}
 		m.addLog(now, text)
-	case events.PlayerJoin, events.PlayerLeave:
-		var p events.Player
-		if err := json.Unmarshal(ev.Data, &p); err != nil {
-			return
-		}
-		delta, verb := 1, "joined"
-		if ev.Type == events.PlayerLeave {
-			delta, verb = -1, "left"
-		}
-		m.addPlayers(p.Server, p.Address, delta)
-		m.addLog(now, fmt.Sprintf("%s %s %s via %s", p.Username, verb, p.Server, p.Address))
 	case events.Lagged:
 		var l events.LaggedInfo
 		_ = json.Unmarshal(ev.Data, &l)
@@ -652,6 +654,7 @@ func (m *Model) fixSelection() {
 			m.selBackend = bs[0].Address
 		}
 	}
+	m.fixPlayerSelection()
 }
 
 func (m *Model) move(delta int) {
@@ -671,8 +674,24 @@ func (m *Model) move(delta int) {
 		if j := clampIndex(i+delta, len(bs)); j >= 0 {
 			m.selBackend = bs[j].Address
 		}
+	case panePlayers:
+		ps := m.visiblePlayers()
+		i := slices.IndexFunc(ps, func(p admin.Player) bool { return p.Name == m.selPlayer })
+		if j := clampIndex(i+delta, len(ps)); j >= 0 {
+			m.selPlayer = ps[j].Name
+		}
 	}
 	m.fixSelection()
+}
+
+// cyclePane moves the focus to the next (+1) or previous (-1) pane on screen.
+func (m *Model) cyclePane(delta int) {
+	panes := []pane{paneServers, paneBackends}
+	if m.playersVisible() {
+		panes = append(panes, panePlayers)
+	}
+	i := max(0, slices.Index(panes, m.focus))
+	m.focus = panes[(i+delta+len(panes))%len(panes)]
 }
 
 func clampIndex(i, n int) int {
@@ -688,6 +707,9 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 	if k.Type == tea.KeyCtrlC {
 		return m.quit()
 	}
+	if m.input != nil {
+		return m.handleInputKey(k) // typed text, pasted or not
+	}
 	// Keys typed faster than the terminal is read arrive as one message; outside
 	// the filter each rune is its own command.
 	if k.Type == tea.KeyRunes && len(k.Runes) > 1 && !m.filtering && !k.Paste {
@@ -701,21 +723,28 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		return tea.Batch(cmds...)
 	}
 	if m.filtering {
+		f := &m.filter
+		if m.filterPlays {
+			f = &m.playerFilter
+		}
 		switch k.Type {
 		case tea.KeyEnter:
 			m.filtering = false
 		case tea.KeyEsc:
 			m.filtering = false
-			m.filter = ""
+			*f = ""
 		case tea.KeyBackspace:
-			if r := []rune(m.filter); len(r) > 0 {
-				m.filter = string(r[:len(r)-1])
+			if r := []rune(*f); len(r) > 0 {
+				*f = string(r[:len(r)-1])
 			}
 		case tea.KeyRunes, tea.KeySpace:
-			m.filter += string(k.Runes)
+			*f += string(k.Runes)
 		}
 		m.fixSelection()
 		return nil
+	}
+	if m.confirmPlayer != nil {
+		return m.handlePlayerConfirm(k)
 	}
 	if m.confirm != nil {
 		a := *m.confirm
@@ -743,12 +772,10 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		return m.quit()
 	case "?":
 		m.showHelp = true
-	case "tab", "shift+tab", "left", "right", "h", "l":
-		if m.focus == paneServers {
-			m.focus = paneBackends
-		} else {
-			m.focus = paneServers
-		}
+	case "tab", "right", "l":
+		m.cyclePane(1)
+	case "shift+tab", "left", "h":
+		m.cyclePane(-1)
 	case "up", "k":
 		m.move(-1)
 	case "down", "j":
@@ -759,25 +786,50 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		m.move(1 << 20)
 	case "/":
 		m.filtering = true
-		m.focus = paneServers
+		m.filterPlays = m.focus == panePlayers
+		if !m.filterPlays {
+			m.focus = paneServers
+		}
 	case "esc":
-		m.filter = ""
+		if m.focus == panePlayers {
+			m.playerFilter = ""
+		} else {
+			m.filter = ""
+		}
 		m.say("")
 		m.fixSelection()
 	case "s":
-		if m.focus == paneServers {
+		switch m.focus {
+		case paneServers:
 			m.serverSort = (m.serverSort + 1) % len(serverSorts)
 			m.say("servers sorted by " + serverSorts[m.serverSort])
-		} else {
+		case paneBackends:
 			m.backendSort = (m.backendSort + 1) % len(backendSorts)
 			m.say("backends sorted by " + backendSorts[m.backendSort])
+		case panePlayers:
+			m.playerSort = (m.playerSort + 1) % len(playerSorts)
+			m.say("players sorted by " + playerSorts[m.playerSort])
 		}
 	case "v":
 		if m.logVisible() {
-			m.logPref = logHidden
+			m.logPref = prefHidden
 		} else {
-			m.logPref = logShown
+			m.logPref = prefShown
 		}
+	case "p":
+		if m.playersVisible() {
+			m.playersPref = prefHidden
+			if m.focus == panePlayers {
+				m.focus = paneServers
+			}
+		} else {
+			m.playersPref = prefShown
+			m.focus = panePlayers
+		}
+	case "m":
+		m.startPlayerAction(verbSend)
+	case "x":
+		m.startPlayerAction(verbKick)
 	case "R":
 		if m.retryPending {
 			m.say("reconnecting; the retry refreshes")

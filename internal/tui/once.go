@@ -60,6 +60,25 @@ func WriteOnce(w io.Writer, snap Snapshot, now time.Time) error {
 			return err
 		}
 	}
+	if len(snap.Players) > 0 {
+		players := slices.Clone(snap.Players)
+		slices.SortFunc(players, func(a, b admin.Player) int {
+			return cmp.Or(strings.Compare(a.Server, b.Server), strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)))
+		})
+		fmt.Fprintf(&b, "\nplayers (%d)\n", len(players))
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tSERVER\tADDRESS\tVERSION\tMODE\tONLINE\tCLIENT")
+		for _, p := range players {
+			online := "-"
+			if !p.Since.IsZero() {
+				online = fmtDur(now.Sub(p.Since))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Server, p.Address, versionText(p), dash(p.ProxyMode), online, dash(p.ClientIP))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -125,11 +125,17 @@ func flow(segs []string, w int, sep string) []string {
 
 func (m *Model) viewStatus(w int) string {
 	st := m.st
+	if line, ok := m.playerStatus(); ok {
+		return line
+	}
 	switch {
 	case m.confirm != nil:
 		c := m.confirm
 		return st.prompt.Render(fmt.Sprintf("%s %s on %s? [y/n]", c.verb, c.address, c.server))
 	case m.filtering:
+		if m.filterPlays {
+			return st.prompt.Render("filter players: ") + m.playerFilter + "▏" + st.faint.Render("  (name or server · enter keep · esc clear)")
+		}
 		return st.prompt.Render("filter servers: ") + m.filter + "▏" + st.faint.Render("  (enter keep · esc clear)")
 	case m.conn == connDown:
 		secs := max(0, int((m.retryAt.Sub(m.now())+time.Second-1)/time.Second))
@@ -158,13 +164,18 @@ func (m *Model) lastErrText() string {
 
 func (m *Model) viewFooter(w int) string {
 	// drop is the order in which keys give way on a narrow screen; ? help lists them all.
-	keys := []struct {
+	type key struct {
 		key, what string
 		drop      int
-	}{
-		{"tab", "pane", 9}, {"↑↓", "move", 9}, {"d", "drain", 9}, {"e", "enable", 9}, {"r", "reset", 9},
-		{"/", "filter", 3}, {"s", "sort", 1}, {"v", "events", 2}, {"?", "help", 9}, {"q", "quit", 9},
 	}
+	// The action keys are those of the focused pane: a player's, or a backend's.
+	actions := []key{{"d", "drain", 9}, {"e", "enable", 9}, {"r", "reset", 9}}
+	if m.focus == panePlayers {
+		actions = []key{{"m", "send", 9}, {"x", "kick", 9}}
+	}
+	keys := slices.Concat([]key{{"tab", "pane", 9}, {"↑↓", "move", 9}}, actions, []key{
+		{"/", "filter", 2}, {"p", "players", 3}, {"s", "sort", 1}, {"v", "events", 2}, {"?", "help", 9}, {"q", "quit", 9},
+	})
 	render := func(limit int) string {
 		var segs []string
 		for _, k := range keys {
@@ -185,12 +196,13 @@ func (m *Model) viewFooter(w int) string {
 func (m *Model) viewHelp(w int) []string {
 	lines := []string{
 		m.paneTitle("HELP", true, w),
-		"  tab ← → h l   switch between the server list and the backends table",
+		"  tab ← → h l   switch between the servers, backends and players panes",
 		"  ↑ ↓ j k       move the selection (g / G: first / last)",
 		"  d e r         drain, enable or reset the selected backend (asks y/n)",
-		"  /             filter servers by id or domain (enter keeps, esc clears)",
+		"  m x           send or kick the selected player (asks where or why, then y/n)",
+		"  /             filter the focused list: servers by id or domain, players by name",
 		"  s             cycle the sort order of the focused pane",
-		"  v             show or hide the event log",
+		"  v p           show or hide the event log / the players pane",
 		"  R             refresh now",
 		"  q ctrl+c      quit",
 		"",
@@ -231,9 +243,9 @@ const (
 // (v), else whether the terminal has room for it.
 func (m *Model) logVisible() bool {
 	switch m.logPref {
-	case logShown:
+	case prefShown:
 		return true
-	case logHidden:
+	case prefHidden:
 		return false
 	}
 	return m.width >= sideLogWidth || m.height >= bottomLogHeight
@@ -272,14 +284,26 @@ func (m *Model) viewPanes(w, h int) []string {
 	return append(out, m.viewLog(w, logH)...)
 }
 
-// viewTables is the servers pane above the backends pane, in w×h cells.
+// viewTables is the servers pane above the backends pane, and the players pane
+// below them when it is shown, in w×h cells.
 func (m *Model) viewTables(w, h int) []string {
 	servers := m.visibleServers()
 	backends := m.visibleBackends()
-	srvRows := min(max(len(servers), 1), max(2, (h-4)*2/5))
-	bkRows := max(1, h-4-srvRows)
+	if !m.playersVisible() {
+		srvRows := min(max(len(servers), 1), max(2, (h-4)*2/5))
+		bkRows := max(1, h-4-srvRows)
+		out := m.viewServers(servers, w, srvRows)
+		return append(out, m.viewBackends(backends, w, bkRows)...)
+	}
+	// Each pane has a title and a header line; the players take what the
+	// servers and backends leave.
+	avail := h - 6
+	srvRows := min(max(len(servers), 1), max(2, avail/4))
+	bkRows := min(max(len(backends), 1), max(2, avail/3))
+	plRows := max(1, avail-srvRows-bkRows)
 	out := m.viewServers(servers, w, srvRows)
-	return append(out, m.viewBackends(backends, w, bkRows)...)
+	out = append(out, m.viewBackends(backends, w, bkRows)...)
+	return append(out, m.viewPlayers(m.visiblePlayers(), w, plRows)...)
 }
 
 // window returns the [start,end) slice of n rows of which rows fit, keeping sel visible.

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/infrarust-go/infrarust/internal/admin"
+)
+
+// newPlayersCmd is `infrarust players`: see who is online and move or kick them.
+func newPlayersCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "players",
+		Short: "List the players on a running proxy; send them to another server or kick them",
+		Long: `Talks to the admin API of a running 'infrarust serve'. Player names match in any case.
+
+Players of intercepted servers (proxy_mode offline or client_only) can be sent to
+another server of their network without a disconnect; the MOVABLE column says who can.
+Players of passthrough servers can be listed and kicked, not moved: the proxy only
+forwards their bytes. To move everyone off one address, see 'backends drain --move'.`,
+		Args: cobra.NoArgs,
+	}
+	conn := addAdminFlags(cmd)
+	var output string
+	addOutputFlag(cmd, &output)
+
+	var server string
+	list := &cobra.Command{
+		Use:   "list [--server SERVER]",
+		Short: "Show the players online, with their server, address, version and mode",
+		Example: `  infrarust players list
+  infrarust players list --server lobby
+  infrarust players list -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := conn.client(cmd, g)
+			if err != nil {
+				return err
+			}
+			players, err := c.Players(cmd.Context(), server)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return printJSON(cmd.OutOrStdout(), players)
+			}
+			return printPlayersTable(cmd.OutOrStdout(), players, server, time.Now())
+		},
+	}
+	list.Flags().StringVar(&server, "server", "", "only the players of this server")
+	_ = list.RegisterFlagCompletionFunc("server", completeServers(conn, g))
+	cmd.AddCommand(list)
+
+	cmd.AddCommand(&cobra.Command{
+		Use:   "send NAME SERVER",
+		Short: "Move a player to another server of their network, without a disconnect",
+		Long: `Moves the player to SERVER, picked among its addresses by its balancer like a login.
+If SERVER refuses them (full, kicked, unreachable) the player stays where they were,
+is told why, and the command fails with the reason. Only players of offline and
+client_only servers can be moved, and only within their network.`,
+		Example: `  infrarust players send Notch lobby
+  infrarust players send notch survival -o json`,
+		Args:              exactArgs(2),
+		ValidArgsFunction: completePlayerThenServer(conn, g),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := conn.client(cmd, g)
+			if err != nil {
+				return err
+			}
+			p, err := c.SendPlayer(cmd.Context(), args[0], args[1])
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return printJSON(cmd.OutOrStdout(), p)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "sent %s to %s (%s)\n", p.Name, p.Server, p.Address)
+			return nil
+		},
+	})
+
+	var reason string
+	kick := &cobra.Command{
+		Use:   "kick NAME [--reason TEXT]",
+		Short: "Disconnect a player, with a reason they are shown",
+		Long: `Disconnects the player. The reason is shown on their disconnect screen (players of
+passthrough servers are disconnected without it: the proxy cannot write into their
+stream). Without --reason they see "` + admin.DefaultKickReason + `". A kick is not a ban: to
+keep them out, see 'bans add --name'.`,
+		Example: `  infrarust players kick Griefer123 --reason "griefing spawn"
+  infrarust players kick Notch`,
+		Args:              exactArgs(1),
+		ValidArgsFunction: completePlayerThenServer(conn, g),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := conn.client(cmd, g)
+			if err != nil {
+				return err
+			}
+			res, err := c.KickPlayer(cmd.Context(), args[0], reason)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return printJSON(cmd.OutOrStdout(), res)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "kicked %s from %s: %s\n", res.Player.Name, res.Player.Server, res.Reason)
+			return nil
+		},
+	}
+	kick.Flags().StringVar(&reason, "reason", "", "what the player is shown (default \""+admin.DefaultKickReason+"\")")
+	cmd.AddCommand(kick)
+	return cmd
+}
+
+// printPlayersTable prints one line per player; now ages their session.
+func printPlayersTable(w io.Writer, players []admin.Player, server string, now time.Time) error {
+	if len(players) == 0 {
+		msg := "no players online"
+		if server != "" {
+			msg = "no players on " + server
+		}
+		_, err := fmt.Fprintln(w, msg)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSERVER\tADDRESS\tVERSION\tMODE\tONLINE\tCLIENT\tMOVABLE")
+	for _, p := range players {
+		movable := "no"
+		if p.Switchable {
+			movable = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Server, p.Address, playerVersion(p),
+			orDash(p.ProxyMode), onlineFor(p.Since, now), orDash(p.ClientIP), movable)
+	}
+	return tw.Flush()
+}
+
+// playerVersion names the client's release, or its protocol number when the
+// proxy does not know it.
+func playerVersion(p admin.Player) string {
+	if p.Version != "" {
+		return p.Version
+	}
+	return "protocol " + strconv.Itoa(int(p.Protocol))
+}
+
+// onlineFor is how long ago since was, in the two largest units ("2h05m").
+func onlineFor(since, now time.Time) string {
+	if since.IsZero() {
+		return "-"
+	}
+	s := int64(now.Sub(since) / time.Second)
+	switch {
+	case s < 0:
+		return "0s"
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh%02dm", s/3600, (s%3600)/60)
+	}
+	return fmt.Sprintf("%dd%02dh", s/86400, (s%86400)/3600)
+}
+
+// completePlayerThenServer completes an online player's name, then (for send) a
+// server other than the one they are on; nothing when the API is unreachable.
+func completePlayerThenServer(conn *adminConn, g *globalFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		none := cobra.ShellCompDirectiveNoFileComp
+		maxArgs := 1
+		if cmd.Name() == "send" {
+			maxArgs = 2
+		}
+		if len(args) >= maxArgs {
+			return nil, none
+		}
+		c, err := conn.client(cmd, g)
+		if err != nil {
+			return nil, none
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+		defer cancel()
+		players, err := c.Players(ctx, "")
+		if err != nil {
+			return nil, none
+		}
+		var out []cobra.Completion
+		if len(args) == 0 {
+			for _, p := range players {
+				if cmd.Name() == "send" && !p.Switchable {
+					continue // cannot be moved: do not offer them
+				}
+				out = append(out, cobra.CompletionWithDesc(p.Name, "on "+p.Server+" ("+p.Address+")"))
+			}
+			return out, none
+		}
+		var current string
+		for _, p := range players {
+			if strings.EqualFold(p.Name, args[0]) { // names match in any case
+				current = p.Server
+			}
+		}
+		servers, err := c.Servers(ctx)
+		if err != nil {
+			return nil, none
+		}
+		for _, s := range servers {
+			if s.ID != current {
+				out = append(out, cobra.CompletionWithDesc(s.ID, fmt.Sprintf("%s, %d player(s)", orDash(s.ProxyMode), s.Players)))
+			}
+		}
+		return out, none
+	}
+}
+
+// completeServers completes server ids for a flag.
+func completeServers(conn *adminConn, g *globalFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		none := cobra.ShellCompDirectiveNoFileComp
+		c, err := conn.client(cmd, g)
+		if err != nil {
+			return nil, none
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+		defer cancel()
+		servers, err := c.Servers(ctx)
+		if err != nil {
+			return nil, none
+		}
+		var out []cobra.Completion
+		for _, s := range servers {
+			out = append(out, cobra.CompletionWithDesc(s.ID, fmt.Sprintf("%d player(s)", s.Players)))
+		}
+		return out, none
+	}
+}
