@@ -196,5 +196,10 @@ func mapPlayerErr(err error) error {
 			return fmt.Errorf("%w: %s", m.to, err.Error())
 		}
 	}
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		// Every other failure is the target refusing or not answering: the player
+		// stayed where they were.
+		return fmt.Errorf("%w: %s", admin.ErrMoveFailed, err.Error())
+	}
 	return err
 }

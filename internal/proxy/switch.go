@@ -209,8 +209,7 @@ func (p *Proxy) MovePlayers(ctx context.Context, serverID, address string) (Move
 			continue
 		}
 		if pl.sess == nil {
-			res.Stayed++
-			continue
+			return res, fmt.Errorf("%w: %s is on %s", ErrNotSwitchable, pl.name, srv.id)
 		}
 		moved := false
 		targets := []*server{srv}
@@ -223,7 +222,7 @@ func (p *Proxy) MovePlayers(ctx context.Context, serverID, address string) (Move
 			if ctx.Err() != nil {
 				break
 			}
-			pl.setReason("drain of " + address)
+			pl.setReason("drain")
 			if p.moveTo(pl, st, t, []string{address}) == nil {
 				moved = true
 				break

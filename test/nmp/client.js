@@ -31,6 +31,8 @@ const usage = `usage: node client.js --port N --version V [flags]
   --fill F                 payload bytes: random, pattern, or mixed (alternating; default)
   --keepalives N           stay until N keep-alives have been answered (default 0)
   --stay-ms N              then stay N more ms (default 0)
+  --tick-ms N              while staying, send an 8-byte "tick" plugin message every N ms and count
+                           the echoes (ticks_sent, ticks_echoed; default 0: none)
   --until-kicked           after spawning, stay until the server disconnects us (ok = we were kicked)
   --timeout-ms N           give up after N ms in all (default 20000)
   --exit-with-stdin        exit when stdin closes (the Go harness uses this)`
@@ -51,6 +53,7 @@ const spec = {
   fill: { type: 'string', default: 'mixed' },
   keepalives: { type: 'string', default: '0' },
   'stay-ms': { type: 'string', default: '0' },
+  'tick-ms': { type: 'string', default: '0' },
   'until-kicked': { type: 'boolean', default: false },
   'timeout-ms': { type: 'string', default: '20000' }
 }
@@ -68,7 +71,7 @@ function options (raw) {
   }
   o.mode = o.ping ? 'ping' : 'login'
   if (!o.port || !o.version) throw new Error('--port and --version are required')
-  for (const name of ['port', 'timeout-ms', 'keepalives', 'stay-ms']) {
+  for (const name of ['port', 'timeout-ms', 'keepalives', 'stay-ms', 'tick-ms']) {
     const n = Number(o[name])
     if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer, got ${JSON.stringify(o[name])}`)
     o[name] = n
@@ -200,6 +203,8 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
     echo_sha256: null,
     mismatches: 0,
     keepalives: 0,
+    ticks_sent: 0,
+    ticks_echoed: 0,
     kicked: false,
     kick_reason: null,
     kick_raw: null,
@@ -246,6 +251,10 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
   })
   client.on('custom_payload', (p) => {
     if (p.channel !== o.channel) return
+    if (p.data.length === 8 && p.data.toString('latin1', 0, 4) === 'tick') {
+      r.ticks_echoed++
+      return
+    }
     const want = expected.shift()
     r.payloads_echoed++
     r.bytes_echoed += p.data.length
@@ -297,6 +306,20 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
   function maybeDone () {
     if (staying || o['until-kicked'] || !echoesDone || r.keepalives < o.keepalives) return
     staying = true
+    if (o['tick-ms'] > 0) {
+      // While staying, a small numbered plugin message every tick: its echoes show
+      // which server answers as the player is moved between servers.
+      const ticker = setInterval(() => {
+        if (client.state !== 'play') return
+        const data = Buffer.alloc(8)
+        data.write('tick', 0, 'latin1')
+        data.writeUInt32BE(r.ticks_sent, 4)
+        r.ticks_sent++
+        client.write('custom_payload', { channel: o.channel, data })
+      }, o['tick-ms'])
+      client.once('end', () => clearInterval(ticker))
+      setTimeout(() => clearInterval(ticker), o['stay-ms']).unref()
+    }
     setTimeout(() => {
       client.end('done')
       report(r.mismatches === 0 && r.payloads_echoed === o.sizes.length)

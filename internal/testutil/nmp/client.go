@@ -49,6 +49,9 @@ type LoginOptions struct {
 	KeepAlives int
 	// Stay is how long the client then stays connected.
 	Stay time.Duration
+	// Tick, while staying, sends a small plugin message this often and counts its
+	// echoes, to see that whichever server the player is on answers.
+	Tick time.Duration
 	// UntilKicked makes the client stay until the server disconnects it; OK then means
 	// it was spawned and then kicked.
 	UntilKicked bool
@@ -89,6 +92,9 @@ type LoginResult struct {
 	Mismatches int `json:"mismatches"`
 	// KeepAlives counts keep-alives answered while spawned.
 	KeepAlives int `json:"keepalives"`
+	// TicksSent and TicksEchoed count the Tick messages and their echoes.
+	TicksSent   int `json:"ticks_sent"`
+	TicksEchoed int `json:"ticks_echoed"`
 	// Kicked is set by a Login Disconnect or a play Disconnect; KickReason is its plain
 	// text and KickRaw the decoded component.
 	Kicked     bool            `json:"kicked"`

@@ -239,6 +239,9 @@ func (o LoginOptions) job() (map[string]any, time.Duration, error) {
 	if o.Stay > 0 {
 		job["stay-ms"] = o.Stay.Milliseconds()
 	}
+	if o.Tick > 0 {
+		job["tick-ms"] = o.Tick.Milliseconds()
+	}
 	if o.UntilKicked {
 		job["until-kicked"] = true
 	}
