@@ -243,14 +243,14 @@ func (s *Session) pumpClient() {
 				// The client is in configuration: the new backend takes over. The ack
 				// was for the proxy; the new backend is in configuration already.
 				s.pending, s.backend = nil, next
-				info := s.clientInfo
+				info, attached := s.clientInfo, s.attached
 				s.mu.Unlock()
 				if info != nil {
 					id, _ := reg.ID(mc.ConfigState, mc.Serverbound, mc.PacketClientInformation)
 					_ = next.Conn.WritePacket(id, info)
 				}
 				go s.pumpBackend(next)
-				close(s.attached)
+				close(attached)
 				continue
 			}
 		}
