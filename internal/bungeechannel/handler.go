@@ -61,6 +61,9 @@ type Proxy interface {
 	Player(name string) (Player, bool)
 	// Players lists the players on server, or on every server for "".
 	Players(server string) []Player
+	// Count is len(Players(server)) without building the list: scoreboards
+	// poll PlayerCount every few seconds.
+	Count(server string) int
 	// Servers lists the servers backends may name, in the order GetServers shows.
 	Servers() []Server
 	// Send moves player to server, balanced like a login (Connect, ConnectOther).
@@ -205,10 +208,10 @@ func (h *Handler) do(ctx context.Context, from Player, req Request) (*Reply, err
 			}
 			name, scope = srv.ID, srv.ID
 		}
-		players := px.Players(scope)
 		if req.Op == OpPlayerCount {
-			return &Reply{Op: OpPlayerCount, Server: name, Count: len(players)}, nil
+			return &Reply{Op: OpPlayerCount, Server: name, Count: px.Count(scope)}, nil
 		}
+		players := px.Players(scope)
 		names := make([]string, len(players))
 		for i, pl := range players {
 			names[i] = pl.Name

@@ -39,6 +39,17 @@ func (f *fakeProxy) Players(server string) []Player {
 	return out
 }
 
+// Count counts without building a list, as a real proxy does from its counters.
+func (f *fakeProxy) Count(server string) int {
+	n := 0
+	for _, p := range f.players {
+		if server == "" || p.Server == server {
+			n++
+		}
+	}
+	return n
+}
+
 func (f *fakeProxy) Servers() []Server { return f.servers }
 
 func (f *fakeProxy) act(format string, a ...any) error {
