@@ -74,6 +74,11 @@ type Forwarding struct {
 	// SecretFile holds the velocity / bungeeguard secret; created (0600) with a
 	// random secret when missing. Relative to infrarust.toml's folder.
 	SecretFile string `toml:"secret_file"`
+	// BungeeCordChannel answers backends' requests on the BungeeCord plugin
+	// channel (Connect, PlayerCount, ...) instead of passing them to the client.
+	BungeeCordChannel bool `toml:"bungeecord_channel"`
+	// ChannelPermissions says which of those requests are carried out.
+	ChannelPermissions ChannelPermissions `toml:"channel_permissions"`
 }
 
 // Keepalive configures TCP keepalive on both sides, which is how dead peers are found
@@ -286,7 +291,10 @@ func Default() *Config {
 		CompressionThreshold: 256,
 		StallTimeout:         Duration(30 * time.Second),
 		Auth:                 Auth{SessionServer: "https://sessionserver.mojang.com", Timeout: Duration(5 * time.Second)},
-		Forwarding:           Forwarding{RawMode: "none", Mode: forwarding.ModeNone, SecretFile: "forwarding.secret"},
+		Forwarding: Forwarding{
+			RawMode: "none", Mode: forwarding.ModeNone, SecretFile: "forwarding.secret",
+			BungeeCordChannel: true, ChannelPermissions: DefaultChannelPermissions(),
+		},
 		ActiveHealth: ActiveHealth{
 			Enabled: true, Kind: health.KindTCP, UnhealthyInterval: Duration(10 * time.Second),
 			Interval: Duration(30 * time.Second), Timeout: Duration(3 * time.Second), MaxConcurrent: 8,
