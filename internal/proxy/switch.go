@@ -49,6 +49,7 @@ func (p *Proxy) sessionPolicy(pl *onlinePlayer) session.Policy {
 		Lost: func(s *session.Session, b *session.Backend, gone session.Gone) error {
 			return p.fallback(pl, b, gone)
 		},
+		PluginMessage: p.bungeeMessages(pl),
 	}
 }
 
@@ -148,6 +149,11 @@ func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string) e
 // SendPlayer moves a player to server, balanced like a login. The player stays
 // where they were when the move fails; the error says why.
 func (p *Proxy) SendPlayer(ctx context.Context, name, serverID string) (PlayerInfo, error) {
+	return p.send(name, serverID, "admin")
+}
+
+// send is SendPlayer with the reason the player.switch event gives.
+func (p *Proxy) send(name, serverID, reason string) (PlayerInfo, error) {
 	pl := p.roster.find(name)
 	if pl == nil {
 		return PlayerInfo{}, fmt.Errorf("%w %q", ErrUnknownPlayer, name)
@@ -164,7 +170,7 @@ func (p *Proxy) SendPlayer(ctx context.Context, name, serverID string) (PlayerIn
 	if !t.cfg.ProxyMode.Intercepted() || t.cfg.Network != cur.cfg.Network {
 		return PlayerInfo{}, fmt.Errorf("%w (%s is in network %q, %s in %q)", ErrOtherNetwork, cur.id, cur.cfg.Network, t.id, t.cfg.Network)
 	}
-	pl.setReason("admin")
+	pl.setReason(reason)
 	if err := p.moveTo(pl, st, t, nil); err != nil {
 		return pl.info(), err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/bungeechannel"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/mc"
@@ -29,6 +30,21 @@ type playBackend struct {
 	conns  []net.Conn
 	joined atomic.Int64
 	info   atomic.Int64 // client information packets received (the replay on a switch)
+	bungee chan []byte  // BungeeCord channel messages received (the proxy's replies)
+	play   []*mc.Conn   // players in play, for sending them packets
+}
+
+// toPlayers sends a plugin message to every player in play, as a plugin on the
+// server would (a BungeeCord channel request, for instance).
+func (b *playBackend) toPlayers(channel string, data []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	reg, _ := mc.RegistryFor(modernProtocol)
+	id, _ := reg.ID(mc.PlayState, mc.Clientbound, mc.PacketPluginMessage)
+	payload, _ := mc.PluginMessage{Channel: channel, Data: data}.AppendPayload(nil, modernProtocol)
+	for _, c := range b.play {
+		_ = c.WritePacket(id, payload)
+	}
 }
 
 func startPlayBackend(t *testing.T, name string) *playBackend {
@@ -37,7 +53,7 @@ func startPlayBackend(t *testing.T, name string) *playBackend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &playBackend{name: name, addr: ln.Addr().String()}
+	b := &playBackend{name: name, addr: ln.Addr().String(), bungee: make(chan []byte, 16)}
 	z, _ := mc.NewZlib(-1)
 	var wg sync.WaitGroup
 	go func() {
@@ -113,6 +129,9 @@ func (b *playBackend) serve(c net.Conn, z *mc.Zlib) {
 		}
 	}
 	b.joined.Add(1)
+	b.mu.Lock()
+	b.play = append(b.play, conn)
+	b.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -122,6 +141,10 @@ func (b *playBackend) serve(c net.Conn, z *mc.Zlib) {
 				return
 			}
 			if f.ID == id(mc.PlayState, mc.Serverbound, mc.PacketPluginMessage) {
+				if m, err := mc.DecodePluginMessage(f.Payload, p); err == nil && m.Channel == "bungeecord:main" {
+					b.bungee <- m.Data
+					continue
+				}
 				_ = conn.WritePacket(id(mc.PlayState, mc.Clientbound, mc.PacketPluginMessage), f.Payload)
 			}
 		}
@@ -387,5 +410,36 @@ func TestMovePlayersOffAnAddress(t *testing.T) {
 		if pl.Address != b.addr {
 			t.Fatalf("%s is still on %s", pl.Name, pl.Address)
 		}
+	}
+}
+
+// A server plugin moves a player and asks questions through the BungeeCord
+// channel: the proxy answers on the same channel, moves the player on Connect,
+// and the client never sees the channel's messages.
+func TestBungeeCordChannel(t *testing.T) {
+	a, b := startPlayBackend(t, "A"), startPlayBackend(t, "B")
+	lobby, games := networkServers(a, b)
+	tp := startProxy(t, nil, lobby, games)
+	pc := joinAndPlay(t, tp.addr, "lobby.test", "Alex")
+	pc.await(t, "hello from A")
+
+	ask, _ := bungeechannel.Request{Op: bungeechannel.OpGetServer}.AppendTo(nil)
+	a.toPlayers("bungeecord:main", ask)
+	select {
+	case data := <-a.bungee:
+		r, err := bungeechannel.DecodeReply(data)
+		if err != nil || r.Op != bungeechannel.OpGetServer || r.Server != "lobby" {
+			t.Fatalf("GetServer reply %+v, %v", r, err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no GetServer reply reached the backend")
+	}
+
+	connect, _ := bungeechannel.Request{Op: bungeechannel.OpConnect, Server: "games"}.AppendTo(nil)
+	a.toPlayers("bungeecord:main", connect)
+	pc.drain()
+	pc.await(t, "hello from B")
+	if info := tp.Players(""); len(info) != 1 || info[0].Server != "games" {
+		t.Fatalf("after Connect: %+v", info)
 	}
 }

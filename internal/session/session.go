@@ -56,6 +56,10 @@ type Policy struct {
 	// StallTimeout ends a backend that sends nothing at all for this long (not
 	// even a keep-alive) while the client is connected; 0 means never.
 	StallTimeout time.Duration
+	// PluginMessage, when set, sees every plugin message a backend sends towards
+	// the client; returning true keeps it from the client (the proxy answered it,
+	// as it does for the BungeeCord channel).
+	PluginMessage func(s *Session, b *Backend, channel string, data []byte) bool
 }
 
 // Session relays one intercepted player between their client, which it holds
@@ -145,6 +149,24 @@ func (s *Session) endClient() {
 		return
 	}
 	s.clientNet.Close()
+}
+
+// ToBackend writes a plugin message to backend b as if the client had sent it,
+// in the state the client's stream is in. It is safe while the session runs.
+func (s *Session) ToBackend(b *Backend, channel string, data []byte) error {
+	s.mu.Lock()
+	state := s.toServer
+	s.mu.Unlock()
+	reg := s.client.Registry
+	id, ok := reg.ID(state, mc.Serverbound, mc.PacketPluginMessage)
+	if !ok {
+		return fmt.Errorf("no plugin message packet in state %s", state)
+	}
+	payload, err := mc.PluginMessage{Channel: channel, Data: data}.AppendPayload(nil, reg.Protocol())
+	if err != nil {
+		return err
+	}
+	return b.Conn.WritePacket(id, payload)
 }
 
 // Switch moves the player to next, a backend the caller has logged in (its
@@ -304,6 +326,15 @@ func (s *Session) pumpBackend(b *Backend) {
 				gone.Kick = "Disconnected"
 			}
 			break
+		}
+		if known && t == mc.PacketPluginMessage && s.policy.PluginMessage != nil {
+			s.mu.Unlock()
+			if full, err := b.Conn.Decode(f); err == nil {
+				if m, err := mc.DecodePluginMessage(full.Payload, reg.Protocol()); err == nil && s.policy.PluginMessage(s, b, m.Channel, m.Data) {
+					continue
+				}
+			}
+			s.mu.Lock()
 		}
 		switch {
 		case known && state == mc.ConfigState && t == mc.PacketFinishConfiguration:
