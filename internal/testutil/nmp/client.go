@@ -7,7 +7,7 @@ import (
 
 const (
 	// defaultClientTimeout is the client script's own deadline when none is given.
-	defaultClientTimeout = 20 * time.Second
+	defaultClientTimeout = 60 * time.Second // node compiles its protocol tables on first use: slow on a loaded 2-core machine
 	// processSlack is how much longer than its own deadline a script may take before
 	// Go kills it (node start-up on a busy machine).
 	processSlack = 30 * time.Second
@@ -55,7 +55,7 @@ type LoginOptions struct {
 	// UntilKicked makes the client stay until the server disconnects it; OK then means
 	// it was spawned and then kicked.
 	UntilKicked bool
-	// Timeout is the client's deadline for the whole run; 0 means 20 s.
+	// Timeout is the client's deadline for the whole run; 0 means 60 s.
 	Timeout time.Duration
 }
 
@@ -114,7 +114,7 @@ type PingOptions struct {
 	ServerHost string
 	// Version is the client's Minecraft version (its protocol number goes in the handshake).
 	Version string
-	// Timeout is the ping's deadline; 0 means 20 s.
+	// Timeout is the ping's deadline; 0 means 60 s.
 	Timeout time.Duration
 }
 
