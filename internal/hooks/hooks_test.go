@@ -284,7 +284,7 @@ func TestNotifyingWebhookNeverSlowsDispatch(t *testing.T) {
 			d := hookstest.New(t, hooks.Options{
 				Metrics: met, WebhookWorkers: workers,
 				WebhookSleep: func(context.Context, time.Duration) error { return nil },
-				Webhooks: []config.Webhook{{URL: url, Events: []string{"post_login", "disconnect"}, QueueSize: queue, Attempts: 3, Timeout: config.Duration(time.Minute)}},
+				Webhooks:     []config.Webhook{{URL: url, Events: []string{"post_login", "disconnect"}, QueueSize: queue, Attempts: 3, Timeout: config.Duration(time.Minute)}},
 			})
 			for i := range logins {
 				res := hooks.Fire(d, context.Background(), &hooks.PostLogin{Connection: conn(uint64(i)), Profile: hooks.Profile{Name: "p"}})
