@@ -19,10 +19,12 @@ import (
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy"
 	"github.com/infrarust-go/infrarust/internal/proxy/health"
+	"github.com/infrarust-go/infrarust/internal/telemetry"
 )
 
 // Options are what `serve` hands the composition root.
@@ -40,6 +42,9 @@ type Options struct {
 	// Reload, when set, triggers a reload of servers_dir on every receive: serve
 	// passes its SIGHUP channel; tests send on it directly.
 	Reload <-chan os.Signal
+	// Extensions are event handlers compiled into the binary (the public package's
+	// Main passes them); nil means none.
+	Extensions *hooks.Registry
 }
 
 // App is one running `serve`: the components and the goroutines that run them.
@@ -54,6 +59,8 @@ type App struct {
 
 	prober *health.Prober
 	drains *admin.DrainStore
+	hooks  *hooks.Dispatcher // player events: compiled-in handlers and [[webhooks]]
+	tracer *telemetry.Tracer // [telemetry]; nil when off
 	rt     *runtime
 
 	reloadMu sync.Mutex // one reload at a time (watcher, signal, tests)
@@ -110,6 +117,13 @@ func build(opts Options) (*App, error) {
 	a.prober.SetTargets(a.proxy.HealthTargets())
 	if a.drains, err = admin.OpenDrainStore(cfg.Web.DataDir); err != nil {
 		return nil, fmt.Errorf("drain store: %w (fix or move the file; it is never emptied silently)", err)
+	}
+	if a.hooks, err = hooks.New(hooks.Options{Handlers: opts.Extensions, Webhooks: cfg.Webhooks, Logger: log}); err != nil {
+		return nil, fmt.Errorf("[[webhooks]]: %w", err)
+	}
+	if a.tracer, err = telemetry.New(telemetry.Options{Config: cfg.Telemetry, Version: opts.Version, Logger: log}); err != nil {
+		_ = a.hooks.Close(context.Background())
+		return nil, err
 	}
 	return a, nil
 }
@@ -205,6 +219,13 @@ func (a *App) shutdown() {
 	// shutdown_timeout, then SIGTERM/SIGKILL), never what the sessions left over.
 	if err := a.mgr.Shutdown(); err != nil {
 		a.log.Warn("server manager shutdown", "err", err)
+	}
+	// Queued notifications and spans get a short grace of their own.
+	ectx, ecancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer ecancel()
+	_ = a.hooks.Close(ectx)
+	if err := a.tracer.Shutdown(ectx); err != nil {
+		a.log.Warn("trace export at shutdown", "err", err)
 	}
 }
 

@@ -45,6 +45,9 @@ type Config struct {
 	StallTimeout Duration   `toml:"stall_timeout"`
 	Auth         Auth       `toml:"auth"`
 	Forwarding   Forwarding `toml:"forwarding"`
+	// Webhooks and Telemetry are described in events.go.
+	Webhooks  []Webhook `toml:"webhooks"`
+	Telemetry Telemetry `toml:"telemetry"`
 
 	// Servers are loaded from ServersDir, sorted by id.
 	Servers []*Server `toml:"-"`
@@ -299,6 +302,7 @@ func Default() *Config {
 			Enabled: true, Kind: health.KindTCP, UnhealthyInterval: Duration(10 * time.Second),
 			Interval: Duration(30 * time.Second), Timeout: Duration(3 * time.Second), MaxConcurrent: 8,
 		},
+		Telemetry: defaultTelemetry(),
 	}
 }
 

@@ -21,10 +21,12 @@ import (
 
 const configDoc = "../../docs/configuration.md"
 
-// docRow is one documented key.
+// docRow is one documented key; array says its section is an array of tables
+// ("### `[[webhooks]]` entries"), whose defaults apply per entry.
 type docRow struct {
 	table, key, def string
 	line            int
+	array           bool
 }
 
 var (
@@ -43,6 +45,7 @@ func parseConfigDoc(t *testing.T) map[string][]docRow {
 	out := map[string][]docRow{}
 	part := ""
 	var scopes []string
+	array := false
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
@@ -59,6 +62,7 @@ func parseConfigDoc(t *testing.T) map[string][]docRow {
 			}
 		case strings.HasPrefix(line, "### "):
 			scopes = nil
+			array = strings.Contains(line, "`[[")
 			if strings.Contains(line, "Top-level keys") {
 				scopes = []string{""}
 			}
@@ -71,7 +75,7 @@ func parseConfigDoc(t *testing.T) map[string][]docRow {
 				continue
 			}
 			for _, s := range scopes {
-				out[part] = append(out[part], docRow{table: s, key: m[1], def: strings.TrimSpace(m[2]), line: n})
+				out[part] = append(out[part], docRow{table: s, key: m[1], def: strings.TrimSpace(m[2]), line: n, array: array})
 			}
 		}
 	}
@@ -97,8 +101,8 @@ func tomlKeys(t reflect.Type, prefix string) []string {
 			path = prefix + "." + tag
 		}
 		ft := f.Type
-		if ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
+		if ft.Kind() == reflect.Pointer || (ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct) {
+			ft = ft.Elem() // a pointer table, or an array of tables ([[webhooks]])
 		}
 		if ft.Kind() == reflect.Struct && ft != reflect.TypeFor[Duration]() {
 			keys = append(keys, tomlKeys(ft, path)...)
@@ -190,6 +194,10 @@ func TestConfigDocsDefaultsMatchCode(t *testing.T) {
 	doc := parseConfigDoc(t)
 	checked := 0
 	for _, r := range doc["main"] {
+		if r.array {
+			checked += checkArrayEntryDefault(t, r)
+			continue
+		}
 		val, ok := backticked(r.def)
 		if !ok {
 			t.Errorf("docs/configuration.md line %d: infrarust.toml key %q needs a backticked TOML default, got %q", r.line, r.key, r.def)
@@ -328,4 +336,47 @@ func TestConfigDocsWalkerSeesNewKeys(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("tomlKeys = %v, want %v", got, want)
 	}
+}
+
+// arrayEntryBase is the smallest valid entry of each documented array of tables in
+// infrarust.toml, so one key at a time can be compared against its default.
+var arrayEntryBase = map[string]string{
+	"webhooks": "url = \"http://127.0.0.1:9/hook\"\nevents = [\"login\"]\n",
+}
+
+// checkArrayEntryDefault loads an entry with the documented default written out and
+// one without the key: the two must be equal once the loader filled the defaults.
+// Required keys (no backticked default) are skipped. It returns 1 when it compared.
+func checkArrayEntryDefault(t *testing.T, r docRow) int {
+	t.Helper()
+	val, ok := backticked(r.def)
+	if !ok {
+		return 0
+	}
+	base, known := arrayEntryBase[r.table]
+	if !known {
+		t.Errorf("docs/configuration.md line %d: [[%s]] has no base entry in arrayEntryBase", r.line, r.table)
+		return 0
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(base), "\n") {
+		if !strings.HasPrefix(l, r.key+" =") {
+			lines = append(lines, l)
+		}
+	}
+	without := "[[" + r.table + "]]\n" + strings.Join(lines, "\n") + "\n"
+	with := without + r.key + " = " + val + "\n"
+	got, err := Parse([]byte(with), "docs.toml")
+	if err != nil {
+		t.Errorf("docs/configuration.md line %d: default %s of [[%s]] %s does not load: %v", r.line, val, r.table, r.key, err)
+		return 0
+	}
+	want, err := Parse([]byte(without), "docs.toml")
+	if err != nil {
+		t.Fatalf("base [[%s]] entry does not load: %v", r.table, err)
+	}
+	if !equalIgnoringEmpty(reflect.ValueOf(got).Elem(), reflect.ValueOf(want).Elem()) {
+		t.Errorf("docs/configuration.md line %d: documented default %s of [[%s]] %s differs from the loader's default", r.line, val, r.table, r.key)
+	}
+	return 1
 }

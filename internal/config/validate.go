@@ -202,6 +202,7 @@ func (c *Config) validate(r *report, envKey string) {
 	}
 	checkPrefixes(r, "ip_filter.allow", c.IPFilter.Allow)
 	checkPrefixes(r, "ip_filter.deny", c.IPFilter.Deny)
+	c.validateEvents(r)
 }
 
 func checkPrefixes(r *report, path string, list []string) {

@@ -1,0 +1,470 @@
+// Package hooks runs the player events of a login: the handlers compiled into the
+// binary, the deciding webhooks and the notifying ones, each under its own
+// deadline, so a panicking, slow or dead extension is logged and skipped and never
+// takes a login (let alone the proxy) down.
+//
+// The proxy calls Fire at each event point, one line each:
+//
+//	if res := hooks.Fire(p.hooks, ctx, &hooks.PreLogin{...}); res.Denied() { ... }
+//
+// With nothing registered for an event, Fire is a nil check and an array load: no
+// allocation, no goroutine, no clock read.
+package hooks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/infrarust-go/infrarust/internal/auth"
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/webhook"
+)
+
+// Metrics is told about extension failures; the proxy's Prometheus series hang off
+// it. Every method must be cheap and must not block.
+type Metrics interface {
+	// HandlerFailed: a compiled-in handler panicked, overran its deadline, or was
+	// skipped because too many of its calls are still running ("panic", "timeout", "stuck").
+	HandlerFailed(handler, event, why string)
+	// WebhookFailed: a deciding webhook did not answer usably; on_error applied.
+	WebhookFailed(url, event string)
+	// WebhookDropped: a notifying webhook's queue was full (or it was closing).
+	WebhookDropped(url string)
+}
+
+// Options build a Dispatcher.
+type Options struct {
+	// Handlers are the compiled-in handlers; nil means none.
+	Handlers *Registry
+	// Webhooks are the [[webhooks]] entries (defaults filled by the config loader).
+	Webhooks []config.Webhook
+	// Logger receives failures (throttled) and decisions (debug); nil discards.
+	Logger *slog.Logger
+	// Metrics is told about failures; nil means nobody.
+	Metrics Metrics
+	// Client sends webhook requests; nil means webhook.NewClient().
+	Client *http.Client
+	// Now is the clock for event timestamps; nil means time.Now.
+	Now func() time.Time
+	// WebhookSleep waits between a notifying webhook's retries; nil waits on a
+	// timer (tests pass one that does not).
+	WebhookSleep func(ctx context.Context, d time.Duration) error
+	// WebhookWorkers is the number of senders per notifying webhook; 0 means 4.
+	WebhookWorkers int
+}
+
+// Dispatcher runs every event's handlers and webhooks. A nil *Dispatcher is valid
+// and runs nothing, so a proxy without extensions needs no special case.
+type Dispatcher struct {
+	active    [numKinds]bool // anything at all to run for the kind
+	handlers  [numKinds][]*handler
+	deciders  [numKinds][]*decider
+	notifiers [numKinds][]*notifier
+	all       []*notifier // each notifier once, for Close and Stats
+
+	log *slog.Logger
+	met Metrics
+	now func() time.Time
+
+	conns    atomic.Uint64 // connection ids
+	seq      atomic.Uint64 // delivery sequence
+	idPrefix string        // random per process, so delivery ids never repeat across restarts
+}
+
+type decider struct {
+	*webhook.Decider
+	denyOnError bool
+	logged      atomic.Int64
+}
+
+type notifier struct {
+	*webhook.Notifier
+	url string
+}
+
+// New builds the dispatcher and starts the notifying webhooks' workers; Close stops them.
+func New(o Options) (*Dispatcher, error) {
+	d := &Dispatcher{log: o.Logger, met: o.Metrics, now: o.Now}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	var seed [8]byte
+	_, _ = rand.Read(seed[:])
+	d.idPrefix = strconv.FormatUint(binary.LittleEndian.Uint64(seed[:]), 36)
+	d.conns.Store(binary.BigEndian.Uint64(seed[:]) >> 24) // random start, room for 2^40 connections
+	if o.Handlers != nil {
+		for _, h := range o.Handlers.handlers {
+			d.handlers[h.kind] = append(d.handlers[h.kind], h)
+			d.active[h.kind] = true
+		}
+	}
+	client := o.Client
+	if client == nil && len(o.Webhooks) > 0 {
+		client = webhook.NewClient()
+	}
+	for i, w := range o.Webhooks {
+		w = w.WithDefaults()
+		kinds := make([]Kind, 0, len(w.Events))
+		for _, name := range w.Events {
+			k, ok := ParseKind(name)
+			if !ok {
+				return nil, fmt.Errorf("webhooks[%d]: unknown event %q", i, name)
+			}
+			if w.Decide && !k.Decides() {
+				return nil, fmt.Errorf("webhooks[%d]: event %q cannot be decided; list it in a webhook without decide", i, name)
+			}
+			kinds = append(kinds, k)
+		}
+		ep := webhook.Endpoint{URL: w.URL, Secret: []byte(w.Secret), Timeout: w.Timeout.D(), Client: client}
+		if w.Decide {
+			dc := &decider{Decider: webhook.NewDecider(ep), denyOnError: w.OnError == "deny"}
+			for _, k := range kinds {
+				d.deciders[k] = append(d.deciders[k], dc)
+				d.active[k] = true
+			}
+			continue
+		}
+		url := w.URL
+		n := &notifier{url: url, Notifier: webhook.NewNotifier(ep, webhook.NotifierOptions{
+			Attempts: w.Attempts, QueueSize: w.QueueSize, Workers: o.WebhookWorkers,
+			Sleep: o.WebhookSleep, Logger: d.log,
+			OnDrop: func() {
+				if d.met != nil {
+					d.met.WebhookDropped(url)
+				}
+			},
+		})}
+		d.all = append(d.all, n)
+		for _, k := range kinds {
+			d.notifiers[k] = append(d.notifiers[k], n)
+			d.active[k] = true
+		}
+	}
+	return d, nil
+}
+
+// Wants reports whether anything runs for events of kind k, for a caller that
+// would otherwise build an expensive event for nothing.
+func (d *Dispatcher) Wants(k Kind) bool { return d != nil && k < numKinds && d.active[k] }
+
+// NextConnection returns a fresh Connection.ID; 0 from a nil dispatcher.
+func (d *Dispatcher) NextConnection() uint64 {
+	if d == nil {
+		return 0
+	}
+	return d.conns.Add(1)
+}
+
+// Close stops the notifying webhooks: what is queued is sent until ctx ends, the
+// rest is dropped. Deciding webhooks and handlers need no closing.
+func (d *Dispatcher) Close(ctx context.Context) error {
+	if d == nil {
+		return nil
+	}
+	for _, n := range d.all {
+		_ = n.Close(ctx)
+	}
+	return nil
+}
+
+// WebhookStats are the counters of each notifying webhook, by URL (the admin API
+// and tests read them).
+func (d *Dispatcher) WebhookStats() map[string]webhook.Stats {
+	out := map[string]webhook.Stats{}
+	if d == nil {
+		return out
+	}
+	for _, n := range d.all {
+		s := n.Stats()
+		prev := out[n.url]
+		prev.Delivered += s.Delivered
+		prev.Failed += s.Failed
+		prev.Dropped += s.Dropped
+		prev.Retried += s.Retried
+		prev.Queued += s.Queued
+		out[n.url] = prev
+	}
+	return out
+}
+
+// Fire runs the handlers and webhooks of e's event and returns the decision, which
+// is also left in e (a GameProfileRequest's new Profile too). ctx carries the
+// session's trace and ends the wait when the proxy shuts down.
+//
+// The event is copied, never retained: the caller may build it on its stack, and
+// with nothing registered for the event nothing is allocated.
+func Fire[E any, P interface {
+	*E
+	Event
+}](d *Dispatcher, ctx context.Context, e P) Result {
+	if d == nil || !d.active[P(nil).Kind()] {
+		return Result{}
+	}
+	return fire(d, ctx, e)
+}
+
+// fire is Fire's slow path. Each handler works on its own copy of the event, so one
+// that overruns its deadline (and keeps running) never races with the login; only
+// the result (and a GameProfileRequest's profile) is taken from its copy.
+func fire[E any, P interface {
+	*E
+	Event
+}](d *Dispatcher, ctx context.Context, e P) Result {
+	var zero P
+	kind := zero.Kind()
+	cur := P(new(E))
+	*cur = *e
+	for _, h := range d.handlers[kind] {
+		c := P(new(E))
+		*c = *cur
+		cloneProperties(c)
+		if !d.call(ctx, h, c) {
+			continue
+		}
+		d.adopt(kind, h.name, cur, c)
+		if cur.Result().Action == Deny {
+			break // a denial is final: nothing later can let the player in
+		}
+	}
+	if cur.Result().Action != Deny {
+		for _, w := range d.deciders[kind] {
+			d.ask(ctx, w, kind, cur)
+			if cur.Result().Action == Deny {
+				break
+			}
+		}
+	}
+	res := cur.Result()
+	if len(d.notifiers[kind]) > 0 {
+		env := d.envelope(kind, cur)
+		v := verdictOf(res)
+		env.Result = &v
+		for _, n := range d.notifiers[kind] {
+			n.Notify(env)
+		}
+	}
+	if res.Action != Continue {
+		d.log.Debug("event decided", "event", kind.String(), "action", res.Action.String(), "by", res.By, "server", res.Server)
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			span.AddEvent("hook decision", trace.WithAttributes(
+				attribute.String("infrarust.event", kind.String()),
+				attribute.String("infrarust.hook.action", res.Action.String()),
+				attribute.String("infrarust.hook.by", res.By)))
+		}
+	}
+	*e = *cur
+	return res
+}
+
+// adopt takes the result a handler left in its copy c into cur, if the event allows
+// it, and a GameProfileRequest's profile if it is valid.
+func (d *Dispatcher) adopt(kind Kind, by string, cur, c Event) {
+	if p, ok := c.(profiled); ok && kind == KindGameProfileRequest {
+		np := *p.profile()
+		if err := checkProfile(np); err != nil {
+			d.log.Warn("handler set an invalid profile; the previous one stays", "handler", by, "err", err)
+		} else {
+			*cur.(profiled).profile() = np
+		}
+	}
+	r := c.Result()
+	if r == cur.Result() {
+		return
+	}
+	if r.Action == Redirect && r.Server == "" {
+		d.log.Warn("handler redirected to no server; ignored", "handler", by, "event", kind.String())
+		return
+	}
+	r.By = by
+	cur.dec().res = r
+}
+
+// checkProfile refuses a profile no backend would accept.
+func checkProfile(p Profile) error {
+	if p.Name == "" || len(p.Name) > 16 {
+		return fmt.Errorf("name %q must be 1 to 16 characters", p.Name)
+	}
+	if p.UUID != "" {
+		if _, err := auth.ParseUUID(p.UUID); err != nil {
+			return fmt.Errorf("uuid %q: %w", p.UUID, err)
+		}
+	}
+	return nil
+}
+
+// cloneProperties gives a handler's copy its own Properties slice, so a handler
+// editing a property in place changes only its copy.
+func cloneProperties(e Event) {
+	if p, ok := e.(profiled); ok {
+		pr := p.profile()
+		pr.Properties = slices.Clone(pr.Properties)
+	}
+}
+
+// callState tells the handler's goroutine and the waiting login apart on who got
+// there first: the handler finishing, or its deadline.
+const (
+	running int32 = iota
+	finished
+	abandoned
+)
+
+// call runs one handler on its own goroutine under its deadline and reports
+// whether it returned normally in time. A panic is recovered and logged; a handler
+// past its deadline is left running (it cannot be stopped) and counted as stuck.
+func (d *Dispatcher) call(ctx context.Context, h *handler, e Event) bool {
+	kind := e.Kind()
+	if h.stuck.Load() >= maxStuck {
+		d.handlerFailed(h, kind, "stuck", fmt.Sprintf("%d calls still running past their deadline; skipped", maxStuck), "")
+		return false
+	}
+	hctx, cancel := context.WithTimeout(ctx, h.timeout)
+	defer cancel()
+	var state atomic.Int32
+	done := make(chan any, 1) // nil, or the panic value
+	go func() {
+		var failure any
+		defer func() {
+			if r := recover(); r != nil {
+				failure = panicked{value: r, stack: debug.Stack()}
+			}
+			if !state.CompareAndSwap(running, finished) {
+				h.stuck.Add(-1) // the login gave up on this call long ago
+				return
+			}
+			done <- failure
+		}()
+		h.call(hctx, e)
+	}()
+	select {
+	case failure := <-done:
+		if p, ok := failure.(panicked); ok {
+			d.handlerFailed(h, kind, "panic", fmt.Sprint(p.value), string(p.stack))
+			return false
+		}
+		return true
+	case <-hctx.Done():
+		h.stuck.Add(1)
+		if !state.CompareAndSwap(running, abandoned) {
+			// It finished at the same moment: take its answer after all.
+			h.stuck.Add(-1)
+			failure := <-done
+			if p, ok := failure.(panicked); ok {
+				d.handlerFailed(h, kind, "panic", fmt.Sprint(p.value), string(p.stack))
+				return false
+			}
+			return true
+		}
+		d.handlerFailed(h, kind, "timeout", "no return within "+h.timeout.String(), "")
+		return false
+	}
+}
+
+type panicked struct {
+	value any
+	stack []byte
+}
+
+// handlerFailed counts every failure and logs at most one a minute per handler.
+func (d *Dispatcher) handlerFailed(h *handler, kind Kind, why, detail, stack string) {
+	if d.met != nil {
+		d.met.HandlerFailed(h.name, kind.String(), why)
+	}
+	if !throttle(&h.logged, d.now()) {
+		return
+	}
+	args := []any{"handler", h.name, "event", kind.String(), "failure", why, "detail", detail}
+	if stack != "" {
+		args = append(args, "stack", stack)
+	}
+	d.log.Error("extension handler failed and was skipped; the login went on without it (logged at most once a minute)", args...)
+}
+
+// ask sends the event to a deciding webhook and applies its verdict, or on_error.
+func (d *Dispatcher) ask(ctx context.Context, w *decider, kind Kind, cur Event) {
+	env := d.envelope(kind, cur)
+	v, err := w.Decide(ctx, env)
+	if err != nil {
+		if d.met != nil {
+			d.met.WebhookFailed(w.URL, kind.String())
+		}
+		if throttle(&w.logged, d.now()) {
+			d.log.Warn("deciding webhook failed; on_error applied (logged at most once a minute)",
+				"url", w.URL, "event", kind.String(), "deny", w.denyOnError, "err", err)
+		}
+		if w.denyOnError {
+			cur.dec().res = Result{Action: Deny, Reason: webhookDownReason, By: w.URL}
+		}
+		return
+	}
+	r := resultOf(v)
+	if !kind.Allows(r.Action) {
+		if throttle(&w.logged, d.now()) {
+			d.log.Warn("webhook answered an action the event does not allow; ignored", "url", w.URL, "event", kind.String(), "action", v.Action)
+		}
+		return
+	}
+	if r.Action == Continue {
+		return
+	}
+	r.By = w.URL
+	cur.dec().res = r
+}
+
+// webhookDownReason is what a player reads when a deciding webhook with
+// on_error = "deny" could not be asked.
+const webhookDownReason = "§cThe login service is unavailable, please try again later"
+
+// envelope wraps an event for a webhook. Data is the dispatcher's own copy, which
+// nobody writes to any more, so a notifier may encode it later on its own goroutine.
+func (d *Dispatcher) envelope(kind Kind, e Event) *webhook.Envelope {
+	seq := d.seq.Add(1)
+	return &webhook.Envelope{
+		ID:    d.idPrefix + "-" + strconv.FormatUint(seq, 10),
+		Seq:   seq,
+		Event: kind.String(),
+		Time:  d.now().UTC(),
+		Data:  e,
+	}
+}
+
+func resultOf(v webhook.Verdict) Result {
+	switch v.Action {
+	case "deny":
+		return Result{Action: Deny, Reason: v.Reason}
+	case "redirect":
+		return Result{Action: Redirect, Server: v.Server}
+	case "limbo":
+		return Result{Action: Limbo}
+	}
+	return Result{}
+}
+
+func verdictOf(r Result) webhook.Verdict {
+	return webhook.Verdict{Action: r.Action.String(), Reason: r.Reason, Server: r.Server}
+}
+
+// throttle lets one log line through per minute per counter.
+func throttle(last *atomic.Int64, now time.Time) bool {
+	n := now.UnixNano()
+	l := last.Load()
+	if l != 0 && n-l < int64(time.Minute) {
+		return false
+	}
+	return last.CompareAndSwap(l, n)
+}
