@@ -103,11 +103,19 @@ func build(opts Options) (*App, error) {
 	// puts it into the proxy's slow start. a.proxy is set below, before the
 	// manager's loops (the only callers) start in run.
 	a.mgr = manager.New(manager.Options{Bus: a.bus, Logger: log, OnReady: a.serverReady})
+	if a.hooks, err = hooks.New(hooks.Options{Handlers: opts.Extensions, Webhooks: cfg.Webhooks, Logger: log}); err != nil {
+		return nil, fmt.Errorf("[[webhooks]]: %w", err)
+	}
+	if a.tracer, err = telemetry.New(telemetry.Options{Config: cfg.Telemetry, Version: opts.Version, Logger: log}); err != nil {
+		_ = a.hooks.Close(context.Background())
+		return nil, err
+	}
 	a.proxy, err = proxy.New(proxy.Options{
 		Config: cfg, Logger: log, Bus: a.bus, Metrics: a.met, Bans: a.bans,
-		Manager: a.mgr, Version: opts.Version,
+		Manager: a.mgr, Version: opts.Version, Hooks: a.hooks, Tracer: a.tracer,
 	})
 	if err != nil {
+		_ = a.hooks.Close(context.Background())
 		return nil, err
 	}
 	if err := a.mgr.Configure(cfg.Servers); err != nil {
@@ -117,13 +125,6 @@ func build(opts Options) (*App, error) {
 	a.prober.SetTargets(a.proxy.HealthTargets())
 	if a.drains, err = admin.OpenDrainStore(cfg.Web.DataDir); err != nil {
 		return nil, fmt.Errorf("drain store: %w (fix or move the file; it is never emptied silently)", err)
-	}
-	if a.hooks, err = hooks.New(hooks.Options{Handlers: opts.Extensions, Webhooks: cfg.Webhooks, Logger: log}); err != nil {
-		return nil, fmt.Errorf("[[webhooks]]: %w", err)
-	}
-	if a.tracer, err = telemetry.New(telemetry.Options{Config: cfg.Telemetry, Version: opts.Version, Logger: log}); err != nil {
-		_ = a.hooks.Close(context.Background())
-		return nil, err
 	}
 	return a, nil
 }

@@ -65,6 +65,7 @@ type conn struct {
 	rawLogin []byte        // modern login start, as read
 	srv      *server       // the routed server; nil for an unknown hostname
 	lease    balance.Lease // the login's pick, reused across attempts (no allocation per pick)
+	ev       loginEvents   // player events and the trace, once the login is admitted
 
 	perIPHeld bool // a max_connections_per_ip slot is held
 	detached  bool // a session goroutine owns the connection now and will finish it
@@ -136,6 +137,9 @@ func (p *Proxy) handle(c net.Conn) {
 	}
 	if cn.intent == intentStatus {
 		p.serveStatus(cn)
+		return
+	}
+	if !p.preLogin(cn) {
 		return
 	}
 	p.handlerFor(cn.srv).serveLogin(p, cn)
@@ -398,6 +402,7 @@ func (cn *conn) buffered() []byte {
 // finish releases everything a connection holds, exactly once, whichever goroutine
 // ends it: the admission's, or the session's it was handed to.
 func (p *Proxy) finish(cn *conn) {
+	p.endEvents(cn)
 	cn.releaseReader()
 	if cn.perIPHeld {
 		p.perIP.release(cn.ip)

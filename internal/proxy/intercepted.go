@@ -12,6 +12,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/auth"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/forwarding"
+	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
@@ -151,19 +152,33 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 			return
 		}
 		a := session.Authenticator{Keys: keys, Sessions: p.icpt.sessions, SendIP: p.icpt.sendIP}
-		profile, err = a.Authenticate(p.ctx, client)
+		endSpan := cn.ev.trace.Auth()
+		profile, err = a.Authenticate(cn.ev.ctx, client)
+		endSpan(err)
 		if err != nil {
 			p.log.Info("player failed authentication", "player", cn.player, "client", cn.client, "server", srv.id, "err", err)
 			end(metrics.LoginFailed, "auth", err.Error(), auth.KickMessage(err))
 			return
 		}
 	}
+	// Handlers may change the profile; bans and the backends see the final one.
+	gpr := hooks.GameProfileRequest{Connection: cn.ev.conn, Server: srv.id, Profile: hooks.ProfileFromAuth(profile), OnlineMode: srv.cfg.ProxyMode == config.ModeClientOnly}
+	hooks.Fire(p.opts.Hooks, cn.ev.ctx, &gpr)
+	if changed, err := gpr.Profile.Auth(); err == nil {
+		profile = changed
+	}
 	cn.player, cn.uuid, cn.profile = profile.Name, profile.ID.String(), profile
+	cn.ev.trace.SetPlayer(profile.Name, cn.uuid)
 	if b := p.opts.Bans; b != nil {
 		if ban, banned := b.CheckPlayer(cn.ip, profile.Name, profile.ID.String(), p.now()); banned {
 			end(metrics.LoginBanned, "ban", "banned player "+profile.Name, ban.KickMessage(p.now()))
 			return
 		}
+	}
+	target, text, ok := p.acceptLogin(cn, interceptedFamily)
+	if !ok {
+		end(metrics.LoginFailed, "hook", "Login denied", text)
+		return
 	}
 	if err := client.FinishLogin(profile, cfg.CompressionThreshold); err != nil {
 		p.log.Debug("client login did not finish", "player", profile.Name, "client", cn.client, "err", err)
@@ -171,27 +186,29 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	}
 	// From here on the client is in the configuration or play state; kicks are
 	// written for that state.
-
-	if err := p.wake(cn); err != nil {
-		end(metrics.LoginServerStarting, "server_start", err.Error(), err.Error())
-		return
-	}
 	pl := newPlayer(cn, p.now())
-	first, outcome, err := p.joinBackend(cn, srv, &cn.lease, nil)
-	if err != nil {
-		o, msg := noBackend(srv, err)
-		if errors.Is(err, errVelocityTooOld) {
-			o, msg = metrics.LoginFailed, forwarding.KickVelocityTooOld
+	var first *session.Backend
+	for round := 0; ; round++ {
+		if target, text, ok = p.preConnect(cn, target, "", interceptedFamily); !ok {
+			end(metrics.LoginFailed, "hook", "ServerPreConnect denied", text)
+			return
 		}
-		end(o, "backend", err.Error(), msg)
-		return
+		cn.srv = target
+		o, cause, msg, err := p.interceptedConnect(cn, &first)
+		if err == nil {
+			break
+		}
+		next, kickText := p.kickedFrom(cn, cn.srv, cause, msg, true, interceptedFamily)
+		if next == nil || round >= maxRedirects {
+			end(o, "backend", err.Error(), kickText)
+			return
+		}
+		target = next
 	}
-	if outcome.Kick != "" {
-		// The backend took the connection and refused the player (whitelist, a ban
-		// of its own): the player reads its words; the address is healthy.
-		end(metrics.LoginBackendRefused, "backend_kick", outcome.Kick, outcome.Kick)
-		return
-	}
+	pl.mu.Lock()
+	pl.srv, pl.mode = cn.srv, cn.srv.cfg.ProxyMode
+	pl.mu.Unlock()
+	p.connected(cn, cn.srv, first.Address, "")
 	_ = cn.c.SetDeadline(time.Time{})
 	setKeepalive(cn.c, cfg.Keepalive)
 	// The client's reader now belongs to its mc.Conn for the session's life; it goes
@@ -206,6 +223,32 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 			return up, down
 		})
 	})
+}
+
+// interceptedConnect wakes cn.srv and logs the player in to one of its
+// addresses. On failure it says how the login ended, the event's cause and the
+// text the player would read.
+func (p *Proxy) interceptedConnect(cn *conn, first **session.Backend) (metrics.LoginOutcome, string, string, error) {
+	end := cn.ev.trace.Wake(cn.srv.id)
+	err := p.wake(cn)
+	end(err)
+	if err != nil {
+		return metrics.LoginServerStarting, hooks.CauseStartFailed, err.Error(), err
+	}
+	b, outcome, err := p.joinBackend(cn, cn.srv, &cn.lease, nil)
+	switch {
+	case errors.Is(err, errVelocityTooOld):
+		return metrics.LoginFailed, hooks.CauseUnreachable, forwarding.KickVelocityTooOld, err
+	case err != nil:
+		o, msg := noBackend(cn.srv, err)
+		return o, hooks.CauseUnreachable, msg, err
+	case outcome.Kick != "":
+		// The backend took the connection and refused the player (whitelist, a ban
+		// of its own): the player reads its words; the address is healthy.
+		return metrics.LoginBackendRefused, hooks.CauseKicked, outcome.Kick, errors.New("refused by the backend: " + outcome.Kick)
+	}
+	*first = b
+	return "", "", "", nil
 }
 
 // errVelocityTooOld: the target server forwards with velocity and the client is

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 )
@@ -19,25 +20,63 @@ import (
 type passthrough struct{}
 
 func (passthrough) serveLogin(p *Proxy, cn *conn) {
-	srv := cn.srv
-	if err := p.wake(cn); err != nil {
-		p.loginOutcome(cn, metrics.LoginServerStarting)
-		p.kick(cn, err.Error())
+	target, text, ok := p.acceptLogin(cn, passthroughFamily)
+	if !ok {
+		p.kick(cn, text)
 		return
 	}
-	pending := relayBytes(cn)
-	cn.releaseReader() // nothing more is read through the bufio.Reader
+	// The buffered bytes belong to whichever backend is chosen; the reader is given
+	// back once they have been copied out.
+	buffered := append([]byte(nil), cn.buffered()...)
+	cn.releaseReader()
+	previous := ""
+	for round := 0; ; round++ {
+		if target, text, ok = p.preConnect(cn, target, previous, passthroughFamily); !ok {
+			p.kick(cn, text)
+			return
+		}
+		cn.srv = target
+		backend, pending, first, cause, err := p.passthroughConnect(cn, buffered)
+		if err == nil {
+			p.connected(cn, cn.srv, cn.lease.Address(), "")
+			p.passthroughSession(cn, backend, pending, first)
+			return
+		}
+		o, msg := noBackend(cn.srv, err)
+		if cause == hooks.CauseStartFailed {
+			o, msg = metrics.LoginServerStarting, err.Error()
+		}
+		next, kickText := p.kickedFrom(cn, cn.srv, cause, msg, true, passthroughFamily)
+		if next == nil || round >= maxRedirects {
+			p.loginOutcome(cn, o)
+			p.kick(cn, kickText)
+			return
+		}
+		target = next
+	}
+}
 
-	// A modern backend's first answer is read so a "server is full" kick can pass
-	// the player to the next replica; a legacy one is only written to.
-	var first []byte
-	login := func(backend net.Conn, deadline time.Time) (string, error) {
-		_ = backend.SetDeadline(deadline)
+// passthroughConnect wakes the chosen server and connects the player to one of
+// its addresses: the client's handshake (rewritten for this server) and login
+// start go out with what the client sent after them, and a modern backend's
+// first answer is read so a "server is full" kick passes the player to the next
+// replica (a legacy one is only written to).
+func (p *Proxy) passthroughConnect(cn *conn, buffered []byte) (backend net.Conn, pending, first []byte, cause string, err error) {
+	srv := cn.srv
+	end := cn.ev.trace.Wake(srv.id)
+	err = p.wake(cn)
+	end(err)
+	if err != nil {
+		return nil, nil, nil, hooks.CauseStartFailed, err
+	}
+	pending = relayBytes(cn, buffered)
+	login := func(b net.Conn, deadline time.Time) (string, error) {
+		_ = b.SetDeadline(deadline)
 		out := pending
-		if pre := preamble(srv, cn.client, backend); pre != nil {
+		if pre := preamble(srv, cn.client, b); pre != nil {
 			out = append(pre, pending...)
 		}
-		if _, err := backend.Write(out); err != nil {
+		if _, err := b.Write(out); err != nil {
 			return "", err
 		}
 		if cn.legacy == legacyLogin {
@@ -45,16 +84,19 @@ func (passthrough) serveLogin(p *Proxy, cn *conn) {
 		}
 		var full string
 		var err error
-		first, full, err = readFirstLoginPacket(backend, srv)
+		first, full, err = readFirstLoginPacket(b, srv)
 		return full, err
 	}
-	backend, err := p.connectBackend(cn, login)
+	backend, err = p.connectBackend(cn, login)
 	if err != nil {
-		outcome, msg := noBackend(srv, err)
-		p.loginOutcome(cn, outcome)
-		p.kick(cn, msg)
-		return
+		return nil, nil, nil, hooks.CauseUnreachable, err
 	}
+	return backend, pending, first, "", nil
+}
+
+// passthroughSession hands the player's first backend answer over and forwards
+// bytes until either side closes.
+func (p *Proxy) passthroughSession(cn *conn, backend net.Conn, pending, first []byte) {
 	_ = cn.c.SetReadDeadline(time.Time{})
 	if len(first) > 0 {
 		if _, err := cn.c.Write(first); err != nil {
@@ -86,9 +128,8 @@ func noBackend(srv *server, err error) (metrics.LoginOutcome, string) {
 // relayBytes is what the backend receives before forwarding starts: the client's
 // handshake (rewritten if asked), its login start and whatever it already sent
 // after them.
-func relayBytes(cn *conn) []byte {
+func relayBytes(cn *conn, buffered []byte) []byte {
 	hs := firstPacketForBackend(cn)
-	buffered := cn.buffered()
 	out := make([]byte, 0, len(hs)+len(cn.rawLogin)+len(buffered))
 	out = append(out, hs...)
 	out = append(out, cn.rawLogin...)

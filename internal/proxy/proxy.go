@@ -17,10 +17,12 @@ import (
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/ipfilter"
 	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
+	"github.com/infrarust-go/infrarust/internal/telemetry"
 )
 
 // Options are what the proxy needs from the outside world.
@@ -38,8 +40,12 @@ type Options struct {
 	Version string
 	// ProxyHeaderTimeout bounds the wait for a PROXY header; 0 means 5 s.
 	ProxyHeaderTimeout time.Duration
-	// Dialer opens backend connections; nil means a net.Dialer (keepalive left to sessions).
+	// Dialer opens backend connections; nil means a net.Dialer.
 	Dialer Dialer
+	// Hooks fires the player events (compiled-in handlers, webhooks); nil fires none.
+	Hooks *hooks.Dispatcher
+	// Tracer traces sessions ([telemetry]); nil traces nothing.
+	Tracer *telemetry.Tracer
 }
 
 // Manager is the server manager as the proxy sees it: a login for a managed server

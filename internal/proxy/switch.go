@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 	"github.com/infrarust-go/infrarust/internal/session"
 )
@@ -85,7 +86,27 @@ func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.G
 	if gone.Kick != "" && matchesAny(gone.Kick, lowerAll(srv.cfg.FallbackSkipKicks)) {
 		return errors.New("kick ends the session")
 	}
+	cause := hooks.CauseUnreachable
+	if gone.Kick != "" {
+		cause = hooks.CauseKicked
+	}
+	// A handler may send the player somewhere, or end the session with its words.
+	res := hooks.Fire(p.opts.Hooks, pl.origin.ev.ctx, &hooks.KickedFromServer{
+		Connection: pl.origin.ev.conn, Profile: pl.origin.hookProfile(), Server: srv.id, Cause: cause, Reason: gone.Reason(),
+	})
+	if res.Denied() {
+		if res.Reason != "" {
+			pl.sess.Kick(res.Reason)
+			return nil
+		}
+		return errors.New("an event handler ended the session")
+	}
 	targets := []*server{srv}
+	if res.Redirected() {
+		if t := st.servers[res.Server]; t != nil && t.cfg.ProxyMode.Intercepted() {
+			targets = append([]*server{t}, targets...)
+		}
+	}
 	for _, id := range srv.cfg.FallbackServers {
 		if t := st.servers[id]; t != nil && t != srv {
 			targets = append(targets, t)
@@ -123,12 +144,20 @@ func lowerAll(in []string) []string {
 	return out
 }
 
-// moveTo logs the player in to one of t's addresses and switches them there.
+// moveTo logs the player in to one of t's addresses and switches them there,
+// with the ServerPreConnect and ServerConnected events around it (a handler may
+// refuse the move or send it elsewhere).
 func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string) error {
+	cur, _ := pl.where()
+	t, text, ok := p.preConnect(pl.origin, t, cur.id, interceptedFamily)
+	if !ok {
+		return errors.New("refused by an event handler: " + text)
+	}
 	if !t.cfg.ProxyMode.Intercepted() {
 		return ErrOtherNetwork
 	}
 	cn := pl.dialConn(st)
+	cn.ev = pl.origin.ev
 	if m := p.opts.Manager; m != nil && m.Managed(t.id) {
 		cn.srv = t
 		if err := p.wake(cn); err != nil {
@@ -143,7 +172,13 @@ func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string) e
 	if outcome.Kick != "" {
 		return fmt.Errorf("%s refused the player: %s", t.id, outcome.Kick)
 	}
-	return pl.sess.Switch(next, ackWait)
+	endSpan := pl.origin.ev.trace.Switch(cur.id, t.id)
+	err = pl.sess.Switch(next, ackWait)
+	endSpan(err)
+	if err == nil {
+		p.connected(pl.origin, t, next.Address, cur.id)
+	}
+	return err
 }
 
 // SendPlayer moves a player to server, balanced like a login. The player stays
