@@ -135,8 +135,14 @@ func TestParseSyscallCounts(t *testing.T) {
 	if err != nil || n != 123456 {
 		t.Errorf("perf: %v %v", n, err)
 	}
-	if _, err := parsePerfCount("<not counted>,,raw_syscalls:sys_enter,0,0.00,,\n"); err == nil {
-		t.Error("a perf line without a count parsed")
+	if n, err := parsePerfCount("<not counted>,,raw_syscalls:sys_enter,0,0.00,,\n"); err != nil || n != 0 {
+		t.Errorf("a counter that never ran: %v %v, want 0", n, err)
+	}
+	if _, err := parsePerfCount("<not supported>,,raw_syscalls:sys_enter,0,0.00,,\n"); err == nil {
+		t.Error("an unsupported counter parsed")
+	}
+	if _, err := parsePerfCount("# started on Mon\n"); err == nil {
+		t.Error("output without the counter parsed")
 	}
 }
 

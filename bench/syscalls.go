@@ -122,12 +122,12 @@ func perfCount(pid int, run func() (int64, error)) (float64, idleRate, int64, er
 	if err != nil {
 		return 0, idleRate{}, 0, err
 	}
-	return busy, idleRate{calls: idle, perSecond: idle / (took + perfAttach).Seconds()}, logins, nil
+	return busy, idleRate{calls: idle, perSecond: idle / took.Seconds()}, logins, nil
 }
 
-// perfAttach is the time given to perf to attach before the work starts.
-const perfAttach = 300 * time.Millisecond
-
+// perfWhile counts raw_syscalls:sys_enter in every thread of pid exactly
+// while work runs: perf starts with the counter disabled and is told over its
+// control pipe to enable and disable it, acknowledging each.
 func perfWhile(pid int, work func()) (float64, error) {
 	out, err := os.CreateTemp("", "mcbench-perf-")
 	if err != nil {
@@ -135,16 +135,64 @@ func perfWhile(pid int, work func()) (float64, error) {
 	}
 	out.Close()
 	defer os.Remove(out.Name())
-	cmd := exec.Command("perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter", "-p", strconv.Itoa(pid), "-o", out.Name())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	ctlR, ctlW, err := os.Pipe()
+	if err != nil {
 		return 0, err
 	}
-	time.Sleep(perfAttach)
+	defer ctlW.Close()
+	ackR, ackW, err := os.Pipe()
+	if err != nil {
+		ctlR.Close()
+		return 0, err
+	}
+	defer ackR.Close()
+	cmd := exec.Command("perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter", "-D", "-1", "--control", "fd:3,4",
+		"-p", strconv.Itoa(pid), "-o", out.Name())
+	cmd.ExtraFiles = []*os.File{ctlR, ackW} // fds 3 and 4 in perf
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Start()
+	ctlR.Close()
+	ackW.Close()
+	if err != nil {
+		return 0, err
+	}
+	acks := bufio.NewReader(ackR)
+	command := func(c string) error {
+		if _, err := ctlW.WriteString(c + "\n"); err != nil {
+			return fmt.Errorf("perf control %s: %w", c, err)
+		}
+		got := make(chan error, 1)
+		go func() {
+			line, err := acks.ReadString('\n')
+			// perf ends each "ack\n" with a NUL, which the next read starts with.
+			if err == nil && strings.Trim(line, "\x00 \n") != "ack" {
+				err = fmt.Errorf("perf answered %q to %s", line, c)
+			}
+			got <- err
+		}()
+		select {
+		case err := <-got:
+			return err
+		case <-time.After(10 * time.Second):
+			return fmt.Errorf("perf did not acknowledge %s in 10s", c)
+		}
+	}
+	stop := func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait() // perf exits non-zero on SIGINT; the file says whether it counted
+	}
+	if err := command("enable"); err != nil {
+		_ = cmd.Process.Kill()
+		stop()
+		return 0, fmt.Errorf("%w (%s)", err, strings.TrimSpace(stderr.String()))
+	}
 	work()
-	_ = cmd.Process.Signal(os.Interrupt)
-	_ = cmd.Wait() // perf exits non-zero on SIGINT; the file says whether it counted
+	err = command("disable")
+	stop()
+	if err != nil {
+		return 0, fmt.Errorf("%w (%s)", err, strings.TrimSpace(stderr.String()))
+	}
 	b, err := os.ReadFile(out.Name())
 	if err != nil {
 		return 0, err
@@ -157,10 +205,15 @@ func perfWhile(pid int, work func()) (float64, error) {
 }
 
 // parsePerfCount reads the raw_syscalls:sys_enter count from perf stat -x, output.
+// perf says "<not counted>" when the counter never ran, i.e. no thread of the
+// process was scheduled in the window: that is zero calls.
 func parsePerfCount(s string) (float64, error) {
 	for _, line := range strings.Split(s, "\n") {
 		f := strings.Split(line, ",")
 		if len(f) >= 3 && strings.HasPrefix(f[2], "raw_syscalls:sys_enter") {
+			if f[0] == "<not counted>" {
+				return 0, nil // no thread of the process ran in the window: an idle Go process makes no calls
+			}
 			v, err := strconv.ParseFloat(f[0], 64)
 			if err != nil {
 				return 0, fmt.Errorf("perf counted %q", f[0])
