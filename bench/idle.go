@@ -28,18 +28,18 @@ type Idle struct {
 	Note           string `json:"note,omitempty"`
 }
 
-// idleSessions is how many idle sessions fit under RLIMIT_NOFILE: 4 fds per
-// session in-process (client, backend, the proxy's two sockets), 2 in each
-// process with --binary (no splice pipes in the intercepted modes; passthrough
-// needs 4 more in the child, which the child's limit covers for this count).
+// idleSessions is how many idle sessions fit under RLIMIT_NOFILE, sized for
+// passthrough, the hungriest mode: 8 fds per session in-process (client,
+// backend, the proxy's two sockets and two splice pipes), 6 in the child with
+// --binary (the intercepted modes need only the 2 sockets).
 func (e *mcEnv) idleSessions() (int, string) {
 	limit, err := RaiseFileLimit()
 	if err != nil {
 		return e.o.Sessions, "could not raise RLIMIT_NOFILE: " + err.Error()
 	}
-	per := uint64(4)
+	per := uint64(8)
 	if e.o.Binary != "" {
-		per = 6 // passthrough's child: 2 sockets + 2 splice pipes (2 fds each)
+		per = 6
 	}
 	if fit := int((limit - 512) / per); limit > 512 && fit < e.o.Sessions {
 		return fit, fmt.Sprintf("RLIMIT_NOFILE %d allows %d sessions (%d fds each), scaled down from %d", limit, fit, per, e.o.Sessions)
