@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
 // TestSmoke runs every workload at a tiny size with every relayed packet
@@ -154,9 +155,12 @@ func TestSkipFrameCountsBatches(t *testing.T) {
 		br := bufio.NewReader(bytes.NewReader(b.wire))
 		var total int64
 		for range b.frames {
-			n, err := skipFrame(br, th)
+			n, id, err := skipFrame(br, th)
 			if err != nil {
 				t.Fatalf("threshold %d: %v", th, err)
+			}
+			if id == idEnd {
+				t.Fatalf("threshold %d: a play packet read as the end marker", th)
 			}
 			total += int64(n)
 		}
@@ -165,6 +169,16 @@ func TestSkipFrameCountsBatches(t *testing.T) {
 		}
 		if _, err := br.ReadByte(); err == nil {
 			t.Errorf("threshold %d: bytes left after %d frames", th, b.frames)
+		}
+		// The end marker is told apart without inflating anything.
+		var end bytes.Buffer
+		c := mc.NewConn(nil, &end, clientZlib)
+		_ = c.SetCompression(th)
+		if err := c.WritePacket(idEnd, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, id, err := skipFrame(bufio.NewReader(&end), th); err != nil || id != idEnd {
+			t.Errorf("threshold %d: end marker read as id %d, %v", th, id, err)
 		}
 	}
 }

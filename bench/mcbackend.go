@@ -17,6 +17,8 @@ const (
 	idGreeting int32 = 0x01 // backend -> client, right after the login
 	idCommand  int32 = 0x02 // client -> backend: one byte, cmdSink/cmdSource/cmdEcho/cmdIdle
 	idCount    int32 = 0x03 // backend -> client: the sink's countPayload
+	idEnd      int32 = 0x04 // client -> backend: the last frame of a sink; the count follows
+
 )
 
 // mcBackend is an offline-mode Minecraft server as an intercepting proxy sees
@@ -143,8 +145,9 @@ func (b *mcBackend) serve(c net.Conn) {
 	_ = c.SetDeadline(time.Time{})
 	switch f.Payload[0] {
 	case cmdSink:
-		frames, n, bad := b.sink(conn, br)
-		_ = conn.WritePacket(idCount, countPayload(frames, n, bad))
+		if frames, n, bad, ok := b.sink(conn, br); ok {
+			_ = conn.WritePacket(idCount, countPayload(frames, n, bad))
+		}
 	case cmdSource:
 		wire := batchFor(b.threshold).wire
 		for {
@@ -168,14 +171,20 @@ func (b *mcBackend) serve(c net.Conn) {
 	}
 }
 
-// sink reads frames until the client half-closes and counts them: cheaply by
-// their headers, or (verify) decoded and compared with playMix.
-func (b *mcBackend) sink(conn *mc.Conn, br *bufio.Reader) (frames, bytes, bad int64) {
+// sink reads frames until the client's end marker and counts them: cheaply by
+// their headers, or (verify) decoded and compared with playMix. ok is false
+// when the connection ended before the marker. The client ends with a frame,
+// not a half-close, because a proxy gives the other direction only a few
+// seconds after one side closes, and a slow sink (-race, verify) needs more.
+func (b *mcBackend) sink(conn *mc.Conn, br *bufio.Reader) (frames, bytes, bad int64, ok bool) {
 	if b.verify {
 		for {
 			f, err := conn.ReadFrame()
 			if err != nil {
-				return
+				return frames, bytes, bad, false
+			}
+			if f.ID == idEnd {
+				return frames, bytes, bad, true
 			}
 			if !checkPacket(int(frames), f.ID, f.Payload) {
 				bad++
@@ -186,9 +195,12 @@ func (b *mcBackend) sink(conn *mc.Conn, br *bufio.Reader) (frames, bytes, bad in
 	}
 	big := bufio.NewReaderSize(br, 64<<10) // reads through br, which holds no more than 4 KiB
 	for {
-		n, err := skipFrame(big, b.threshold)
+		n, id, err := skipFrame(big, b.threshold)
 		if err != nil {
-			return
+			return frames, bytes, bad, false
+		}
+		if id == idEnd {
+			return frames, bytes, bad, true
 		}
 		frames++
 		bytes += int64(n)

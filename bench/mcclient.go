@@ -197,8 +197,8 @@ func (c *mcClient) command(cmd byte) error {
 	return c.conn.WritePacket(idCommand, []byte{cmd})
 }
 
-// sendFor writes the client's batch until d has passed, half-closes, and
-// returns the packet bytes the backend confirms it received.
+// sendFor writes the client's batch until d has passed, then the end marker,
+// and returns the packet bytes the backend confirms it received.
 func (c *mcClient) sendFor(d time.Duration) (int64, error) {
 	if err := c.command(cmdSink); err != nil {
 		return 0, err
@@ -213,7 +213,7 @@ func (c *mcClient) sendFor(d time.Duration) (int64, error) {
 		}
 		sent++
 	}
-	if err := c.nc.CloseWrite(); err != nil {
+	if err := c.conn.WritePacket(idEnd, nil); err != nil {
 		return 0, err
 	}
 	// The socket buffers can still hold megabytes the backend has to decode
@@ -260,7 +260,7 @@ func (c *mcClient) receiveFor(d time.Duration, verify bool) (int64, error) {
 	}
 	big := bufio.NewReaderSize(c.br, 64<<10)
 	for time.Now().Before(end) {
-		n, err := skipFrame(big, c.threshold)
+		n, _, err := skipFrame(big, c.threshold)
 		if err != nil {
 			return total, err
 		}

@@ -103,34 +103,66 @@ func batchFor(threshold int) batch {
 
 // skipFrame reads one frame's header and discards its body without inflating
 // it: the cheap way a load generator counts what it received. It returns the
-// packet's uncompressed size (the data length of a compressed frame).
-func skipFrame(br *bufio.Reader, threshold int) (int, error) {
+// packet's uncompressed size (the data length of a compressed frame) and its
+// packet id when the frame is plain or its packet is tiny (-1 otherwise), so
+// the end marker is seen at any threshold without inflating play packets.
+func skipFrame(br *bufio.Reader, threshold int) (int, int32, error) {
 	n, err := mc.ReadVarInt(br)
 	if err != nil {
-		return 0, err
+		return 0, -1, err
 	}
 	if n <= 0 || n > mc.MaxFrameSize {
-		return 0, fmt.Errorf("frame length %d", n)
+		return 0, -1, fmt.Errorf("frame length %d", n)
 	}
 	size, rest := int(n), int(n)
+	compressed := false
 	if threshold >= 0 {
 		dl, err := mc.ReadVarInt(br)
 		if err != nil {
-			return 0, err
+			return 0, -1, err
 		}
 		rest -= mc.VarIntSize(dl)
 		if dl < 0 || rest < 1 {
-			return 0, fmt.Errorf("data length %d in a %d-byte frame", dl, n)
+			return 0, -1, fmt.Errorf("data length %d in a %d-byte frame", dl, n)
 		}
 		size = rest
 		if dl > 0 {
-			size = int(dl)
+			size, compressed = int(dl), true
+		}
+	}
+	id := int32(-1)
+	if compressed && size <= 8 {
+		body := make([]byte, rest)
+		if _, err := io.ReadFull(br, body); err != nil {
+			return 0, -1, fmt.Errorf("frame body: %w", err)
+		}
+		zr, err := zlib.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return 0, -1, fmt.Errorf("tiny compressed packet: %w", err)
+		}
+		defer zr.Close()
+		var first [1]byte
+		if _, err := io.ReadFull(zr, first[:]); err != nil {
+			return 0, -1, fmt.Errorf("tiny compressed packet: %w", err)
+		}
+		if first[0] < 0x80 {
+			id = int32(first[0])
+		}
+		return size, id, nil
+	}
+	if !compressed {
+		first, err := br.Peek(1)
+		if err != nil {
+			return 0, -1, fmt.Errorf("frame body: %w", err)
+		}
+		if first[0] < 0x80 { // a one-byte VarInt id
+			id = int32(first[0])
 		}
 	}
 	if _, err := br.Discard(rest); err != nil {
-		return 0, fmt.Errorf("frame body: %w", err)
+		return 0, -1, fmt.Errorf("frame body: %w", err)
 	}
-	return size, nil
+	return size, id, nil
 }
 
 // checkPacket compares the i-th packet a peer received with what playMix sent.
