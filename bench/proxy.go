@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
@@ -26,9 +27,29 @@ type inProcess struct {
 	dir    string
 }
 
-// benchConfig is the configuration every proxied workload runs with: one server,
-// one address, rate limiting off (every client is 127.0.0.1), status cache per flag.
-func benchConfig(backend, serversDir string, cacheTTL time.Duration) *config.Config {
+// proxySpec is what the proxy under test serves: bench.local (passthrough to the
+// fakemc backend) and one server per proxy mode of the Minecraft-faithful workloads.
+type proxySpec struct {
+	backend       string        // fakemc's address, behind benchHost
+	cacheTTL      time.Duration // status cache
+	routes        []route       // the Minecraft-faithful servers
+	sessionServer string        // the stand-in session server's URL ("": Mojang's, unused)
+	threshold     int           // compression_threshold of the intercepted modes
+}
+
+// route is one server of the proxy: a domain, its proxy_mode and its one backend.
+type route struct {
+	id, host, mode, backend string
+}
+
+// servers is every server of the spec, bench.local first.
+func (s proxySpec) servers() []route {
+	return append([]route{{id: "bench", host: benchHost, mode: "passthrough", backend: s.backend}}, s.routes...)
+}
+
+// benchConfig is the configuration every proxied workload runs with: one address
+// per server, rate limiting off (every client is 127.0.0.1), status cache per flag.
+func benchConfig(spec proxySpec, serversDir string) *config.Config {
 	cfg := config.Default()
 	cfg.Bind = "127.0.0.1:0"
 	cfg.ServersPath = serversDir
@@ -37,24 +58,30 @@ func benchConfig(backend, serversDir string, cacheTTL time.Duration) *config.Con
 	cfg.MaxConnectionsPerIP = 0
 	cfg.ActiveHealth.Enabled = false
 	cfg.Web.Enabled = false
-	cfg.StatusCache.TTL = config.Duration(cacheTTL)
-	cfg.Servers = []*config.Server{{
-		ID: "bench", File: "bench.toml", Domains: []string{benchHost},
-		Addresses: []config.Address{{Address: backend, Weight: 1}},
-		Balance:   balance.FirstAvailable, SlowStartAggression: 1,
-		ProxyMode: "passthrough", DomainRewrite: config.DomainRewrite{Mode: config.RewriteNone},
-		DisconnectMessage: "unreachable", FullKickPatterns: config.DefaultFullKickPatterns,
-	}}
+	cfg.StatusCache.TTL = config.Duration(spec.cacheTTL)
+	cfg.CompressionThreshold = spec.threshold
+	if spec.sessionServer != "" {
+		cfg.Auth.SessionServer = spec.sessionServer
+	}
+	for _, r := range spec.servers() {
+		cfg.Servers = append(cfg.Servers, &config.Server{
+			ID: r.id, File: r.id + ".toml", Domains: []string{r.host},
+			Addresses: []config.Address{{Address: r.backend, Weight: 1}},
+			Balance:   balance.FirstAvailable, SlowStartAggression: 1,
+			ProxyMode: config.ProxyMode(r.mode), DomainRewrite: config.DomainRewrite{Mode: config.RewriteNone},
+			DisconnectMessage: "unreachable", FullKickPatterns: config.DefaultFullKickPatterns,
+		})
+	}
 	return cfg
 }
 
-func startInProcess(backend string, cacheTTL time.Duration) (*inProcess, error) {
+func startInProcess(spec proxySpec) (*inProcess, error) {
 	dir, err := os.MkdirTemp("", "mcbench-servers-")
 	if err != nil {
 		return nil, err
 	}
 	p, err := proxy.New(proxy.Options{
-		Config: benchConfig(backend, dir, cacheTTL),
+		Config: benchConfig(spec, dir),
 		Logger: slog.New(slog.DiscardHandler),
 		Bus:    events.NewBus(),
 	})
@@ -71,7 +98,12 @@ func startInProcess(backend string, cacheTTL time.Duration) (*inProcess, error) 
 	ip := &inProcess{p: p, addr: ln.Addr().String(), cancel: cancel, done: make(chan struct{}), dir: dir}
 	// RunBackground (prober, servers_dir watcher, limiter sweep) is left out: it is
 	// off the data path, and the watcher would reload the empty temp servers dir.
-	go func() { defer close(ip.done); _ = p.Serve(ctx, ln) }()
+	// Every goroutine the proxy starts inherits this label, so a CPU profile of
+	// the whole run can be cut down to the proxy: pprof -tagfocus side=proxy.
+	go pprof.Do(ctx, pprof.Labels("side", "proxy"), func(ctx context.Context) {
+		defer close(ip.done)
+		_ = p.Serve(ctx, ln)
+	})
 	return ip, nil
 }
 

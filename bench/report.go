@@ -26,39 +26,86 @@ func metStr(ok bool) string {
 	return "MISSED"
 }
 
-// WriteTable prints the result as a Markdown table (pasted as is into docs/benchmarks.md).
+// WriteTable prints the result as Markdown tables (pasted as is into docs/benchmarks.md).
 func WriteTable(w io.Writer, res *Result) {
-	fmt.Fprintf(w, "| workload | direct | via proxy | proxy/direct (or added) | target | |\n")
-	fmt.Fprintf(w, "|---|---:|---:|---:|---|---|\n")
+	fmt.Fprintf(w, "Proxy: %s; %d CPUs; load average %s at the start, %s at the end; %.0f s.\n\n",
+		res.Mode, res.CPUs, orDash(res.LoadStart), orDash(res.LoadEnd), res.Seconds)
+	fmt.Fprintf(w, "| workload | direct | via proxy | proxy/direct (or added) | proxy CPU per unit | target | |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---|---|\n")
 	for _, r := range res.Rows {
 		rel := fmt.Sprintf("%.3f×", r.Ratio)
 		if r.Added {
 			rel = fmt.Sprintf("%+.1f µs", r.Ratio)
 		}
+		cpu := ""
+		if r.CPUUnit != "" {
+			cpu = num(r.ProxyCPU) + " " + r.CPUUnit
+		}
 		t, met := rowTarget(r)
 		if r.Errors > 0 {
 			met += fmt.Sprintf(" (%d errors)", r.Errors)
 		}
-		fmt.Fprintf(w, "| %s | %s %s | %s %s | %s | %s | %s |\n", r.Name, num(r.Direct), r.Unit, num(r.Proxy), r.Unit, rel, t, met)
+		fmt.Fprintf(w, "| %s | %s %s | %s %s | %s | %s | %s | %s |\n", r.Name, num(r.Direct), r.Unit, num(r.Proxy), r.Unit, rel, cpu, t, met)
 	}
 	if m := res.Memory; m != nil {
 		kib := m.ProxyRSSPerSess / 1024
-		fmt.Fprintf(w, "| idle sessions (%d): proxy RSS per session | %.1f KiB (client+backend) | %.1f KiB | | ≤ 16 KiB | %s |\n",
+		fmt.Fprintf(w, "| idle sessions (%d): proxy RSS per session | %.1f KiB (client+backend) | %.1f KiB | | | ≤ 16 KiB | %s |\n",
 			m.Sessions, m.DirectRSSPerSess/1024, kib, metStr(kib <= 16))
 		if m.ProxyGoPerSess != 0 {
-			fmt.Fprintf(w, "| idle sessions: proxy Go heap+stacks per session | | %.1f KiB (%.1f KiB stacks) | | | |\n", m.ProxyGoPerSess/1024, m.ProxyStackPerSess/1024)
-			fmt.Fprintf(w, "| idle sessions: proxy goroutines / fds per session | | %.2f / %.2f | | | |\n", float64(m.ProxyGoroutines)/100, m.ProxyFDsPerSess)
+			fmt.Fprintf(w, "| idle sessions: proxy Go heap+stacks per session | | %.1f KiB (%.1f KiB stacks) | | | | |\n", m.ProxyGoPerSess/1024, m.ProxyStackPerSess/1024)
+			fmt.Fprintf(w, "| idle sessions: proxy goroutines / fds per session | | %.2f / %.2f | | | | |\n", float64(m.ProxyGoroutines)/100, m.ProxyFDsPerSess)
 		}
 		if m.ProxyGoPerSess == 0 && m.ProxyFDsPerSess != 0 {
-			fmt.Fprintf(w, "| idle sessions: proxy fds per session; after close: socket fds, pooled pipe fds | | %.2f; %+d, %d | | | |\n", m.ProxyFDsPerSess, m.ProxyFDsAfter, m.PooledPipeFDs)
+			fmt.Fprintf(w, "| idle sessions: proxy fds per session; after close: socket fds, pooled pipe fds | | %.2f; %+d, %d | | | | |\n", m.ProxyFDsPerSess, m.ProxyFDsAfter, m.PooledPipeFDs)
 		}
 		leak := m.GoroutinesAfter <= m.GoroutinesBefore+2 && m.ActiveAfter <= 0 && m.ProxyFDsAfter <= 0
-		fmt.Fprintf(w, "| after close: goroutines before → open → after; proxy active | | %d → %d → %d; active %d | heap %+.0f KiB, RSS %+.0f KiB | no leak | %s |\n",
+		fmt.Fprintf(w, "| after close: goroutines before → open → after; proxy active | | %d → %d → %d; active %d | heap %+.0f KiB, RSS %+.0f KiB | | no leak | %s |\n",
 			m.GoroutinesBefore, m.GoroutinesOpen, m.GoroutinesAfter, m.ActiveAfter, m.HeapAfterDeltaKiB, m.RSSAfterDeltaKiB, metStr(leak))
 		if m.Note != "" {
 			fmt.Fprintf(w, "\nNote: %s\n", m.Note)
 		}
 	}
+	if len(res.Idle) > 0 {
+		fmt.Fprintf(w, "\n| idle sessions by mode | sessions | proxy RSS per session | Go heap+stacks (stacks) | goroutines / fds per session | opened at | goroutines left after close | target | |\n")
+		fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---|---|\n")
+		for _, id := range res.Idle {
+			gomem := ""
+			if id.GoPerSess != 0 {
+				gomem = fmt.Sprintf("%.1f KiB (%.1f KiB)", id.GoPerSess/1024, id.StackPerSess/1024)
+			}
+			t, met := "", ""
+			if id.Mode != modePassthrough {
+				t, met = "≤ 64 KiB", metStr(id.RSSPerSess <= 64<<10)
+			}
+			fmt.Fprintf(w, "| %s | %d | %.1f KiB | %s | %.2f / %.2f | %.0f logins/s | %+d | %s | %s |\n",
+				id.Mode, id.Sessions, id.RSSPerSess/1024, gomem, id.GoroutinesPerSess, id.FDsPerSess, id.OpenRate, id.GoroutinesLeft, t, met)
+		}
+		if n := res.Idle[0].Note; n != "" {
+			fmt.Fprintf(w, "\nNote: %s\n", n)
+		}
+	}
+	if len(res.Syscalls) > 0 {
+		fmt.Fprintf(w, "\n| syscalls per login | logins | perf (idle subtracted) | strace -c | largest (strace, per login) |\n")
+		fmt.Fprintf(w, "|---|---:|---:|---:|---|\n")
+		for _, s := range res.Syscalls {
+			var top []string
+			for _, c := range s.Top {
+				top = append(top, fmt.Sprintf("%s %.1f", c.Name, c.PerLogin))
+			}
+			note := strings.Join(top, ", ")
+			if s.Note != "" {
+				note += " (" + strings.TrimSpace(s.Note) + ")"
+			}
+			fmt.Fprintf(w, "| %s | %d | %.1f | %.1f | %s |\n", s.Workload, s.Logins, s.PerLogin, s.StracePerLogin, note)
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
 }
 
 func num(v float64) string {

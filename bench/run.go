@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Options size a run; the defaults fit in about a minute on 2 cores.
+// Options size a run; the defaults fit in a few minutes on 2 cores.
 type Options struct {
 	Binary    string        // path to an infrarust binary; empty = in-process proxy
 	BulkTime  time.Duration // per bulk measurement
@@ -23,10 +23,24 @@ type Options struct {
 	RTTSize   int           // message size in bytes
 	StormTime time.Duration // per status/login storm
 	Clients   int           // concurrent storm clients
-	Sessions  int           // idle sessions for the memory figure
+	Sessions  int           // idle sessions for the memory figures
 	Rounds    int           // repeat each throughput/storm pair, keep the median
-	Only      map[string]bool
-	Logf      func(format string, args ...any)
+	// Modes are the proxy modes of the Minecraft-faithful workloads (relay-*,
+	// mclogin-*, idle-modes, syscalls): passthrough, offline, offline-reframe,
+	// client_only. Empty means all four.
+	Modes []string
+	// ReframeThreshold is the backend's compression threshold behind
+	// offline-reframe (the proxy's stays at 256, so every frame is re-framed);
+	// -1, the default, is a backend with compression off.
+	ReframeThreshold int
+	// Syscalls is the number of logins per mode counted under perf (and strace,
+	// for the per-call breakdown) at the end of a --binary run; 0 skips it.
+	Syscalls int
+	// Verify decodes every relayed packet and compares it with what was sent
+	// (slow; the tests turn it on).
+	Verify bool
+	Only   map[string]bool
+	Logf   func(format string, args ...any)
 	// BeforeWorkload/AfterWorkload bracket the proxied run of each workload (profiling).
 	BeforeWorkload, AfterWorkload func(name string)
 	// WhileOpen runs while the idle proxied sessions are open (heap profile).
@@ -39,7 +53,7 @@ func Defaults() Options {
 		BulkTime: 2 * time.Second, Streams: 16,
 		RTTCount: 20000, RTTTime: 3 * time.Second, RTTSize: 32,
 		StormTime: 3 * time.Second, Clients: 64,
-		Sessions: 10000, Rounds: 1,
+		Sessions: 10000, Rounds: 1, ReframeThreshold: -1,
 	}
 }
 
@@ -50,10 +64,14 @@ type Row struct {
 	Direct float64 `json:"direct"`
 	Proxy  float64 `json:"proxy"`
 	// Ratio is proxy/direct for rates, or proxy-direct (added) for latencies.
-	Ratio  float64 `json:"ratio"`
-	Added  bool    `json:"added,omitempty"`
-	Errors int64   `json:"errors,omitempty"`
-	Note   string  `json:"note,omitempty"`
+	Ratio float64 `json:"ratio"`
+	Added bool    `json:"added,omitempty"`
+	// ProxyCPU is the proxy process's CPU per unit of work (CPUUnit), read from
+	// /proc/<pid>/stat around the proxied run; 0 when not measured (in-process).
+	ProxyCPU float64 `json:"proxy_cpu_per_unit,omitempty"`
+	CPUUnit  string  `json:"cpu_unit,omitempty"`
+	Errors   int64   `json:"errors,omitempty"`
+	Note     string  `json:"note,omitempty"`
 }
 
 // Memory is the idle-session figure.
@@ -78,11 +96,18 @@ type Memory struct {
 
 // Result is everything a run measured.
 type Result struct {
-	Mode    string  `json:"mode"`
-	Rows    []Row   `json:"rows"`
-	Memory  *Memory `json:"memory,omitempty"`
-	Started string  `json:"started"`
-	Seconds float64 `json:"seconds"`
+	Mode   string  `json:"mode"`
+	Rows   []Row   `json:"rows"`
+	Memory *Memory `json:"memory,omitempty"`
+	Idle   []Idle  `json:"idle_modes,omitempty"`
+	// Syscalls per login, per proxy mode (--binary with Options.Syscalls).
+	Syscalls []Syscalls `json:"syscalls,omitempty"`
+	// LoadStart and LoadEnd are /proc/loadavg when the run started and ended.
+	LoadStart string  `json:"load_start"`
+	LoadEnd   string  `json:"load_end"`
+	Started   string  `json:"started"`
+	Seconds   float64 `json:"seconds"`
+	CPUs      int     `json:"cpus"`
 }
 
 func (o Options) want(name string) bool { return len(o.Only) == 0 || o.Only[name] }
@@ -93,10 +118,136 @@ func (o Options) logf(format string, args ...any) {
 	}
 }
 
+// measure is one run of a workload: units of work (bytes, cycles) done in
+// seconds, and the proxy CPU it took when that can be read.
+type measure struct {
+	units, seconds float64
+	errors         int64
+	cpu            time.Duration
+	hasCPU         bool
+}
+
+// unit says how a workload's units read as a rate and as CPU per unit.
+type unit struct {
+	rate    string        // the rate's name, e.g. "MiB/s"
+	per     float64       // units in one of the rate's units (1<<20 bytes in a MiB)
+	cpu     string        // the CPU figure's name, e.g. "ms/GiB"
+	cpuPer  float64       // units in the CPU figure's denominator (1<<30 bytes in a GiB)
+	cpuTime time.Duration // the CPU figure's time unit
+}
+
+var (
+	mibUnit   = unit{"MiB/s", 1 << 20, "ms/GiB", 1 << 30, time.Millisecond}
+	cycleUnit = unit{"cycles/s", 1, "µs/cycle", 1, time.Microsecond}
+	loginUnit = unit{"logins/s", 1, "µs/login", 1, time.Microsecond}
+)
+
+func (u unit) rateOf(m measure) float64 { return m.units / u.per / m.seconds }
+
+func (u unit) cpuOf(m measure) float64 {
+	if !m.hasCPU || m.units == 0 {
+		return 0
+	}
+	return float64(m.cpu) / float64(u.cpuTime) / (m.units / u.cpuPer)
+}
+
+// arm is one proxied variant of a workload (a proxy mode); label "" is the
+// plain "via proxy" row.
+type arm struct {
+	label string
+	run   func() (measure, error)
+}
+
+// group is a workload's direct baseline and the proxied arms compared with it.
+type group struct {
+	direct func() (measure, error)
+	arms   []arm
+}
+
+// runner carries a run's state: the options, the result, the proxy under test.
+type runner struct {
+	o   Options
+	res *Result
+	px  target
+	// reopen replaces px with a fresh proxy of the same configuration.
+	reopen func() error
+}
+
+// timed runs f through the proxy with the hooks around it and the proxy's CPU read before and after.
+func (r *runner) timed(name string, f func() (measure, error)) (measure, error) {
+	if r.o.BeforeWorkload != nil {
+		r.o.BeforeWorkload(name)
+	}
+	c0, ok := r.px.CPU()
+	m, err := f()
+	c1, ok1 := r.px.CPU()
+	if r.o.AfterWorkload != nil {
+		r.o.AfterWorkload(name)
+	}
+	m.cpu, m.hasCPU = c1-c0, ok && ok1
+	return m, err
+}
+
+// compare runs each group's baseline and arms Rounds times, interleaved, and
+// adds one row per arm with the medians.
+func (r *runner) compare(name string, u unit, groups ...group) error {
+	if !r.o.want(name) {
+		return nil
+	}
+	type acc struct {
+		rates, cpus []float64
+		errs        int64
+	}
+	directs := make([]acc, len(groups))
+	arms := make([][]acc, len(groups))
+	for gi, g := range groups {
+		arms[gi] = make([]acc, len(g.arms))
+	}
+	for range max(r.o.Rounds, 1) {
+		for gi, g := range groups {
+			d, err := g.direct()
+			if err != nil {
+				return fmt.Errorf("%s direct: %w", name, err)
+			}
+			directs[gi].rates = append(directs[gi].rates, u.rateOf(d))
+			directs[gi].errs += d.errors
+			for ai, a := range g.arms {
+				m, err := r.timed(name, a.run)
+				if err != nil {
+					return fmt.Errorf("%s via proxy %s: %w", name, a.label, err)
+				}
+				x := &arms[gi][ai]
+				x.rates = append(x.rates, u.rateOf(m))
+				x.cpus = append(x.cpus, u.cpuOf(m))
+				x.errs += m.errors
+			}
+		}
+	}
+	for gi, g := range groups {
+		d := median(directs[gi].rates)
+		for ai, a := range g.arms {
+			x := arms[gi][ai]
+			row := Row{Name: name, Unit: u.rate, Direct: d, Proxy: median(x.rates), Errors: directs[gi].errs + x.errs}
+			if a.label != "" {
+				row.Name += " " + a.label
+			}
+			row.Ratio = row.Proxy / d
+			if c := median(x.cpus); c > 0 {
+				row.ProxyCPU, row.CPUUnit = c, u.cpu
+			}
+			r.res.Rows = append(r.res.Rows, row)
+			r.o.logf("%-32s direct %12.1f  proxy %12.1f %s  ratio %.3f  proxy CPU %.1f %s",
+				row.Name, row.Direct, row.Proxy, row.Unit, row.Ratio, row.ProxyCPU, row.CPUUnit)
+		}
+	}
+	return nil
+}
+
 // Run measures every selected workload, baseline first, then through the proxy.
 func Run(o Options) (*Result, error) {
 	start := time.Now()
-	res := &Result{Mode: "in-process", Started: start.UTC().Format(time.RFC3339)}
+	res := &Result{Mode: "in-process", Started: start.UTC().Format(time.RFC3339), LoadStart: loadAverage(), CPUs: runtime.NumCPU()}
+	defer func() { res.LoadEnd, res.Seconds = loadAverage(), time.Since(start).Seconds() }()
 	if o.Binary != "" {
 		res.Mode = "binary " + o.Binary
 	}
@@ -105,64 +256,48 @@ func Run(o Options) (*Result, error) {
 		return nil, err
 	}
 	defer be.Close()
+	env, err := startMCEnv(o)
+	if err != nil {
+		return nil, err
+	}
+	defer env.Close()
+	spec := proxySpec{backend: be.Addr(), cacheTTL: 5 * time.Second, routes: env.routes(), sessionServer: env.ss.URL, threshold: 256}
 	open := func(cacheTTL time.Duration) (target, error) {
+		spec.cacheTTL = cacheTTL
 		if o.Binary != "" {
-			return startBinary(o.Binary, be.Addr(), cacheTTL)
+			return startBinary(o.Binary, spec)
 		}
-		return startInProcess(be.Addr(), cacheTTL)
+		return startInProcess(spec)
 	}
 	px, err := open(5 * time.Second)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { px.Close() }()
-	direct, via := be.Addr(), px.Addr()
+	r := &runner{o: o, res: res, px: px}
+	defer func() { r.px.Close() }()
+	r.reopen = func() error {
+		r.px.Close()
+		var err error
+		r.px, err = open(spec.cacheTTL)
+		return err
+	}
+	direct := be.Addr()
+	via := func() string { return r.px.Addr() }
+	plain := func(f func(addr string) (measure, error)) group {
+		return group{direct: func() (measure, error) { return f(direct) }, arms: []arm{{run: func() (measure, error) { return f(via()) }}}}
+	}
 
-	rate := func(name, unit string, f func(addr string) (float64, int64, error)) error {
-		if !o.want(name) {
-			return nil
-		}
-		var ds, ps []float64
-		var errs int64
-		for r := 0; r < max(o.Rounds, 1); r++ {
-			d, e1, err := f(direct)
-			if err != nil {
-				return fmt.Errorf("%s direct: %w", name, err)
-			}
-			if o.BeforeWorkload != nil {
-				o.BeforeWorkload(name)
-			}
-			p, e2, err := f(via)
-			if o.AfterWorkload != nil {
-				o.AfterWorkload(name)
-			}
-			if err != nil {
-				return fmt.Errorf("%s via proxy: %w", name, err)
-			}
-			ds, ps, errs = append(ds, d), append(ps, p), errs+e1+e2
-		}
-		d, p := median(ds), median(ps)
-		res.Rows = append(res.Rows, Row{Name: name, Unit: unit, Direct: d, Proxy: p, Ratio: p / d, Errors: errs})
-		o.logf("%-24s direct %12.1f  proxy %12.1f %s  ratio %.3f", name, d, p, unit, p/d)
-		return nil
-	}
-	mib := func(f func(string) (float64, error)) func(string) (float64, int64, error) {
-		return func(a string) (float64, int64, error) {
-			v, err := f(a)
-			return v / (1 << 20), 0, err
-		}
-	}
-	steps := []struct {
-		name, unit string
-		f          func(string) (float64, int64, error)
+	bulk := []struct {
+		name string
+		f    func(string) (measure, error)
 	}{
-		{"bulk-up-1", "MiB/s", mib(func(a string) (float64, error) { return bulkUp(a, 1, o.BulkTime) })},
-		{"bulk-down-1", "MiB/s", mib(func(a string) (float64, error) { return bulkDown(a, 1, o.BulkTime) })},
-		{fmt.Sprintf("bulk-up-%d", o.Streams), "MiB/s", mib(func(a string) (float64, error) { return bulkUp(a, o.Streams, o.BulkTime) })},
-		{fmt.Sprintf("bulk-down-%d", o.Streams), "MiB/s", mib(func(a string) (float64, error) { return bulkDown(a, o.Streams, o.BulkTime) })},
+		{"bulk-up-1", func(a string) (measure, error) { return bulkUp(a, 1, o.BulkTime) }},
+		{"bulk-down-1", func(a string) (measure, error) { return bulkDown(a, 1, o.BulkTime) }},
+		{fmt.Sprintf("bulk-up-%d", o.Streams), func(a string) (measure, error) { return bulkUp(a, o.Streams, o.BulkTime) }},
+		{fmt.Sprintf("bulk-down-%d", o.Streams), func(a string) (measure, error) { return bulkDown(a, o.Streams, o.BulkTime) }},
 	}
-	for _, s := range steps {
-		if err := rate(s.name, s.unit, s.f); err != nil {
+	for _, s := range bulk {
+		if err := r.compare(s.name, mibUnit, plain(s.f)); err != nil {
 			return res, err
 		}
 	}
@@ -172,7 +307,7 @@ func Run(o Options) (*Result, error) {
 		if err != nil {
 			return res, fmt.Errorf("rtt direct: %w", err)
 		}
-		p, err := rtt(via, o.RTTSize, o.RTTCount, o.RTTTime)
+		p, err := rtt(via(), o.RTTSize, o.RTTCount, o.RTTTime)
 		if err != nil {
 			return res, fmt.Errorf("rtt via proxy: %w", err)
 		}
@@ -186,34 +321,46 @@ func Run(o Options) (*Result, error) {
 		}
 	}
 
-	stormRate := func(cycle func(string) func(*bufio.Reader) error) func(string) (float64, int64, error) {
-		return func(a string) (float64, int64, error) { return storm(o.Clients, o.StormTime, cycle(a)) }
+	stormOf := func(cycle func(string) func(int, *bufio.Reader) error) func(string) (measure, error) {
+		return func(a string) (measure, error) { return storm(o.Clients, o.StormTime, 0, cycle(a)) }
 	}
-	if err := rate(fmt.Sprintf("status-cache-on-%d", o.Clients), "cycles/s", stormRate(statusCycle)); err != nil {
+	if err := r.compare(fmt.Sprintf("status-cache-on-%d", o.Clients), cycleUnit, plain(stormOf(statusCycle))); err != nil {
 		return res, err
 	}
 	if o.want(fmt.Sprintf("status-cache-off-%d", o.Clients)) {
-		px.Close()
-		if px, err = open(0); err != nil {
+		r.px.Close()
+		if r.px, err = open(0); err != nil {
 			return res, err
 		}
-		via = px.Addr()
-		if err := rate(fmt.Sprintf("status-cache-off-%d", o.Clients), "cycles/s", stormRate(statusCycle)); err != nil {
+		if err := r.compare(fmt.Sprintf("status-cache-off-%d", o.Clients), cycleUnit, plain(stormOf(statusCycle))); err != nil {
 			return res, err
 		}
 	}
-	if err := rate(fmt.Sprintf("login-%d", o.Clients), "cycles/s", stormRate(loginCycle)); err != nil {
+	if err := r.compare(fmt.Sprintf("login-%d", o.Clients), cycleUnit, plain(stormOf(loginCycle))); err != nil {
+		return res, err
+	}
+
+	if err := env.workloads(r); err != nil {
 		return res, err
 	}
 
 	if o.want("memory") && o.Sessions > 0 {
-		m, err := memory(o, direct, px)
+		m, err := memory(o, direct, r.px)
 		res.Memory = m
 		if err != nil {
 			return res, fmt.Errorf("memory: %w", err)
 		}
 	}
-	res.Seconds = time.Since(start).Seconds()
+	if o.want("idle-modes") && o.Sessions > 0 {
+		if err := env.idle(r); err != nil {
+			return res, fmt.Errorf("idle-modes: %w", err)
+		}
+	}
+	if o.want("syscalls") && o.Syscalls > 0 {
+		if err := env.syscalls(r, be.Addr()); err != nil {
+			return res, fmt.Errorf("syscalls: %w", err)
+		}
+	}
 	return res, nil
 }
 

@@ -3,10 +3,13 @@ package bench
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -21,58 +24,58 @@ type target interface {
 	FDs() (all, pipes int)
 	// Active is the proxy's count of live connections (-1 when unknown).
 	Active() int64
+	// CPU is the proxy process's CPU time so far; ok is false in-process, where
+	// the load generator's CPU cannot be told apart from the proxy's.
+	CPU() (time.Duration, bool)
+	// Goroutines is the proxy's goroutine count (-1 when unknown).
+	Goroutines() int
+	// Pid is the proxy's process id when it runs apart from the load (0 in-process).
+	Pid() int
 	Close()
 }
 
-func (ip *inProcess) Addr() string       { return ip.addr }
-func (ip *inProcess) RSS() (int64, bool) { return 0, false }
-func (ip *inProcess) Active() int64      { return ip.p.Counters().Active }
-func (ip *inProcess) FDs() (int, int)    { return -1, -1 }
-func (ip *inProcess) Close()             { ip.close() }
+func (ip *inProcess) Addr() string               { return ip.addr }
+func (ip *inProcess) RSS() (int64, bool)         { return 0, false }
+func (ip *inProcess) Active() int64              { return ip.p.Counters().Active }
+func (ip *inProcess) FDs() (int, int)            { return -1, -1 }
+func (ip *inProcess) Close()                     { ip.close() }
+func (ip *inProcess) CPU() (time.Duration, bool) { return 0, false }
+func (ip *inProcess) Goroutines() int            { return runtime.NumGoroutine() }
+func (ip *inProcess) Pid() int                   { return 0 }
 
 // binaryProxy is `infrarust serve` started with a generated configuration.
 type binaryProxy struct {
-	cmd  *exec.Cmd
-	addr string
-	dir  string
-	done chan struct{}
+	cmd     *exec.Cmd
+	addr    string
+	metrics string // the admin API's /metrics URL (goroutine count)
+	dir     string
+	done    chan struct{}
 }
 
-func startBinary(path, backend string, cacheTTL time.Duration) (*binaryProxy, error) {
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func startBinary(path string, spec proxySpec) (*binaryProxy, error) {
 	dir, err := os.MkdirTemp("", "mcbench-binary-")
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	conf := fmt.Sprintf(`bind = %q
-servers_dir = "servers"
-connect_timeout = "5s"
-
-[status_cache]
-ttl = %q
-
-[web]
-enabled = false
-
-[rate_limit]
-enabled = false
-
-[active_health]
-enabled = false
-`, addr, cacheTTL.String())
-	srv := fmt.Sprintf("domains = [%q]\naddresses = [%q]\n", benchHost, backend)
-	if err := os.MkdirAll(filepath.Join(dir, "servers"), 0o755); err != nil {
+	web, err := freeAddr()
+	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "infrarust.toml"), []byte(conf), 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "servers", "bench.toml"), []byte(srv), 0o644); err != nil {
+	if err := writeBinaryConfig(dir, spec, addr, web); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	cmd := exec.Command(path, "serve", "--config", filepath.Join(dir, "infrarust.toml"), "--log-level", "warn")
@@ -81,7 +84,7 @@ enabled = false
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", path, err)
 	}
-	b := &binaryProxy{cmd: cmd, addr: addr, dir: dir, done: make(chan struct{})}
+	b := &binaryProxy{cmd: cmd, addr: addr, metrics: "http://" + web + "/metrics", dir: dir, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(b.done) }()
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -101,12 +104,80 @@ enabled = false
 	}
 }
 
+// writeBinaryConfig writes infrarust.toml and servers/*.toml for spec into dir:
+// the proxy on addr, the admin API on web.
+func writeBinaryConfig(dir string, spec proxySpec, addr, web string) error {
+	// The admin API is on only for its public /metrics (go_goroutines).
+	conf := fmt.Sprintf(`bind = %q
+servers_dir = "servers"
+connect_timeout = "5s"
+compression_threshold = %d
+
+[status_cache]
+ttl = %q
+
+[web]
+enabled = true
+bind = %q
+data_dir = "data"
+metrics_public = true
+
+[rate_limit]
+enabled = false
+
+[active_health]
+enabled = false
+`, addr, spec.threshold, spec.cacheTTL.String(), web)
+	if spec.sessionServer != "" {
+		conf += fmt.Sprintf("\n[auth]\nsession_server = %q\n", spec.sessionServer)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "servers"), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "infrarust.toml"), []byte(conf), 0o644); err != nil {
+		return err
+	}
+	for _, r := range spec.servers() {
+		srv := fmt.Sprintf("domains = [%q]\naddresses = [%q]\nproxy_mode = %q\n", r.host, r.backend, r.mode)
+		if err := os.WriteFile(filepath.Join(dir, "servers", r.id+".toml"), []byte(srv), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (b *binaryProxy) Addr() string { return b.addr }
 func (b *binaryProxy) RSS() (int64, bool) {
 	v, err := rssOf(strconv.Itoa(b.cmd.Process.Pid))
 	return v, err == nil
 }
 func (b *binaryProxy) Active() int64 { return -1 }
+func (b *binaryProxy) Pid() int      { return b.cmd.Process.Pid }
+func (b *binaryProxy) CPU() (time.Duration, bool) {
+	d, err := procCPU(b.cmd.Process.Pid)
+	return d, err == nil
+}
+
+// Goroutines reads go_goroutines from the proxy's /metrics.
+func (b *binaryProxy) Goroutines() int {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(b.metrics)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(io.LimitReader(resp.Body, 4<<20))
+	sc.Buffer(make([]byte, 64<<10), 64<<10)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "go_goroutines "); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return int(n)
+			}
+		}
+	}
+	return -1
+}
 func (b *binaryProxy) FDs() (all, pipes int) {
 	dir := "/proc/" + strconv.Itoa(b.cmd.Process.Pid) + "/fd/"
 	ents, err := os.ReadDir(dir)

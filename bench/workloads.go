@@ -64,7 +64,7 @@ func openSession(addr string, cmd byte) (*net.TCPConn, error) {
 
 // bulkUp streams for d on each of n sessions, half-closes and waits for the
 // backend's byte count: the rate counts only bytes the backend really received.
-func bulkUp(addr string, n int, d time.Duration) (float64, error) {
+func bulkUp(addr string, n int, d time.Duration) (measure, error) {
 	return parallel(n, func() (int64, error) {
 		c, err := openSession(addr, cmdSink)
 		if err != nil {
@@ -91,7 +91,7 @@ func bulkUp(addr string, n int, d time.Duration) (float64, error) {
 }
 
 // bulkDown reads what the backend streams for d on each of n sessions.
-func bulkDown(addr string, n int, d time.Duration) (float64, error) {
+func bulkDown(addr string, n int, d time.Duration) (measure, error) {
 	return parallel(n, func() (int64, error) {
 		c, err := openSession(addr, cmdSource)
 		if err != nil {
@@ -113,8 +113,8 @@ func bulkDown(addr string, n int, d time.Duration) (float64, error) {
 	})
 }
 
-// parallel runs f on n goroutines and returns the summed bytes per second.
-func parallel(n int, f func() (int64, error)) (float64, error) {
+// parallel runs f on n goroutines and returns the summed bytes and the time taken.
+func parallel(n int, f func() (int64, error)) (measure, error) {
 	var wg sync.WaitGroup
 	var total atomic.Int64
 	errs := make(chan error, n)
@@ -134,9 +134,9 @@ func parallel(n int, f func() (int64, error)) (float64, error) {
 	el := time.Since(start)
 	close(errs)
 	if err := <-errs; err != nil {
-		return 0, err
+		return measure{}, err
 	}
-	return float64(total.Load()) / el.Seconds(), nil
+	return measure{units: float64(total.Load()), seconds: el.Seconds()}, nil
 }
 
 // Latency holds round-trip percentiles in microseconds.
@@ -188,20 +188,22 @@ func rtt(addr string, size, count int, d time.Duration) (Latency, error) {
 	return Latency{P50: pct(0.50), P99: pct(0.99), P999: pct(0.999), Samples: len(samples)}, nil
 }
 
-// storm runs cycle on clients goroutines for d and returns completed cycles per second.
-func storm(clients int, d time.Duration, cycle func(br *bufio.Reader) error) (float64, int64, error) {
+// storm runs cycle on clients goroutines for d (and, when limit > 0, until
+// limit cycles have been tried) and returns the completed cycles and the time.
+// Each goroutine passes its index, so it can keep an identity of its own.
+func storm(clients int, d time.Duration, limit int64, cycle func(worker int, br *bufio.Reader) error) (measure, error) {
 	var wg sync.WaitGroup
-	var ok, failed atomic.Int64
+	var ok, failed, tried atomic.Int64
 	var firstErr errOnce
 	start := time.Now()
 	end := start.Add(d)
-	for range clients {
+	for w := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			br := bufio.NewReaderSize(nil, 4096)
-			for time.Now().Before(end) {
-				if err := cycle(br); err != nil {
+			for time.Now().Before(end) && (limit <= 0 || tried.Add(1) <= limit) {
+				if err := cycle(w, br); err != nil {
 					failed.Add(1)
 					firstErr.set(err)
 					if failed.Load() > 1000 {
@@ -217,14 +219,14 @@ func storm(clients int, d time.Duration, cycle func(br *bufio.Reader) error) (fl
 	el := time.Since(start)
 	if ok.Load() == 0 {
 		err := firstErr.get()
-		return 0, failed.Load(), fmt.Errorf("no cycle completed: %v", err)
+		return measure{errors: failed.Load()}, fmt.Errorf("no cycle completed: %v", err)
 	}
-	return float64(ok.Load()) / el.Seconds(), failed.Load(), nil
+	return measure{units: float64(ok.Load()), seconds: el.Seconds(), errors: failed.Load()}, nil
 }
 
 // statusCycle is one server-list ping: connect, handshake, status, ping, close.
-func statusCycle(addr string) func(*bufio.Reader) error {
-	return func(br *bufio.Reader) error {
+func statusCycle(addr string) func(int, *bufio.Reader) error {
+	return func(_ int, br *bufio.Reader) error {
 		c, err := dial(addr)
 		if err != nil {
 			return err
@@ -249,8 +251,8 @@ func statusCycle(addr string) func(*bufio.Reader) error {
 }
 
 // loginCycle is one login: connect, handshake, login start, backend's first packet, close.
-func loginCycle(addr string) func(*bufio.Reader) error {
-	return func(*bufio.Reader) error {
+func loginCycle(addr string) func(int, *bufio.Reader) error {
+	return func(int, *bufio.Reader) error {
 		c, err := openSession(addr, 0)
 		if err != nil {
 			return err

@@ -1,9 +1,13 @@
 // Command mcbench measures Infrarust against the same workloads sent straight to
 // the backend: bulk throughput, small-message latency, status and login storms,
-// and the memory of idle sessions. Everything runs on 127.0.0.1.
+// the memory of idle sessions, and for each proxy mode (passthrough, offline,
+// offline-reframe, client_only) the relay throughput of play packets, full
+// Minecraft logins and idle sessions. Everything runs on 127.0.0.1. With
+// --binary the proxy is a child process and every proxied row also shows the
+// proxy's CPU per unit of work, read from /proc/<pid>/stat.
 //
-//	go run ./bench/cmd/mcbench                      # in-process proxy, ~1 minute
-//	go run ./bench/cmd/mcbench --binary ./infrarust # the real binary as a child process
+//	go run ./bench/cmd/mcbench                      # in-process proxy, a few minutes
+//	go run ./bench/cmd/mcbench --binary ./infrarust # the real binary as a child process (CPU per unit)
 //	go run ./bench/cmd/mcbench --only status-cache-on-64 --cpuprofile cpu.pprof --memprofile allocs.pprof
 package main
 
@@ -14,6 +18,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 
 	"github.com/infrarust-go/infrarust/bench"
@@ -31,7 +36,11 @@ func main() {
 	flag.IntVar(&o.Clients, "clients", o.Clients, "concurrent clients in the status/login storms")
 	flag.IntVar(&o.Sessions, "sessions", o.Sessions, "idle proxied sessions for the memory figure (scaled down to RLIMIT_NOFILE)")
 	flag.IntVar(&o.Rounds, "rounds", o.Rounds, "repeat each rate measurement and report the median")
-	only := flag.String("only", "", "comma-separated workloads to run (bulk-up-1, bulk-down-16, rtt, status-cache-on-64, status-cache-off-64, login-64, memory)")
+	flag.IntVar(&o.ReframeThreshold, "reframe-threshold", o.ReframeThreshold, "backend compression threshold behind offline-reframe (the proxy's is 256; -1: backend compression off)")
+	flag.IntVar(&o.Syscalls, "syscalls", 0, "with --binary: count the proxy's system calls over this many logins per login workload (perf, and strace -c for the breakdown)")
+	flag.BoolVar(&o.Verify, "verify", false, "decode every relayed packet and check it against what was sent (slower)")
+	modes := flag.String("modes", "", "comma-separated proxy modes of the relay/mclogin/idle-modes/syscalls workloads (default all: "+strings.Join(bench.AllModes, ",")+")")
+	only := flag.String("only", "", "comma-separated workloads to run (bulk-up-1, bulk-down-16, rtt, status-cache-on-64, status-cache-off-64, login-64, relay-up-1, relay-down-1, mclogin-64, memory, idle-modes, syscalls)")
 	jsonOut := flag.String("json", "", "also write the result as JSON to this file")
 	cpuProf := flag.String("cpuprofile", "", "write a CPU profile of the proxied runs of the selected workloads")
 	memProf := flag.String("memprofile", "", "write an allocation profile (FILE) and its baseline (FILE.base) around the proxied runs; compare with pprof -diff_base")
@@ -42,6 +51,16 @@ func main() {
 		o.Only = map[string]bool{}
 		for _, w := range strings.Split(*only, ",") {
 			o.Only[strings.TrimSpace(w)] = true
+		}
+	}
+	if *modes != "" {
+		for _, m := range strings.Split(*modes, ",") {
+			m = strings.TrimSpace(m)
+			if !slices.Contains(bench.AllModes, m) {
+				fmt.Fprintf(os.Stderr, "mcbench: unknown mode %q (modes: %s)\n", m, strings.Join(bench.AllModes, ", "))
+				os.Exit(2)
+			}
+			o.Modes = append(o.Modes, m)
 		}
 	}
 	o.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }

@@ -1,0 +1,36 @@
+package bench
+
+import (
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// procCPU must agree with the kernel's own account of this process
+// (getrusage), to the 10 ms tick /proc/<pid>/stat counts in.
+func TestProcCPUMatchesRusage(t *testing.T) {
+	for x, end := 0, time.Now().Add(50*time.Millisecond); time.Now().Before(end); x++ {
+		_ = x * x // spend CPU so neither figure is zero
+	}
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	before := cpu()
+	got, err := procCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := cpu()
+	const tick = 2 * time.Second / userHZ
+	if got < before-tick || got > after+tick {
+		t.Errorf("/proc says %v; getrusage says %v..%v", got, before, after)
+	}
+	if got <= 0 {
+		t.Errorf("/proc says %v after a busy loop", got)
+	}
+}

@@ -1,0 +1,169 @@
+package bench
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Idle is what idle sessions cost the proxy in one mode: logged-in players who
+// send nothing, the common case of a Minecraft network.
+type Idle struct {
+	Mode     string `json:"mode"`
+	Sessions int    `json:"sessions"`
+	// RSSPerSess is the proxy's resident memory per session: the child's VmRSS
+	// delta (--binary), or in-process the process's delta minus what the same
+	// sessions cost straight to the backend (client and backend side).
+	RSSPerSess float64 `json:"proxy_rss_bytes_per_session"`
+	// GoPerSess and StackPerSess are Go heap+stacks and stacks alone (in-process only).
+	GoPerSess    float64 `json:"proxy_go_heap_stack_bytes_per_session,omitempty"`
+	StackPerSess float64 `json:"proxy_stack_bytes_per_session,omitempty"`
+	// GoroutinesPerSess and FDsPerSess are the proxy's own (FDs: -1 in-process, mixed with ours).
+	GoroutinesPerSess float64 `json:"proxy_goroutines_per_session"`
+	FDsPerSess        float64 `json:"proxy_fds_per_session"`
+	// OpenRate is how fast the sessions were logged in (64 dialers), logins/s.
+	OpenRate float64 `json:"open_logins_per_second"`
+	// GoroutinesLeft is the proxy's goroutines after every session closed, minus before.
+	GoroutinesLeft int    `json:"proxy_goroutines_left_after_close"`
+	Note           string `json:"note,omitempty"`
+}
+
+// idleSessions is how many idle sessions fit under RLIMIT_NOFILE, sized for
+// passthrough, the hungriest mode: 8 fds per session in-process (client,
+// backend, the proxy's two sockets and two splice pipes), 6 in the child with
+// --binary (the intercepted modes need only the 2 sockets).
+func (e *mcEnv) idleSessions() (int, string) {
+	limit, err := RaiseFileLimit()
+	if err != nil {
+		return e.o.Sessions, "could not raise RLIMIT_NOFILE: " + err.Error()
+	}
+	per := uint64(8)
+	if e.o.Binary != "" {
+		per = 6
+	}
+	if fit := int((limit - 512) / per); limit > 512 && fit < e.o.Sessions {
+		return fit, fmt.Sprintf("RLIMIT_NOFILE %d allows %d sessions (%d fds each), scaled down from %d", limit, fit, per, e.o.Sessions)
+	}
+	return e.o.Sessions, ""
+}
+
+// idle opens the same number of idle sessions through each mode (a fresh
+// proxy process for each with --binary, so no mode inherits another's heap)
+// and records what they cost the proxy.
+func (e *mcEnv) idle(r *runner) error {
+	n, note := e.idleSessions()
+	var direct snapshot
+	inProcess := r.px.Pid() == 0
+	if inProcess {
+		// Baseline: the same sessions straight to the backend (client and backend cost).
+		base := snap()
+		conns, err := e.openIdleMC(e.be.Addr(), "direct", n)
+		if err != nil {
+			return fmt.Errorf("direct sessions: %w", err)
+		}
+		open := snap()
+		closeAll(conns)
+		settle(base.goroutines, 10*time.Second)
+		direct = snapshot{rss: open.rss - base.rss, goMem: open.goMem - base.goMem, stack: open.stack - base.stack,
+			goroutines: open.goroutines - base.goroutines, fds: open.fds - base.fds}
+	}
+	for _, m := range e.modes() {
+		if m == modeReframe {
+			continue // idle, it is offline: the threshold matters only for traffic
+		}
+		if !inProcess {
+			if err := r.reopen(); err != nil {
+				return err
+			}
+		}
+		id, err := e.idleMode(r, m, n, inProcess, direct)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m, err)
+		}
+		id.Note = note
+		r.res.Idle = append(r.res.Idle, id)
+		e.o.logf("idle %-12s %d sessions: proxy %.1f KiB RSS, %.2f goroutines, %.2f fds per session; opened at %.0f/s; %+d goroutines left",
+			m, n, id.RSSPerSess/1024, id.GoroutinesPerSess, id.FDsPerSess, id.OpenRate, id.GoroutinesLeft)
+	}
+	return nil
+}
+
+func (e *mcEnv) idleMode(r *runner, mode string, n int, inProcess bool, direct snapshot) (Idle, error) {
+	id := Idle{Mode: mode, Sessions: n}
+	px := r.px
+	// Warm up first, so what every mode keeps regardless of the session count
+	// (the keep-alive connections to the session server, the dialers' accounts)
+	// is in the baseline, not in the per-session figure.
+	warm, err := e.openIdleMC(px.Addr(), hostOf(mode), min(n, 64))
+	if err != nil {
+		return id, fmt.Errorf("warm-up: %w", err)
+	}
+	closeAll(warm)
+	time.Sleep(200 * time.Millisecond)
+	if inProcess {
+		e.dropIdleHTTP()
+	}
+	base := snap()
+	rss0, _ := px.RSS()
+	fd0, _ := px.FDs()
+	g0 := px.Goroutines()
+	start := time.Now()
+	conns, err := e.openIdleMC(px.Addr(), hostOf(mode), n)
+	if err != nil {
+		return id, err
+	}
+	id.OpenRate = float64(n) / time.Since(start).Seconds()
+	// Let the proxy's sessions settle into their idle state (the last logins'
+	// goroutines finish handing over) before measuring.
+	time.Sleep(500 * time.Millisecond)
+	per := func(v int64) float64 { return float64(v) / float64(n) }
+	if inProcess {
+		e.dropIdleHTTP()
+		open := snap()
+		if r.o.WhileOpen != nil && mode == modeClientOnly {
+			r.o.WhileOpen()
+		}
+		id.RSSPerSess = per(open.rss-base.rss) - per(direct.rss)
+		id.GoPerSess = per(open.goMem-base.goMem) - per(direct.goMem)
+		id.StackPerSess = per(open.stack-base.stack) - per(direct.stack)
+		id.GoroutinesPerSess = per(int64(open.goroutines-base.goroutines)) - per(int64(direct.goroutines))
+		id.FDsPerSess = per(int64(open.fds-base.fds)) - per(int64(direct.fds))
+	} else {
+		rss1, _ := px.RSS()
+		fd1, _ := px.FDs()
+		id.RSSPerSess = per(rss1 - rss0)
+		id.FDsPerSess = per(int64(fd1 - fd0))
+		id.GoroutinesPerSess = per(int64(px.Goroutines() - g0))
+	}
+	closeAll(conns)
+	if inProcess {
+		e.dropIdleHTTP()
+		id.GoroutinesLeft = settle(base.goroutines, 10*time.Second) - base.goroutines
+	} else {
+		id.GoroutinesLeft = settleProxy(px, g0, 10*time.Second) - g0
+	}
+	return id, nil
+}
+
+// dropIdleHTTP closes the keep-alive connections to the stand-in session
+// server (the clients' joins, the in-process proxy's hasJoined over
+// http.DefaultTransport), so in-process snapshots count sessions only.
+func (e *mcEnv) dropIdleHTTP() {
+	e.hc.CloseIdleConnections()
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t.CloseIdleConnections()
+	}
+	time.Sleep(100 * time.Millisecond) // the stand-in's side of them ends
+}
+
+// settleProxy waits (bounded) until the proxy's goroutine count is back to at most want.
+func settleProxy(px target, want int, limit time.Duration) int {
+	end := time.Now().Add(limit)
+	for {
+		n := px.Goroutines()
+		if n <= want || time.Now().After(end) {
+			return n
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,230 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/auth/authtest"
+)
+
+// The proxy modes the Minecraft-faithful workloads compare, each a server of
+// the proxy under test with its own domain.
+const (
+	modePassthrough = "passthrough"     // splice, the baseline of the intercepted modes
+	modeOffline     = "offline"         // proxy and backend both at threshold 256: frames pass untouched
+	modeReframe     = "offline-reframe" // backend at ReframeThreshold, proxy at 256: every frame re-framed
+	modeClientOnly  = "client_only"     // offline + Mojang authentication and encryption on the client side
+)
+
+// AllModes lists the modes in table order.
+var AllModes = []string{modePassthrough, modeOffline, modeReframe, modeClientOnly}
+
+// backendThreshold is the compression threshold of the Minecraft-faithful
+// backend, vanilla's and Paper's default; the proxy's compression_threshold
+// is the same, so offline and client_only pass compressed frames through.
+const backendThreshold = 256
+
+// mcEnv is what the Minecraft-faithful workloads run against: two offline-mode
+// backends (threshold 256 and the re-framing one), the stand-in session server
+// and one account per concurrent client.
+type mcEnv struct {
+	o        Options
+	ss       *authtest.Server
+	be       *mcBackend // threshold 256
+	reframe  *mcBackend // threshold Options.ReframeThreshold
+	hc       *http.Client
+	mu       sync.Mutex
+	accounts []authtest.Account
+}
+
+func startMCEnv(o Options) (*mcEnv, error) {
+	ss, err := authtest.Start()
+	if err != nil {
+		return nil, err
+	}
+	e := &mcEnv{o: o, ss: ss, hc: &http.Client{
+		Transport: &http.Transport{MaxIdleConnsPerHost: 256},
+		Timeout:   ioTimeout,
+	}}
+	if e.be, err = startMCBackend(backendThreshold, o.Verify); err != nil {
+		e.Close()
+		return nil, err
+	}
+	if e.reframe, err = startMCBackend(o.ReframeThreshold, o.Verify); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *mcEnv) Close() {
+	if e.be != nil {
+		e.be.Close()
+	}
+	if e.reframe != nil {
+		e.reframe.Close()
+	}
+	e.hc.CloseIdleConnections()
+	e.ss.Close()
+}
+
+// hostOf is the domain the proxy routes to a mode's server.
+func hostOf(mode string) string { return strings.ReplaceAll(mode, "_", "-") + ".mc.bench.local" }
+
+// routes are the proxy's servers for the modes: offline-reframe is offline in
+// front of the re-framing backend.
+func (e *mcEnv) routes() []route { return modeRoutes(e.be.Addr(), e.reframe.Addr()) }
+
+func modeRoutes(be, reframe string) []route {
+	return []route{
+		{id: "mc-passthrough", host: hostOf(modePassthrough), mode: "passthrough", backend: be},
+		{id: "mc-offline", host: hostOf(modeOffline), mode: "offline", backend: be},
+		{id: "mc-reframe", host: hostOf(modeReframe), mode: "offline", backend: reframe},
+		{id: "mc-client-only", host: hostOf(modeClientOnly), mode: "client_only", backend: be},
+	}
+}
+
+func (e *mcEnv) modes() []string {
+	if len(e.o.Modes) == 0 {
+		return AllModes
+	}
+	var out []string
+	for _, m := range AllModes {
+		if slices.Contains(e.o.Modes, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// identity is worker w's player: its own account on the stand-in, so
+// concurrent joins never overwrite each other's server hash.
+func (e *mcEnv) identity(w int) identity {
+	e.mu.Lock()
+	for len(e.accounts) <= w {
+		e.accounts = append(e.accounts, e.ss.AddAccount(fmt.Sprintf("bench%d", len(e.accounts))))
+	}
+	acct := e.accounts[w]
+	e.mu.Unlock()
+	return identity{name: acct.Name, acct: &acct, joinURL: e.ss.URL + authtest.JoinPath, hc: e.hc}
+}
+
+// baseline is the backend a mode's direct run talks to.
+func (e *mcEnv) baseline(mode string) *mcBackend {
+	if mode == modeReframe {
+		return e.reframe
+	}
+	return e.be
+}
+
+// groups builds one comparison per backend: its direct run and the modes in
+// front of it; f runs the workload against an address with a handshake host.
+func (e *mcEnv) groups(r *runner, f func(addr, host string) (measure, error)) []group {
+	var gs []group
+	for _, be := range []*mcBackend{e.be, e.reframe} {
+		g := group{direct: func() (measure, error) { return f(be.Addr(), "direct") }}
+		for _, m := range e.modes() {
+			if e.baseline(m) == be {
+				g.arms = append(g.arms, arm{label: m, run: func() (measure, error) { return f(r.px.Addr(), hostOf(m)) }})
+			}
+		}
+		if len(g.arms) > 0 {
+			gs = append(gs, g)
+		}
+	}
+	return gs
+}
+
+// workloads runs the relay throughput and login storms of every mode.
+func (e *mcEnv) workloads(r *runner) error {
+	o := e.o
+	relay := func(send bool) func(addr, host string) (measure, error) {
+		return func(addr, host string) (measure, error) {
+			c, err := loginMC(addr, host, e.identity(0))
+			if err != nil {
+				return measure{}, err
+			}
+			defer c.Close()
+			start := time.Now()
+			var n int64
+			if send {
+				n, err = c.sendFor(o.BulkTime)
+			} else {
+				n, err = c.receiveFor(o.BulkTime, o.Verify)
+			}
+			if err != nil {
+				return measure{}, err
+			}
+			return measure{units: float64(n), seconds: time.Since(start).Seconds()}, nil
+		}
+	}
+	if err := r.compare("relay-up-1", mibUnit, e.groups(r, relay(true))...); err != nil {
+		return err
+	}
+	if err := r.compare("relay-down-1", mibUnit, e.groups(r, relay(false))...); err != nil {
+		return err
+	}
+	logins := func(addr, host string) (measure, error) {
+		return storm(o.Clients, o.StormTime, 0, e.loginCycle(addr, host))
+	}
+	return r.compare(fmt.Sprintf("mclogin-%d", o.Clients), loginUnit, e.groups(r, logins)...)
+}
+
+// loginCycle is one full login (for client_only: encryption and the join on
+// the stand-in), the backend's greeting, and the close.
+func (e *mcEnv) loginCycle(addr, host string) func(int, *bufio.Reader) error {
+	return func(w int, _ *bufio.Reader) error {
+		c, err := loginMC(addr, host, e.identity(w))
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}
+}
+
+// openIdleMC logs n players in to host through addr with 64 dialers and leaves
+// each session idle (the backend waits for EOF); only the sockets are kept.
+func (e *mcEnv) openIdleMC(addr, host string, n int) ([]net.Conn, error) {
+	conns := make([]net.Conn, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var firstErr errOnce
+	for w := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := e.identity(w)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || firstErr.get() != nil {
+					return
+				}
+				c, err := loginMC(addr, host, id)
+				if err == nil {
+					err = c.command(cmdIdle)
+				}
+				if err != nil {
+					if c != nil {
+						c.Close()
+					}
+					firstErr.set(fmt.Errorf("session %d: %w", i, err))
+					return
+				}
+				conns[i] = c.nc
+			}
+		}()
+	}
+	wg.Wait()
+	if err := firstErr.get(); err != nil {
+		closeAll(conns)
+		return nil, err
+	}
+	return conns, nil
+}
