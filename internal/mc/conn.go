@@ -30,6 +30,38 @@ type Conn struct {
 	w          io.Writer
 	wThreshold int
 	enc        *CFB8
+	// pend holds relayed frames (already encrypted) not written yet, so a burst
+	// leaves in one write instead of one per frame; it is pooled and only held
+	// between WriteRelay calls with more set.
+	pend *[]byte
+}
+
+// framePool holds the buffers relayed frames are read into and batched in, so
+// a relay allocates nothing per frame and an idle session holds none of them.
+var framePool = sync.Pool{New: func() any { b := make([]byte, 0, batchSize); return &b }}
+
+// batchSize is how much a relay gathers before it writes even while more frames
+// are waiting, and the size of a pooled frame buffer.
+const batchSize = 32 << 10
+
+// FrameBuffered reports that a whole next frame has arrived already, so a relay
+// can batch the frame in hand with it (it never holds a frame back waiting for
+// bytes still on the way). An encrypted stream says false: its length prefix
+// cannot be read ahead without decrypting it.
+func (c *Conn) FrameBuffered() bool {
+	n := c.br.Buffered()
+	if n == 0 || c.dec != nil {
+		return false
+	}
+	b, _ := c.br.Peek(min(n, maxVarIntLen))
+	var v uint32
+	for i, x := range b {
+		v |= uint32(x&0x7f) << (7 * i)
+		if x&0x80 == 0 {
+			return n >= i+1+int(v)
+		}
+	}
+	return false
 }
 
 // NewConn frames a connection. br must be the reader that has consumed
@@ -108,6 +140,7 @@ type RawFrame struct {
 	body      int   // offset of the packet content (after the prefix and data length)
 	dataLen   int32 // declared uncompressed size; 0 when the content is plain
 	threshold int   // threshold of the connection it was read on
+	pooled    bool  // Bytes came from the frame pool (ReadRelay)
 }
 
 // Compressed reports whether the frame's content is deflated.
@@ -118,6 +151,25 @@ func (f RawFrame) Compressed() bool { return f.dataLen > 0 }
 // a compressed frame declaring less than the threshold is refused, as vanilla
 // refuses it. A clean close before the first byte matches io.EOF.
 func (c *Conn) ReadRaw() (RawFrame, error) {
+	return c.readRaw(nil)
+}
+
+// ReadRelay is ReadRaw into a pooled buffer, taken once the frame's first bytes
+// have arrived (an idle reader holds none). Pass the frame to Recycle once it
+// has been written on.
+func (c *Conn) ReadRelay() (RawFrame, error) {
+	return c.readRaw(&framePool)
+}
+
+// Recycle gives a ReadRelay frame's buffer back; f must not be used afterwards.
+func Recycle(f RawFrame) {
+	if f.pooled && cap(f.Bytes) <= 4*batchSize {
+		b := f.Bytes[:0]
+		framePool.Put(&b)
+	}
+}
+
+func (c *Conn) readRaw(pool *sync.Pool) (RawFrame, error) {
 	var prefix [maxVarIntLen]byte
 	n, plen, err := c.readVarInt(&prefix)
 	if err != nil {
@@ -130,12 +182,17 @@ func (c *Conn) ReadRaw() (RawFrame, error) {
 		return RawFrame{}, fmt.Errorf("mc: frame of %d bytes exceeds limit %d: %w", n, limit, ErrFrameTooLarge)
 	}
 	// Size the buffer by what has arrived, never by the declared length alone.
-	raw := make([]byte, plen, plen+min(int(n), max(firstChunk, c.br.Buffered())))
+	var raw []byte
+	if pool != nil {
+		raw = (*pool.Get().(*[]byte))[:plen]
+	} else {
+		raw = make([]byte, plen, plen+min(int(n), max(firstChunk, c.br.Buffered())))
+	}
 	copy(raw, prefix[:plen])
 	if raw, err = c.readAppend(raw, int(n)); err != nil {
 		return RawFrame{}, fmt.Errorf("mc: read frame body (%d bytes declared): %w", n, err)
 	}
-	f := RawFrame{Bytes: raw, body: plen, threshold: c.rThreshold}
+	f := RawFrame{Bytes: raw, body: plen, threshold: c.rThreshold, pooled: pool != nil}
 	if c.rThreshold >= 0 {
 		cur := cursor{b: raw[plen:]}
 		dl, err := cur.varInt()
@@ -289,9 +346,75 @@ func (c *Conn) WriteRaw(f RawFrame) error {
 	return c.WritePacket(fr.ID, fr.Payload)
 }
 
+// WriteRelay is WriteRaw for a relay loop: with more set (the source has a
+// further frame waiting, see FrameBuffered) the frame joins a batch that the next
+// call without more writes in one go, up to batchSize. Any other write on the
+// Conn writes the batch first, so order is kept.
+func (c *Conn) WriteRelay(f RawFrame, more bool) error {
+	c.wmu.Lock()
+	if f.threshold != c.wThreshold {
+		c.wmu.Unlock()
+		if err := c.flushBatch(); err != nil {
+			return err
+		}
+		return c.WriteRaw(f)
+	}
+	defer c.wmu.Unlock()
+	if c.pend == nil {
+		if !more {
+			return c.writeLocked(f.Bytes, false)
+		}
+		c.pend = framePool.Get().(*[]byte)
+	}
+	start := len(*c.pend)
+	*c.pend = append(*c.pend, f.Bytes...)
+	if c.enc != nil {
+		b := (*c.pend)[start:]
+		c.enc.XORKeyStream(b, b)
+	}
+	if more && len(*c.pend) < batchSize {
+		return nil
+	}
+	return c.writePendLocked()
+}
+
+func (c *Conn) flushBatch() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.pend == nil {
+		return nil
+	}
+	return c.writePendLocked()
+}
+
+// writePendLocked writes the batch and gives its buffer back.
+func (c *Conn) writePendLocked() error {
+	p := c.pend
+	c.pend = nil
+	_, err := c.w.Write(*p)
+	if cap(*p) <= 4*batchSize {
+		*p = (*p)[:0]
+		framePool.Put(p)
+	}
+	if err != nil {
+		return fmt.Errorf("mc: write frames: %w", err)
+	}
+	return nil
+}
+
 // writeLocked encrypts and writes one frame; owned says buf may be encrypted
-// in place, otherwise it is copied first so the caller's bytes stay intact.
+// in place, otherwise it is copied first so the caller's bytes stay intact. A
+// pending relay batch goes out first, in the same write.
 func (c *Conn) writeLocked(buf []byte, owned bool) error {
+	if c.pend != nil {
+		start := len(*c.pend)
+		*c.pend = append(*c.pend, buf...)
+		if c.enc != nil {
+			b := (*c.pend)[start:]
+			c.enc.XORKeyStream(b, b)
+		}
+		return c.writePendLocked()
+	}
 	if c.enc != nil {
 		if !owned {
 			buf = append([]byte(nil), buf...)

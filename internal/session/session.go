@@ -240,12 +240,13 @@ func (s *Session) failSwitch(next *Backend) {
 func (s *Session) pumpClient() {
 	reg := s.client.Registry
 	for {
-		f, err := s.client.Conn.ReadRaw()
+		f, err := s.client.Conn.ReadRelay()
 		if err != nil {
 			return
 		}
 		id, err := s.client.Conn.PeekID(f)
 		if err != nil {
+			mc.Recycle(f)
 			return
 		}
 		s.mu.Lock()
@@ -273,17 +274,20 @@ func (s *Session) pumpClient() {
 				}
 				go s.pumpBackend(next)
 				close(attached)
+				mc.Recycle(f)
 				continue
 			}
 		}
 		b := s.backend
 		s.mu.Unlock()
 		if b == nil {
+			mc.Recycle(f)
 			continue // between a switch's halves: meant for the server being left
 		}
-		if err := b.Conn.WriteRaw(f); err != nil {
+		if err := b.Conn.WriteRelay(f, s.client.Conn.FrameBuffered()); err != nil {
 			b.Net.Close() // its pump reports the loss
 		}
+		mc.Recycle(f)
 	}
 }
 
@@ -296,7 +300,7 @@ func (s *Session) pumpBackend(b *Backend) {
 		if s.policy.StallTimeout > 0 {
 			_ = b.Net.SetReadDeadline(time.Now().Add(s.policy.StallTimeout))
 		}
-		f, err := b.Conn.ReadRaw()
+		f, err := b.Conn.ReadRelay()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				gone.Err = err
@@ -305,12 +309,14 @@ func (s *Session) pumpBackend(b *Backend) {
 		}
 		id, err := b.Conn.PeekID(f)
 		if err != nil {
+			mc.Recycle(f)
 			gone.Err = err
 			break
 		}
 		s.mu.Lock()
 		if s.backend != b {
 			s.mu.Unlock()
+			mc.Recycle(f)
 			return // left by a switch
 		}
 		state := s.toClient
@@ -322,6 +328,7 @@ func (s *Session) pumpBackend(b *Backend) {
 					gone.Kick = d.Text()
 				}
 			}
+			mc.Recycle(f)
 			if gone.Kick == "" {
 				gone.Kick = "Disconnected"
 			}
@@ -331,6 +338,7 @@ func (s *Session) pumpBackend(b *Backend) {
 			s.mu.Unlock()
 			if full, err := b.Conn.Decode(f); err == nil {
 				if m, err := mc.DecodePluginMessage(full.Payload, reg.Protocol()); err == nil && s.policy.PluginMessage(s, b, m.Channel, m.Data) {
+					mc.Recycle(f)
 					continue
 				}
 			}
@@ -344,7 +352,9 @@ func (s *Session) pumpBackend(b *Backend) {
 		}
 		s.down += int64(len(f.Bytes))
 		s.mu.Unlock()
-		if err := s.client.Conn.WriteRaw(f); err != nil {
+		err = s.client.Conn.WriteRelay(f, b.Conn.FrameBuffered())
+		mc.Recycle(f)
+		if err != nil {
 			s.clientNet.Close()
 			return
 		}
