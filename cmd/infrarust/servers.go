@@ -45,8 +45,12 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 				if manager == "" {
 					manager, state = "-", orDash(state)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d healthy\t%s\n", s.ID, orDash(s.ProxyMode), state, manager, s.Players,
-					s.HealthyCount, s.AddressCount, orDash(strings.Join(s.Domains, ",")))
+				addrs := fmt.Sprintf("%d/%d healthy", s.HealthyCount, s.AddressCount)
+				if s.UnknownCount > 0 { // taking players, but nothing has checked them yet
+					addrs += fmt.Sprintf(", %d unknown", s.UnknownCount)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", s.ID, orDash(s.ProxyMode), state, manager, s.Players,
+					addrs, orDash(strings.Join(s.Domains, ",")))
 			}
 			return tw.Flush()
 		},

@@ -40,7 +40,7 @@ func fixture() Snapshot {
 		Servers: []admin.ServerInfo{
 			{ID: "survival", Domains: []string{"survival.example.com", "mc.example.com"}, Strategy: "round_robin", AddressCount: 5, HealthyCount: 2, Players: 14},
 			{ID: "lobby", Domains: []string{"lobby.example.com"}, Strategy: "first_available", AddressCount: 1, HealthyCount: 1, Players: 3},
-			{ID: "creative", Domains: []string{"creative.example.com"}, Strategy: "least_conn", AddressCount: 1, HealthyCount: 0},
+			{ID: "creative", Domains: []string{"creative.example.com"}, Strategy: "least_conn", AddressCount: 2, HealthyCount: 0, UnknownCount: 1},
 		},
 		Backends: map[string]admin.Backends{
 			"survival": {Server: "survival", Strategy: "round_robin", Backends: []admin.Backend{
@@ -58,6 +58,8 @@ func fixture() Snapshot {
 			}},
 			"creative": {Server: "creative", Strategy: "least_conn", Backends: []admin.Backend{
 				{Address: "10.0.1.9:25565", Weight: 1, State: "unhealthy", Health: "unhealthy", Ejections: 7, LastFailureSecsAgo: f64(300)},
+				// Added by a reload and not checked yet: it takes players, but is not called healthy.
+				{Address: "10.0.1.10:25565", Weight: 1, EffectiveWeight: 1, State: "unknown", Health: "unknown"},
 			}},
 		},
 	}
