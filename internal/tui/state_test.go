@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/charmbracelet/lipgloss"
@@ -53,6 +54,18 @@ func TestFmtHealthy(t *testing.T) {
 	} {
 		if got := fmtHealthy(tc.s); got != tc.want {
 			t.Errorf("fmtHealthy(%+v) = %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}
+
+// The help screen explains every state's glyph, unknown included.
+func TestHelpListsEveryState(t *testing.T) {
+	h, _ := loaded(t)
+	h.keys("?")
+	v := h.m.View()
+	for _, s := range balance.States() {
+		if !strings.Contains(v, stateSymbol(s)+" "+string(s)) {
+			t.Errorf("help lacks %s %s:\n%s", stateSymbol(s), s, v)
 		}
 	}
 }
