@@ -1,6 +1,7 @@
 #!/bin/sh
 # Fails when the committed generated files (completions/, man/, docs/cli.md,
-# packaging/infrarust.toml) differ from what the current command tree generates.
+# packaging/infrarust.toml) differ from what the current command tree generates,
+# or when a man page does not render cleanly with groff (when groff is installed).
 # Fix a failure with:  go generate ./cmd/infrarust  (then commit the result).
 set -eu
 
@@ -29,6 +30,19 @@ for path in completions man docs/cli.md packaging/infrarust.toml; do
         stale=1
     fi
 done
+
+# The committed man pages must render without a groff warning (what `man` shows).
+if command -v groff >/dev/null 2>&1; then
+    for page in man/*.1; do
+        if ! out=$(groff -k -man -Tutf8 -ww -z "$page" 2>&1) || [ -n "$out" ]; then
+            echo "check-generated: $page does not render cleanly:" >&2
+            echo "$out" >&2
+            stale=1
+        fi
+    done
+else
+    echo "check-generated: groff is not installed; man pages were not test-rendered (apt-get install groff-base)" >&2
+fi
 
 if [ "$stale" -ne 0 ]; then
     echo >&2

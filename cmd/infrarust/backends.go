@@ -26,6 +26,10 @@ func newBackendsCmd(g *globalFlags) *cobra.Command {
 		Short: "List, drain, enable and reset the backend addresses of a running proxy",
 		Long: `Talks to the admin API of a running 'infrarust serve'. On the same machine no flag is
 needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of --config.`,
+		Example: `  infrarust backends list
+  infrarust backends drain lobby 10.0.0.2:25565
+  sudo -u infrarust infrarust backends list --config /etc/infrarust/infrarust.toml
+  INFRARUST_API_KEY=... infrarust backends list --admin-url http://10.0.0.5:8080`,
 		Args: cobra.NoArgs,
 	}
 	conn := addAdminFlags(cmd)
@@ -33,8 +37,15 @@ needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of -
 	addOutputFlag(cmd, &output)
 
 	list := &cobra.Command{
-		Use:               "list [SERVER]",
-		Short:             "Show every address with its state, weight and connections",
+		Use:   "list [SERVER]",
+		Short: "Show every address with its state, weight and connections",
+		Long: `Shows every address of every server (or of SERVER) as the balancer sees it: its state
+(unknown until a login, a probe or a status answer has checked it; healthy, probing,
+unhealthy or draining after), weights, priority, connections, ejections and connect
+time.`,
+		Example: `  infrarust backends list
+  infrarust backends list lobby
+  infrarust backends list lobby -o json | jq -r '.backends[] | select(.state != "healthy") | .address'`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeServerAddress(conn, g, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -73,9 +84,10 @@ needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of -
 	examples := map[admin.Action]string{
 		admin.ActionDrain: `  infrarust backends drain lobby 10.0.1.11:25565
   infrarust backends drain --move lobby 10.0.1.11:25565
-  infrarust backends drain survival '[2001:db8::1]:25565'`,
+  infrarust backends drain survival '[2001:db8::1]:25565' -o json`,
 		admin.ActionEnable: `  infrarust backends enable lobby 10.0.1.11:25565`,
-		admin.ActionReset:  `  infrarust backends reset lobby 10.0.2.10:25565`,
+		admin.ActionReset: `  # after fixing the backend, instead of waiting out its backoff:
+  infrarust backends reset lobby 10.0.2.10:25565`,
 	}
 	for _, a := range admin.Actions() {
 		var move bool

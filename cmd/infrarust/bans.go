@@ -22,6 +22,9 @@ func newBansCmd(g *globalFlags) *cobra.Command {
 		Short: "List, add and remove bans (IP or CIDR, username, UUID) on a running proxy",
 		Long: `Talks to the admin API of a running 'infrarust serve'; bans take effect at once and
 are kept in <data_dir>/bans.json.`,
+		Example: `  infrarust bans list
+  infrarust bans add --ip 203.0.113.7 --reason "bot joins" --duration 7d
+  infrarust bans remove --ip 203.0.113.7`,
 		Args: cobra.NoArgs,
 	}
 	conn := addAdminFlags(cmd)
@@ -31,7 +34,9 @@ are kept in <data_dir>/bans.json.`,
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "Show the bans in force",
-		Args:  cobra.NoArgs,
+		Example: `  infrarust bans list
+  infrarust bans list -o json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := conn.client(cmd, g)
 			if err != nil {

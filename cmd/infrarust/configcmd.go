@@ -15,6 +15,9 @@ func newConfigCmd(g *globalFlags) *cobra.Command {
 	return cmd
 }
 
+// exitInvalidConfig is `config check`'s exit status for a configuration serve would refuse.
+const exitInvalidConfig = 1
+
 func newConfigCheckCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "check",
@@ -28,11 +31,12 @@ Like 'serve', it reads INFRARUST_API_KEY (it decides whether a non-loopback
 [web] bind is allowed), so run it in the environment 'serve' runs in.`,
 		Example: `  infrarust config check
   infrarust config check --config /etc/infrarust/infrarust.toml`,
-		Args: cobra.NoArgs,
+		Annotations: exitStatusAnnotation(exitInvalidConfig, "The configuration is invalid; every problem of every file is listed with its file, line and key"),
+		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.loadConfig(cmd)
 			if err != nil {
-				return &exitError{code: 1, err: fmt.Errorf("configuration is invalid (%s):\n%w", problems(err), err)}
+				return &exitError{code: exitInvalidConfig, err: fmt.Errorf("configuration is invalid (%s):\n%w", problems(err), err)}
 			}
 			src := cfg.Source
 			if src == "" {

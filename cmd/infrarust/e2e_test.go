@@ -70,6 +70,12 @@ func e2eServer(id string, addrs ...string) *config.Server {
 // given servers, and stops it when the test ends.
 func startServe(t *testing.T, dataDir string, servers ...*config.Server) *e2eServe {
 	t.Helper()
+	return startServeWith(t, dataDir, nil, servers...)
+}
+
+// startServeWith is startServe with mutate applied to the configuration last.
+func startServeWith(t *testing.T, dataDir string, mutate func(*config.Config), servers ...*config.Server) *e2eServe {
+	t.Helper()
 	// The key must come from the generated key file, as on a fresh machine.
 	t.Setenv(envAPIKey, "")
 	t.Setenv(envAdminURL, "")
@@ -84,6 +90,9 @@ func startServe(t *testing.T, dataDir string, servers ...*config.Server) *e2eSer
 	cfg.Web.DataDir = dataDir
 	cfg.Web.RequestsPerMinute = 1 << 20 // the tests poll; the limiter has its own tests
 	cfg.ActiveHealth.UnhealthyInterval = config.Duration(time.Second)
+	if mutate != nil {
+		mutate(cfg)
+	}
 
 	level := slog.LevelWarn + 100
 	if os.Getenv("INFRARUST_TEST_DEBUG") != "" {
@@ -269,8 +278,8 @@ func eventsOf(s *admin.EventStream) <-chan admin.StreamEvent {
 	return ch
 }
 
-// waitHealthChange waits up to d for addr's change to `to` on ch.
-func waitHealthChange(t *testing.T, ch <-chan admin.StreamEvent, addr, to string, d time.Duration) {
+// waitHealthChange waits up to d for addr's change to `to` on ch and returns it.
+func waitHealthChange(t *testing.T, ch <-chan admin.StreamEvent, addr, to string, d time.Duration) events.HealthChange {
 	t.Helper()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -293,7 +302,7 @@ func waitHealthChange(t *testing.T, ch <-chan admin.StreamEvent, addr, to string
 				if hc.Server != "lobby" || hc.From == "" || ev.Time.IsZero() {
 					t.Fatalf("health_change %+v at %v lacks server, from or timestamp", hc, ev.Time)
 				}
-				return
+				return hc
 			}
 		case <-timer.C:
 			t.Fatalf("no backend.health_change of %s to %s within %v; saw %v", addr, to, d, seen)
@@ -667,8 +676,9 @@ func TestE2EDrainThroughCLISurvivesRestart(t *testing.T) {
 	if s2.key != s.key {
 		t.Fatalf("key changed across a restart with the same data dir")
 	}
+	// Health is rebuilt from scratch on every start: nothing has tried b yet.
 	out, err = cli(t, "backends", "list", "--config", s2.configPath)
-	if err != nil || !containsLine(out, a.Addr(), "draining") || !containsLine(out, b.Addr(), "healthy") {
+	if err != nil || !containsLine(out, a.Addr(), "draining", "unknown") || !containsLine(out, b.Addr(), "unknown", "unknown") {
 		t.Fatalf("backends list after the restart: %v\n%s", err, out)
 	}
 	if st := backendState(t, s2.client, "lobby", a.Addr()); st.State != "draining" {
@@ -678,8 +688,11 @@ func TestE2EDrainThroughCLISurvivesRestart(t *testing.T) {
 		t.Fatalf("login after the restart: %q, want b", got)
 	}
 
+	if st := backendState(t, s2.client, "lobby", b.Addr()); st.State != "healthy" {
+		t.Fatalf("a login through b did not prove it healthy: %+v", st)
+	}
 	out, err = cli(t, "backends", "enable", "lobby", a.Addr(), "--config", s2.configPath)
-	if err != nil || !strings.Contains(out, "enabled "+a.Addr()+" on lobby: now healthy") {
+	if err != nil || !strings.Contains(out, "enabled "+a.Addr()+" on lobby: now unknown") {
 		t.Fatalf("backends enable: %v\n%s", err, out)
 	}
 	c, _, f := dialLogin(t, s2.proxyAddr, "Back")
@@ -790,8 +803,8 @@ func TestE2ETopModelShowsEjection(t *testing.T) {
 	d := newTeaDriver(t, m)
 	d.send(tea.WindowSizeMsg{Width: 120, Height: 40})
 	d.run(m.Init())
-	d.until(t, 5*time.Second, "a live connection with three healthy addresses", func(v string) bool {
-		return strings.Contains(v, "● live") && containsLine(v, dead, "●") && containsLine(v, c.Addr(), "●")
+	d.until(t, 5*time.Second, "a live connection with three addresses nobody has tried (○)", func(v string) bool {
+		return strings.Contains(v, "● live") && containsLine(v, dead, "○ unknown") && containsLine(v, c.Addr(), "○ unknown")
 	})
 
 	killBackend(t, a)

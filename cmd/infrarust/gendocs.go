@@ -183,21 +183,30 @@ func packagedConfig() ([]byte, error) {
 // cobra always prints a date, and a date would make every regeneration a diff.
 var manEpoch = time.Unix(0, 0).UTC()
 
-// manPage renders one command's man page in section 1 without a date.
+// manPage renders one command's man page in section 1 without a date, with the
+// EXIT STATUS, ENVIRONMENT, FILES and EXAMPLES sections (mansections.go) before
+// SEE ALSO, where man-pages(7) puts them.
 func manPage(c *cobra.Command) ([]byte, error) {
 	var b bytes.Buffer
 	header := &doc.GenManHeader{Section: "1", Date: &manEpoch, Source: "Infrarust", Manual: "Infrarust Manual"}
-	if err := doc.GenMan(c, header, &b); err != nil {
+	example := c.Example
+	c.Example = "" // cobra would print it as "EXAMPLE" after OPTIONS; it goes in EXAMPLES below
+	err := doc.GenMan(c, header, &b)
+	c.Example = example
+	if err != nil {
 		return nil, fmt.Errorf("generate man page for %q: %w", c.CommandPath(), err)
 	}
-	lines := bytes.Split(b.Bytes(), []byte("\n"))
+	page := insertBefore(b.Bytes(), []byte(".SH SEE ALSO"), roffSections(manSections(c)))
+	lines := bytes.Split(page, []byte("\n"))
 	placeholder := []byte(`"` + manEpoch.Format("Jan 2006") + `"`)
 	for i, l := range lines {
 		if bytes.HasPrefix(l, []byte(".TH ")) {
 			if !bytes.Contains(l, placeholder) {
 				return nil, fmt.Errorf("man page for %q: no date to blank in %q", c.CommandPath(), l)
 			}
-			lines[i] = bytes.Replace(l, placeholder, []byte(`""`), 1)
+			// .TH turns hyphenation back on, which cobra's leading .nh meant to
+			// prevent ("/etc/in-frarust"): say it again after it.
+			lines[i] = append(bytes.Replace(l, placeholder, []byte(`""`), 1), "\n.nh"...)
 			return bytes.Join(lines, []byte("\n")), nil
 		}
 	}
@@ -218,12 +227,26 @@ func cliMarkdown(cmds []*cobra.Command) ([]byte, error) {
 		return anchor(strings.ReplaceAll(strings.TrimSuffix(file, ".md"), "_", " "))
 	}
 	for _, c := range cmds {
-		if err := doc.GenMarkdownCustom(c, &b, link); err != nil {
+		var one bytes.Buffer
+		if err := doc.GenMarkdownCustom(c, &one, link); err != nil {
 			return nil, fmt.Errorf("generate markdown for %q: %w", c.CommandPath(), err)
 		}
+		b.Write(insertBefore(one.Bytes(), []byte("### SEE ALSO"), []byte(markdownSections(manSections(c)))))
 		b.WriteString("\n")
 	}
 	return append(bytes.TrimRight(b.Bytes(), "\n"), '\n'), nil
+}
+
+// insertBefore puts add in front of the first line that starts with marker, or at
+// the end when there is none.
+func insertBefore(doc, marker, add []byte) []byte {
+	i := bytes.Index(doc, append([]byte("\n"), marker...))
+	if i < 0 {
+		return append(append(bytes.TrimRight(doc, "\n"), "\n\n"...), add...)
+	}
+	out := append([]byte{}, doc[:i+1]...)
+	out = append(out, add...)
+	return append(out, doc[i+1:]...)
 }
 
 // anchor is the GitHub heading anchor of "## <command path>".

@@ -16,6 +16,9 @@ func newServersCmd(g *globalFlags) *cobra.Command {
 		Short: "List servers with their manager state; start or stop a managed server",
 		Long: `Talks to the admin API of a running 'infrarust serve'. A server with a [server_manager]
 block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep now.`,
+		Example: `  infrarust servers list
+  infrarust servers start survival
+  infrarust servers stop survival`,
 		Args: cobra.NoArgs,
 	}
 	conn := addAdminFlags(cmd)
@@ -25,7 +28,9 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "Show every server with its state, manager type and players",
-		Args:  cobra.NoArgs,
+		Example: `  infrarust servers list
+  infrarust servers list -o json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := conn.client(cmd, g)
 			if err != nil {
@@ -45,8 +50,12 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 				if manager == "" {
 					manager, state = "-", orDash(state)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d healthy\t%s\n", s.ID, orDash(s.ProxyMode), state, manager, s.Players,
-					s.HealthyCount, s.AddressCount, orDash(strings.Join(s.Domains, ",")))
+				addrs := fmt.Sprintf("%d/%d healthy", s.HealthyCount, s.AddressCount)
+				if s.UnknownCount > 0 { // taking players, but nothing has checked them yet
+					addrs += fmt.Sprintf(", %d unknown", s.UnknownCount)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", s.ID, orDash(s.ProxyMode), state, manager, s.Players,
+					addrs, orDash(strings.Join(s.Domains, ",")))
 			}
 			return tw.Flush()
 		},
@@ -58,6 +67,7 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 		cmd.AddCommand(&cobra.Command{
 			Use:               a.name + " SERVER",
 			Short:             a.short,
+			Example:           "  infrarust servers " + a.name + " survival\n  infrarust servers " + a.name + " survival -o json",
 			Args:              exactArgs(1),
 			ValidArgsFunction: completeManagedServers(conn, g),
 			RunE: func(cmd *cobra.Command, args []string) error {

@@ -20,6 +20,8 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Query Minecraft servers (and the proxy) like a client does",
+		Example: `  infrarust status ping play.example.com
+  infrarust status ping play.example.com --address 127.0.0.1:25565`,
 	}
 	cmd.AddCommand(newStatusPingCmd(g))
 	return cmd
@@ -39,6 +41,10 @@ type pingResult struct {
 	Legacy    bool            `json:"legacy,omitempty"`
 }
 
+// exitUnreachable is `status ping`'s exit status when the server does not answer,
+// so a script can tell "down" from a mistake on the command line (1).
+const exitUnreachable = 2
+
 func newStatusPingCmd(g *globalFlags) *cobra.Command {
 	var address string
 	var protocol int32
@@ -56,7 +62,8 @@ Exits non-zero when the server cannot be reached.`,
   infrarust status ping play.example.com --address 127.0.0.1:25565
   infrarust status ping mc.example.com --legacy
   infrarust status ping mc.example.com --json`,
-		Args: exactArgs(1),
+		Annotations: exitStatusAnnotation(exitUnreachable, "The server could not be reached or did not answer the ping"),
+		Args:        exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			host, port, err := splitHostPortDefault(args[0])
 			if err != nil {
@@ -71,7 +78,7 @@ Exits non-zero when the server cannot be reached.`,
 			}
 			res, err := ping(host, port, dial, protocol, legacy, timeout)
 			if err != nil {
-				return &exitError{code: 2, err: fmt.Errorf("%s unreachable: %w", dial, err)}
+				return &exitError{code: exitUnreachable, err: fmt.Errorf("%s unreachable: %w", dial, err)}
 			}
 			if asJSON {
 				enc := json.NewEncoder(g.stdout)

@@ -33,7 +33,8 @@ type ServerInfo struct {
 	Domains      []string `json:"domains"`
 	Strategy     string   `json:"strategy"`
 	AddressCount int      `json:"address_count"`
-	HealthyCount int      `json:"healthy_count"`
+	HealthyCount int      `json:"healthy_count"` // addresses seen working that take players (healthy, not drained)
+	UnknownCount int      `json:"unknown_count"` // addresses that take players but nothing has checked yet (unknown, not drained)
 	Players      int      `json:"players"`
 	ProxyMode    string   `json:"proxy_mode"`
 	State        string   `json:"state,omitempty"` // server manager state when managed: online|offline|sleeping|starting|stopping|crashed
@@ -47,7 +48,7 @@ type Backend struct {
 	Weight             int      `json:"weight"`
 	EffectiveWeight    float64  `json:"effective_weight"`
 	Priority           int      `json:"priority"`
-	State              string   `json:"state"`  // a balance.State: healthy|probing|unhealthy|draining; compare with BackendState()
+	State              string   `json:"state"`  // a balance.State: unknown|healthy|probing|unhealthy|draining; compare with BackendState()
 	Health             string   `json:"health"` // the health record under a drain (a balance.State)
 	ActiveConnections  int      `json:"active_connections"`
 	Inflight           int      `json:"inflight"`
@@ -79,6 +80,20 @@ func BackendFrom(b balance.BackendStatus, now time.Time) Backend {
 		out.ConnectEWMAms = &ms
 	}
 	return out
+}
+
+// CountUnknown counts the addresses that take players without having been checked
+// (unknown and not drained), the ServerInfo.UnknownCount beside HealthyCount, so a
+// server whose addresses nobody has tried reads "0/1 healthy, 1 unknown" rather
+// than either healthy or down.
+func CountUnknown(bs []balance.BackendStatus) int {
+	n := 0
+	for _, b := range bs {
+		if b.Health == balance.StateUnknown && !b.Drained {
+			n++
+		}
+	}
+	return n
 }
 
 // BackendState is the address's state as the balancer's typed constant, so

@@ -24,6 +24,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy"
 	"github.com/infrarust-go/infrarust/internal/proxy/health"
+	"github.com/infrarust-go/infrarust/internal/sdnotify"
 	"github.com/infrarust-go/infrarust/internal/telemetry"
 )
 
@@ -62,6 +63,7 @@ type App struct {
 	hooks  *hooks.Dispatcher // player events: compiled-in handlers and [[webhooks]]
 	tracer *telemetry.Tracer // [telemetry]; nil when off
 	rt     *runtime
+	notify *sdnotify.Notifier // systemd Type=notify; does nothing outside systemd
 
 	reloadMu sync.Mutex // one reload at a time (watcher, signal, tests)
 
@@ -94,7 +96,7 @@ func build(opts Options) (*App, error) {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
-	a := &App{log: log, cfg: cfg, bus: events.NewBus(), met: metrics.New()}
+	a := &App{log: log, cfg: cfg, bus: events.NewBus(), met: metrics.New(), notify: sdnotify.FromEnv(log)}
 	var err error
 	if a.bans, err = openBans(cfg); err != nil {
 		return nil, err
@@ -197,6 +199,7 @@ func (a *App) run(ctx context.Context, opts Options) error {
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String(), adminAddr)
 	}
+	_ = a.notify.Ready(fmt.Sprintf("listening on %s, %d server(s)", ln.Addr(), len(cfg.Servers)))
 
 	var runErr error
 	select {
@@ -210,6 +213,7 @@ func (a *App) run(ctx context.Context, opts Options) error {
 // shutdown stops the proxy (sessions get shutdown_timeout), then the managed
 // servers with their own grace period, whatever the sessions used.
 func (a *App) shutdown() {
+	_ = a.notify.Stopping("stopping: live sessions and managed servers may finish")
 	a.log.Info("shutting down; live sessions may finish", "shutdown_timeout", a.cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout.D())
 	defer cancel()

@@ -23,6 +23,8 @@ import (
 func (a *App) ReloadServers(reason string) error {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
+	_ = a.notify.Reloading("reloading servers_dir (" + reason + ")")
+	defer a.notify.Ready("serving; last reload: " + reason)
 	cur := a.proxy.Config()
 	next, fileErrs, err := mergeServersDir(cur)
 	if err != nil {

@@ -43,7 +43,7 @@ func (r *runtime) Servers(now time.Time) []admin.ServerInfo {
 		info := admin.ServerInfo{
 			ID: v.ID, Domains: v.Config.Domains, Strategy: string(v.Strategy),
 			AddressCount: len(v.Config.Addresses), Players: v.Players, ProxyMode: string(v.Config.ProxyMode),
-			HealthyCount: v.Serving(),
+			HealthyCount: v.Serving(), UnknownCount: admin.CountUnknown(v.Backends),
 		}
 		if sm := v.Config.ServerManager; sm != nil {
 			info.State, info.ManagerType, info.StateReason = string(r.manager.State(v.ID)), sm.Type, reasons[v.ID]

@@ -180,7 +180,8 @@ func (m *Metrics) BackendConnect(server, addr string, d time.Duration, err error
 	m.connectDuration.WithLabelValues(server, addr).Observe(d.Seconds())
 }
 
-// HealthTransition counts an address entering state (healthy, probing, unhealthy, draining).
+// HealthTransition counts an address entering state (healthy, probing, unhealthy, draining;
+// never unknown, which is where an address starts and never returns to).
 func (m *Metrics) HealthTransition(server, addr, state string) {
 	if m == nil {
 		return
@@ -316,10 +317,8 @@ type backendStateCollector struct {
 }
 
 // backendStates is every state the gauge reports a series for, so a 0 exists for
-// each state an alert may test.
-func backendStates() []balance.State {
-	return []balance.State{balance.StateHealthy, balance.StateProbing, balance.StateUnhealthy, balance.StateDraining}
-}
+// each state an alert may test (unknown included: an address nobody has checked).
+func backendStates() []balance.State { return balance.States() }
 
 func (c *backendStateCollector) set(states func() []BackendSample) {
 	c.mu.Lock()

@@ -198,6 +198,7 @@ func TestBackendStateGaugeHoldsWhileEjected(t *testing.T) {
 		for _, want := range []string{
 			series("10.0.0.2:25565", "unhealthy", 1), series("10.0.0.2:25565", "healthy", 0),
 			series("10.0.0.2:25565", "probing", 0), series("10.0.0.2:25565", "draining", 0),
+			series("10.0.0.2:25565", "unknown", 0),
 			series("10.0.0.1:25565", "healthy", 1), series("10.0.0.1:25565", "unhealthy", 0),
 		} {
 			if !strings.Contains(out, want) {
@@ -207,22 +208,26 @@ func TestBackendStateGaugeHoldsWhileEjected(t *testing.T) {
 	}
 	mu.Lock()
 	current[1].State = balance.StateHealthy
-	current = append(current, BackendSample{Server: "lobby", Address: "10.0.0.3:25565", State: "unknown"})
+	current = append(current,
+		BackendSample{Server: "lobby", Address: "10.0.0.3:25565", State: "quarantined"},
+		BackendSample{Server: "lobby", Address: "10.0.0.4:25565", State: balance.StateUnknown})
 	mu.Unlock()
 	out := scrape(t, m)
 	for _, want := range []string{
 		series("10.0.0.2:25565", "unhealthy", 0), series("10.0.0.2:25565", "healthy", 1),
 		// A state this build does not list still gets its series.
-		series("10.0.0.3:25565", "unknown", 1), series("10.0.0.3:25565", "healthy", 0),
+		series("10.0.0.3:25565", "quarantined", 1), series("10.0.0.3:25565", "healthy", 0),
+		// An address nobody has checked is exported as what it is, not as healthy.
+		series("10.0.0.4:25565", "unknown", 1), series("10.0.0.4:25565", "healthy", 0),
 	} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("missing %s in:\n%s", want, out)
 		}
 	}
 	mu.Lock()
-	current = current[:1] // a reload removed two addresses
+	current = current[:1] // a reload removed three addresses
 	mu.Unlock()
-	if out := scrape(t, m); strings.Contains(out, "10.0.0.2:25565") || strings.Contains(out, "10.0.0.3:25565") {
+	if out := scrape(t, m); strings.Contains(out, "10.0.0.2:25565") || strings.Contains(out, "10.0.0.3:25565") || strings.Contains(out, "10.0.0.4:25565") {
 		t.Fatalf("removed addresses still exported:\n%s", out)
 	}
 }

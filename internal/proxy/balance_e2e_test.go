@@ -115,6 +115,18 @@ func (lp *lbProxy) snapshot(t *testing.T, server string) map[string]balance.Back
 // transition is one expected backend.health_change: address, from, to.
 type transition struct{ addr, from, to string }
 
+// next is the next health event, skipping first-contact confirmations (unknown->healthy: every
+// address starts unknown, and the balance package tests when each is confirmed).
+func (lp *lbProxy) next(ctx context.Context) (events.Event, error) {
+	for {
+		ev, err := lp.sub.Next(ctx)
+		if hc, ok := ev.Data.(events.HealthChange); err == nil && ok && hc.From == string(balance.StateUnknown) && hc.To == string(balance.StateHealthy) {
+			continue
+		}
+		return ev, err
+	}
+}
+
 // expectEvents reads exactly the wanted transitions, in order, then checks nothing else is queued.
 // Pool events are published before the login that caused them is answered, so by the time a
 // login returns, its events are on the bus.
@@ -123,7 +135,7 @@ func (lp *lbProxy) expectEvents(t *testing.T, want ...transition) []events.Healt
 	var got []events.HealthChange
 	for range want {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		ev, err := lp.sub.Next(ctx)
+		ev, err := lp.next(ctx)
 		cancel()
 		if err != nil {
 			t.Fatalf("waiting for health events %v: got only %+v", want, got)
@@ -147,7 +159,7 @@ func (lp *lbProxy) expectNoEvents(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if ev, err := lp.sub.Next(ctx); err == nil {
+	if ev, err := lp.next(ctx); err == nil {
 		t.Fatalf("unexpected event %s %+v", ev.Type, ev.Data)
 	}
 }
@@ -411,7 +423,7 @@ func TestE2EFullKickOnRecoveryAttempt(t *testing.T) {
 	s := newServer("lobby", []string{"lobby.test"}, deadAddr, room.Addr())
 	lp := startLBProxy(t, nil, s)
 	lp.joinLive(t, "lobby.test", 3, "room") // three refused dials eject the first address
-	lp.expectEvents(t, transition{deadAddr, "healthy", "unhealthy"})
+	lp.expectEvents(t, transition{deadAddr, "unknown", "unhealthy"})
 
 	back := startBackendAt(t, deadAddr, fakemc.Options{Name: "back", OnLogin: func(c net.Conn, _ *bufio.Reader, _ mc.Handshake, _ mc.LoginStart) {
 		_, _ = c.Write(mc.EncodeLoginDisconnect("The server is full!"))
@@ -501,11 +513,15 @@ func TestE2EStatusAndLegacyThroughDeadFirstAddress(t *testing.T) {
 	if n := live.LegacyPings.Load(); n != 1 {
 		t.Fatalf("backend saw %d legacy pings, want 1", n)
 	}
+	// A status answer proves an address; a failed status relay proves nothing.
+	if snap := lp.snapshot(t, "lobby"); snap[live.Addr()].Health != balance.StateHealthy || snap[dead].Health != balance.StateUnknown {
+		t.Fatalf("after pings: live %s, dead %s; want healthy, unknown", snap[live.Addr()].Health, snap[dead].Health)
+	}
 
 	// Status failures never eject; logins do. After three refused login dials the dead address
 	// sits at the tail of the order and pings go straight to the live one.
 	lp.joinLive(t, "lobby.test", 3, "second")
-	lp.expectEvents(t, transition{dead, "healthy", "unhealthy"})
+	lp.expectEvents(t, transition{dead, "unknown", "unhealthy"})
 	lp.clock.Advance(2 * time.Second) // past the status cache TTL
 	check("dead first address ejected")
 	if n := live.LegacyPings.Load(); n != 2 {

@@ -41,7 +41,7 @@ func fixture() Snapshot {
 		Servers: []admin.ServerInfo{
 			{ID: "survival", Domains: []string{"survival.example.com", "mc.example.com"}, Strategy: "round_robin", AddressCount: 5, HealthyCount: 2, Players: 14, ProxyMode: "offline"},
 			{ID: "lobby", Domains: []string{"lobby.example.com"}, Strategy: "first_available", AddressCount: 1, HealthyCount: 1, Players: 3, ProxyMode: "passthrough"},
-			{ID: "creative", Domains: []string{"creative.example.com"}, Strategy: "least_conn", AddressCount: 1, HealthyCount: 0, ProxyMode: "client_only"},
+			{ID: "creative", Domains: []string{"creative.example.com"}, Strategy: "least_conn", AddressCount: 2, HealthyCount: 0, UnknownCount: 1, ProxyMode: "client_only"},
 		},
 		// Some of the players the counts above stand for: intercepted ones on
 		// survival, a passthrough one on lobby, one whose version the proxy does
@@ -74,6 +74,8 @@ func fixture() Snapshot {
 			}},
 			"creative": {Server: "creative", Strategy: "least_conn", Backends: []admin.Backend{
 				{Address: "10.0.1.9:25565", Weight: 1, State: "unhealthy", Health: "unhealthy", Ejections: 7, LastFailureSecsAgo: f64(300)},
+				// Added by a reload and not checked yet: it takes players, but is not called healthy.
+				{Address: "10.0.1.10:25565", Weight: 1, EffectiveWeight: 1, State: "unknown", Health: "unknown"},
 			}},
 		},
 	}

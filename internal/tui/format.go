@@ -13,9 +13,12 @@ import (
 )
 
 // stateSymbol gives each state a glyph that reads without colour; a state this
-// build does not know shows as "?".
+// build does not know shows as "?". Unknown is the hollow form of healthy: it
+// takes players like one, but nothing has checked it yet.
 func stateSymbol(state balance.State) string {
 	switch state {
+	case balance.StateUnknown:
+		return "○"
 	case balance.StateHealthy:
 		return "●"
 	case balance.StateProbing:
@@ -28,7 +31,8 @@ func stateSymbol(state balance.State) string {
 	return "?"
 }
 
-// stateRank orders states worst first for sorting.
+// stateRank orders states worst first for sorting; unknown sorts just before
+// healthy, since it may yet turn out not to be.
 func stateRank(state balance.State) int {
 	switch state {
 	case balance.StateUnhealthy:
@@ -37,10 +41,22 @@ func stateRank(state balance.State) int {
 		return 1
 	case balance.StateDraining:
 		return 2
-	case balance.StateHealthy:
+	case balance.StateUnknown:
 		return 3
+	case balance.StateHealthy:
+		return 4
 	}
 	return -1
+}
+
+// fmtHealthy is a server's "healthy/addresses", plus "○n" for n addresses nobody
+// has checked yet (they take players, but are not called healthy).
+func fmtHealthy(s admin.ServerInfo) string {
+	out := fmt.Sprintf("%d/%d", s.HealthyCount, s.AddressCount)
+	if s.UnknownCount > 0 {
+		out += fmt.Sprintf(" %s%d", stateSymbol(balance.StateUnknown), s.UnknownCount)
+	}
+	return out
 }
 
 // fit pads or truncates s to exactly w terminal cells.

@@ -514,12 +514,20 @@ func (m *Model) setBackendState(server, addr string, from, to balance.State) {
 		if s.ID != server {
 			continue
 		}
-		if from == balance.StateHealthy && to != balance.StateHealthy {
-			s.HealthyCount = max(0, s.HealthyCount-1)
-		} else if from != balance.StateHealthy && to == balance.StateHealthy {
-			s.HealthyCount = min(s.AddressCount, s.HealthyCount+1)
-		}
+		s.HealthyCount = bump(s.HealthyCount, s.AddressCount, from, to, balance.StateHealthy)
+		s.UnknownCount = bump(s.UnknownCount, s.AddressCount, from, to, balance.StateUnknown)
 	}
+}
+
+// bump moves a per-state address count by one transition from -> to.
+func bump(n, total int, from, to, state balance.State) int {
+	switch {
+	case from == state && to != state:
+		return max(0, n-1)
+	case from != state && to == state:
+		return min(total, n+1)
+	}
+	return n
 }
 
 func (m *Model) addPlayers(server, addr string, delta int) {
@@ -612,7 +620,7 @@ func (m *Model) visibleServers() []admin.ServerInfo {
 		})
 	case "health":
 		slices.SortStableFunc(out, func(a, b admin.ServerInfo) int {
-			da, db := a.AddressCount-a.HealthyCount, b.AddressCount-b.HealthyCount
+			da, db := a.AddressCount-a.HealthyCount-a.UnknownCount, b.AddressCount-b.HealthyCount-b.UnknownCount
 			if da != db {
 				return db - da
 			}

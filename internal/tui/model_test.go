@@ -307,6 +307,11 @@ func TestEventsUpdateTheModel(t *testing.T) {
 	if got := h.m.snap.Servers[0].HealthyCount; got != 1 {
 		t.Fatalf("healthy count %d", got)
 	}
+	// creative's unchecked address is confirmed: one more healthy, one fewer unknown.
+	ev(events.BackendHealthChange, map[string]string{"server": "creative", "address": "10.0.1.10:25565", "from": "unknown", "to": "healthy", "reason": "probe ok"})
+	if s := h.m.snap.Servers[2]; s.ID != "creative" || s.HealthyCount != 1 || s.UnknownCount != 0 || h.m.snap.Backends["creative"].Backends[1].State != "healthy" {
+		t.Fatalf("after unknown -> healthy: %+v, state %q", s, h.m.snap.Backends["creative"].Backends[1].State)
+	}
 	// The change is shown at once; the rest comes with the next scheduled refresh,
 	// so a burst of events costs the admin API nothing.
 	if h.m.fetching || cmd != nil || fc.requests != 0 {
@@ -340,8 +345,8 @@ func TestEventsUpdateTheModel(t *testing.T) {
 
 	h.keys("v")
 	v := h.m.View()
-	for _, want := range []string{"EVENTS 5", "missed 12 events; refreshing", "server survival sleeping → starting (player Notch joined)", "Notch left survival via 10.0.0.2:25565",
-		"survival 10.0.0.1:25565 healthy → unhealthy (3 connect failures in 10s)", "last event server.state_change 0s ago"} {
+	for _, want := range []string{"EVENTS 6", "missed 12 events; refreshing", "server survival sleeping → starting (player Notch joined)", "Notch left survival via 10.0.0.2:25565",
+		"creative 10.0.1.10:25565 unknown → healthy (probe ok)", "last event server.state_change 0s ago"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}

@@ -34,7 +34,7 @@ func WriteOnce(w io.Writer, snap Snapshot, now time.Time) error {
 	servers := slices.Clone(snap.Servers)
 	slices.SortFunc(servers, func(a, b2 admin.ServerInfo) int { return strings.Compare(a.ID, b2.ID) })
 	for _, sv := range servers {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d\n", sv.ID, dash(strings.Join(sv.Domains, ",")), sv.Strategy, sv.Players, sv.HealthyCount, sv.AddressCount)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", sv.ID, dash(strings.Join(sv.Domains, ",")), sv.Strategy, sv.Players, fmtHealthy(sv))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -10,7 +10,8 @@ import (
 type styles struct {
 	title, label, value, faint, bold lipgloss.Style
 	paneFocused, paneBlurred         lipgloss.Style
-	healthy, probing, unhealthy      lipgloss.Style
+	unknown, healthy, probing        lipgloss.Style
+	unhealthy                        lipgloss.Style
 	draining, ramp, full             lipgloss.Style
 	err, ok, warn, cursor, prompt    lipgloss.Style
 }
@@ -25,6 +26,7 @@ func newStyles(r *lipgloss.Renderer) styles {
 		bold:        r.NewStyle().Bold(true),
 		paneFocused: r.NewStyle().Bold(true).Foreground(lipgloss.Color("6")),
 		paneBlurred: r.NewStyle().Faint(true),
+		unknown:     c("4"),
 		healthy:     c("2"),
 		probing:     c("3"),
 		unhealthy:   c("1").Bold(true),
@@ -41,6 +43,8 @@ func newStyles(r *lipgloss.Renderer) styles {
 
 func (s styles) state(state balance.State) lipgloss.Style {
 	switch state {
+	case balance.StateUnknown:
+		return s.unknown
 	case balance.StateHealthy:
 		return s.healthy
 	case balance.StateProbing:

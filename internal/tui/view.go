@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infrarust-go/infrarust/internal/admin"
-	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
 // column is one table column: a fixed width and an alignment.
@@ -206,7 +205,8 @@ func (m *Model) viewHelp(w int) []string {
 		"  R             refresh now",
 		"  q ctrl+c      quit",
 		"",
-		"  " + m.st.healthy.Render("● healthy") + "   takes players",
+		"  " + m.st.unknown.Render("○ unknown") + "   takes players; not checked yet (no login, probe or ping so far)",
+		"  " + m.st.healthy.Render("● healthy") + "   takes players; seen working",
 		"  " + m.st.probing.Render("◐ probing") + "   ejected, one recovery attempt allowed",
 		"  " + m.st.unhealthy.Render("✖ unhealthy") + " ejected, waiting out its backoff",
 		"  " + m.st.draining.Render("⇣ draining") + "  takes no new players, keeps existing ones",
@@ -351,7 +351,11 @@ func (m *Model) viewServers(servers []admin.ServerInfo, w, rows int) []string {
 		domW = max(domW, domainsWidth(s.Domains))
 	}
 	idW = min(idW, 20)
-	cols := []column{{"ID", idW, false}, {"DOMAINS", 0, false}, {"STRATEGY", 15, false}, {"PLAYERS", 7, true}, {"HEALTHY", 7, true}}
+	healthyW := 7
+	for _, s := range servers {
+		healthyW = max(healthyW, ansi.StringWidth(fmtHealthy(s)))
+	}
+	cols := []column{{"ID", idW, false}, {"DOMAINS", 0, false}, {"STRATEGY", 15, false}, {"PLAYERS", 7, true}, {"HEALTHY", healthyW, true}}
 	fixed := 2 + len(cols) - 1
 	for _, c := range cols {
 		fixed += c.w
@@ -376,14 +380,16 @@ func (m *Model) viewServers(servers []admin.ServerInfo, w, rows int) []string {
 	start, end := window(max(sel, 0), len(servers), rows)
 	for i := start; i < end; i++ {
 		s := servers[i]
-		cells := []string{s.ID, fmtDomains(s.Domains, cols[1].w), s.Strategy, fmt.Sprint(s.Players), fmt.Sprintf("%d/%d", s.HealthyCount, s.AddressCount)}
+		cells := []string{s.ID, fmtDomains(s.Domains, cols[1].w), s.Strategy, fmt.Sprint(s.Players), fmtHealthy(s)}
 		row := renderRow(cols[:4], cells[:4]) + " "
 		hs := m.st.healthy
-		switch {
-		case s.AddressCount > 0 && s.HealthyCount == 0:
+		switch up := s.HealthyCount + s.UnknownCount; {
+		case s.AddressCount > 0 && up == 0:
 			hs = m.st.unhealthy
-		case s.HealthyCount < s.AddressCount:
+		case up < s.AddressCount:
 			hs = m.st.probing
+		case s.UnknownCount > 0:
+			hs = m.st.unknown
 		}
 		row += hs.Render(fitRight(cells[4], cols[4].w))
 		out = append(out, m.cursor(s.ID == m.selServer)+row)
@@ -456,7 +462,7 @@ func (m *Model) viewBackends(bs []admin.Backend, w, rows int) []string {
 		parts[2] = m.st.state(b.BackendState()).Render(parts[2])
 		if ramping(b) {
 			parts[5] = m.st.ramp.Render(parts[5])
-		} else if b.BackendState() == balance.StateHealthy {
+		} else if b.BackendState().Serving() {
 			parts[5] = m.st.full.Render(parts[5])
 		} else {
 			parts[5] = m.st.faint.Render(parts[5])

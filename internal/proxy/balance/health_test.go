@@ -78,7 +78,7 @@ func TestEjectionWindow(t *testing.T) {
 			if st.Ejections != 1 || !st.NextProbe.Equal(last.Add(30*time.Second)) || !st.LastFailure.Equal(last) {
 				t.Errorf("status = %+v, want 1 ejection, next probe in 30s", st)
 			}
-			want := Change{Address: "a", From: StateHealthy, To: StateUnhealthy, Reason: "3 failures in 10s: connection refused", At: last}
+			want := Change{Address: "a", From: StateUnknown, To: StateUnhealthy, Reason: "3 failures in 10s: connection refused", At: last}
 			if len(evs) != 1 || evs[0] != want {
 				t.Errorf("events = %+v, want [%+v]", evs, want)
 			}
@@ -90,6 +90,7 @@ func TestBackoffGrowthAndCap(t *testing.T) {
 	for _, active := range []bool{false, true} {
 		t.Run(map[bool]string{false: "passive", true: "active"}[active], func(t *testing.T) {
 			p := NewPool(Options{ActiveProbing: active}, weighted(1, 1), t0)
+			confirmAll(p, t0)
 			ejectNow(t, p, "a", t0)
 			now := t0
 			wantBackoffs := []time.Duration{30, 60, 120, 240, 300, 300}
@@ -177,6 +178,7 @@ func TestExactlyOneRecoveryAttempt(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := NewPool(Options{Strategy: LeastConn, ActiveProbing: tt.active}, tt.addrs, t0)
+			confirmAll(p, t0)
 			ejectNow(t, p, "a", t0)
 			due := t0.Add(30 * time.Second)
 			var (
@@ -266,7 +268,7 @@ func TestRecoveryEntersSlowStart(t *testing.T) {
 			}
 			evs := rec.take()
 			want := []Change{
-				{Address: "a", From: StateHealthy, To: StateUnhealthy, Reason: "3 failures in 10s: refused", At: t0},
+				{Address: "a", From: StateUnknown, To: StateUnhealthy, Reason: "3 failures in 10s: refused", At: t0},
 				{Address: "a", From: StateUnhealthy, To: StateProbing, Reason: map[bool]string{false: "recovery attempt", true: "recovery probe"}[tt.active], At: now},
 				{Address: "a", From: StateProbing, To: StateHealthy, Reason: tt.reason, At: now},
 			}
@@ -369,7 +371,7 @@ func TestDrain(t *testing.T) {
 	if err := p.SetDrain("a", true, t0); err != nil { // idempotent
 		t.Fatal(err)
 	}
-	if got := rec.transitions(); !slices.Equal(got, []string{"a:healthy>draining"}) {
+	if got := rec.transitions(); !slices.Equal(got, []string{"a:unknown>healthy", "a:healthy>draining"}) {
 		t.Errorf("events = %v", got)
 	}
 	for _, got := range picks(t, p, t0, 10) {
@@ -441,6 +443,7 @@ func TestDrainAllIgnored(t *testing.T) {
 
 func TestResetKeepsDrain(t *testing.T) {
 	p := NewPool(Options{}, weighted(1, 1), t0)
+	confirmAll(p, t0)
 	ejectNow(t, p, "a", t0)
 	p.SetDrain("a", true, t0)
 	now := t0.Add(5 * time.Second)
@@ -592,8 +595,8 @@ func TestUpdateKeepsState(t *testing.T) {
 	if !snap[1].Drained || snap[1].Weight != 2 {
 		t.Errorf("b lost its drain: %+v", snap[1])
 	}
-	if snap[2].Health != StateHealthy || snap[2].EffectiveWeight != 3 || snap[2].Priority != 1 {
-		t.Errorf("new address d: %+v, want healthy at full weight", snap[2])
+	if snap[2].Health != StateUnknown || snap[2].EffectiveWeight != 3 || snap[2].Priority != 1 {
+		t.Errorf("new address d: %+v, want unknown at full weight", snap[2])
 	}
 	if p.Strategy() != RoundRobin {
 		t.Errorf("strategy = %s", p.Strategy())
@@ -667,6 +670,8 @@ func oddOnly(s []string) []string {
 func TestProbeResults(t *testing.T) {
 	rec := &recorder{}
 	p := NewPool(Options{ActiveProbing: true, OnChange: rec.on}, weighted(1, 1), t0)
+	confirmAll(p, t0)
+	rec.take()
 	// Healthy probing honours the interval.
 	if got := p.DueForProbe(t0, true, 30*time.Second); !slices.Equal(got, []string{"a", "b"}) {
 		t.Errorf("first healthy sweep = %v", got)
@@ -720,6 +725,8 @@ func TestOnChangeOutsideLock(t *testing.T) {
 			}
 		}
 	}}, weighted(1, 1), t0)
+	confirmAll(p, t0)
+	seen, states = nil, nil
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

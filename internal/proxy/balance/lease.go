@@ -60,8 +60,9 @@ func (l *Lease) Address() string { return l.addr }
 // Recovery reports that this login carries the address's single recovery attempt, worth a log line.
 func (l *Lease) Recovery() bool { return l.recovery }
 
-// Connected records a successful dial: it proves the address healthy (an ejected or probing one
-// recovers into slow start), feeds the connect-time EWMA, and turns the lease into an active session.
+// Connected records a successful dial: it proves the address healthy (an unknown one is confirmed, an
+// ejected or probing one recovers into slow start), feeds the connect-time EWMA, and turns the lease
+// into an active session.
 func (l *Lease) Connected(now time.Time, connectTime time.Duration) {
 	p := l.pool
 	if p == nil {
@@ -79,9 +80,7 @@ func (l *Lease) Connected(now time.Time, connectTime time.Duration) {
 	if !b.removed {
 		p.observeConnect(b, connectTime)
 		b.joinedSince++
-		if b.health != StateHealthy {
-			p.recover(b, now, "connect ok")
-		}
+		p.proven(b, now, "connect ok")
 	}
 	p.unlock()
 }

@@ -47,7 +47,11 @@ func ParseStrategy(s string) (Strategy, error) {
 type State string
 
 const (
-	// StateHealthy means the address takes new logins.
+	// StateUnknown means nothing has checked the address yet (new, or the proxy just
+	// started): it takes logins like a healthy one, but nobody is told it works until
+	// a dial, a probe or a status answer proves it.
+	StateUnknown State = "unknown"
+	// StateHealthy means the address takes new logins and was last seen working.
 	StateHealthy State = "healthy"
 	// StateProbing means the single recovery attempt of the current backoff window is in flight.
 	StateProbing State = "probing"
@@ -56,6 +60,18 @@ const (
 	// StateDraining is reported while an operator drain is on, whatever the health underneath.
 	StateDraining State = "draining"
 )
+
+// Serving reports whether an address in this state takes new logins as a first
+// choice: healthy, or unknown (selected like healthy until it is checked). Counts
+// of "addresses that take players" use it, so an unchecked address is neither
+// called healthy nor counted as down.
+func (s State) Serving() bool { return s == StateHealthy || s == StateUnknown }
+
+// States lists every state in the order the admin API documents them, so metrics
+// and help texts enumerate one list.
+func States() []State {
+	return []State{StateUnknown, StateHealthy, StateProbing, StateUnhealthy, StateDraining}
+}
 
 // ErrUnknownAddress tells the admin API to answer 404 when an operator names an address the server does not list.
 var ErrUnknownAddress = errors.New("address is not configured for this server")

@@ -29,12 +29,13 @@ type backend struct {
 	index    int
 	removed  bool // dropped by Update; outstanding leases still release into it harmlessly
 
-	health   State // healthy, probing or unhealthy
+	health   State // unknown, healthy, probing or unhealthy
 	isDrain  bool
 	active   int
 	inflight int
 
 	failures     []time.Time // failure times inside the window, oldest first
+	probeFails   int         // failed probes in a row while serving; any success clears it
 	lastFailure  time.Time
 	ejections    int // consecutive ejections; decays while healthy (see effEjections)
 	nextProbe    time.Time
@@ -59,7 +60,7 @@ type backend struct {
 	joinedSince             int // logins connected since the last ReportStatus
 }
 
-// NewPool builds the pool of one server; every address starts healthy at full weight.
+// NewPool builds the pool of one server; every address starts unknown at full weight.
 func NewPool(opts Options, addrs []Address, now time.Time) *Pool {
 	p := &Pool{}
 	p.Update(opts, addrs, now)
@@ -67,7 +68,8 @@ func NewPool(opts Options, addrs []Address, now time.Time) *Pool {
 }
 
 // Update applies a hot reload: addresses that stay keep their health, counts, drain and latency;
-// removed ones are dropped; new ones start healthy at full weight (a config edit is not a recovery).
+// removed ones are dropped; new ones start unknown at full weight (a config edit is not a recovery,
+// and nothing has checked the new address yet).
 func (p *Pool) Update(opts Options, addrs []Address, now time.Time) {
 	opts = opts.normalized()
 	p.mu.Lock()
@@ -84,10 +86,9 @@ func (p *Pool) Update(opts Options, addrs []Address, now time.Time) {
 		b := old[a.Address]
 		if b == nil {
 			b = &backend{
-				addr:         a.Address,
-				health:       StateHealthy,
-				healthySince: now,
-				failures:     make([]time.Time, 0, opts.FailThreshold),
+				addr:     a.Address,
+				health:   StateUnknown,
+				failures: make([]time.Time, 0, opts.FailThreshold),
 			}
 		} else {
 			delete(old, a.Address)
@@ -123,15 +124,17 @@ func (p *Pool) Strategy() Strategy {
 }
 
 // ReportStatus records a backend's player count from a status ping so logins avoid a full address
-// while another one has room; the verdict expires after Options.FullTTL.
+// while another one has room; the verdict expires after Options.FullTTL. The answer also proves an
+// unknown address works (it does not readmit an ejected one: that takes its recovery attempt).
 func (p *Pool) ReportStatus(addr string, online, maxPlayers int, now time.Time) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	b := p.byAddr[addr]
-	if b == nil {
-		return
+	if b := p.byAddr[addr]; b != nil {
+		b.statusOnline, b.statusMax, b.statusAt, b.joinedSince = online, maxPlayers, now, 0
+		if b.health == StateUnknown {
+			p.confirm(b, now, "status answered")
+		}
 	}
-	b.statusOnline, b.statusMax, b.statusAt, b.joinedSince = online, maxPlayers, now, 0
+	p.unlock()
 }
 
 // MarkWarming restarts slow start for an address the server manager just woke, and trusts it again:
@@ -173,7 +176,9 @@ func (p *Pool) SetDrain(addr string, drained bool, now time.Time) error {
 
 // Reset is the operator's way to end a backoff early after fixing a backend: it clears failures,
 // the ejection count and the backoff (an ejected address becomes due for its recovery attempt now).
-// It does not lift a drain.
+// It does not lift a drain, and it does not change the state: what was observed stays true until
+// the next check (an ejected address's recovery attempt is that check, and it is due at once), so
+// a reset address never goes back to unknown.
 func (p *Pool) Reset(addr string, now time.Time) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -182,6 +187,7 @@ func (p *Pool) Reset(addr string, now time.Time) error {
 		return fmt.Errorf("reset %q: %w", addr, ErrUnknownAddress)
 	}
 	b.failures = b.failures[:0]
+	b.probeFails = 0
 	b.ejections = 0
 	if b.health == StateUnhealthy {
 		b.nextProbe = now
@@ -191,6 +197,27 @@ func (p *Pool) Reset(addr string, now time.Time) error {
 
 // --- health bookkeeping (callers hold p.mu) ---
 
+// proven records a successful dial, probe or login: an unknown address is confirmed, an ejected
+// or probing one recovers into slow start, and a run of failed probes ends.
+func (p *Pool) proven(b *backend, now time.Time, reason string) {
+	b.probeFails = 0
+	switch b.health {
+	case StateHealthy:
+	case StateUnknown:
+		p.confirm(b, now, reason)
+	default:
+		p.recover(b, now, reason)
+	}
+}
+
+// confirm makes an unknown address healthy at the first proof that it works. There is no slow
+// start: it already took its full share while unknown, so the ramp would only take load away.
+func (p *Pool) confirm(b *backend, now time.Time, reason string) {
+	b.health = StateHealthy
+	b.healthySince = now
+	p.event(b, StateUnknown, StateHealthy, reason, now)
+}
+
 // recover makes b healthy and starts its slow start.
 func (p *Pool) recover(b *backend, now time.Time, reason string) {
 	from := b.health
@@ -198,6 +225,7 @@ func (p *Pool) recover(b *backend, now time.Time, reason string) {
 	b.healthySince = now
 	b.rampStart = now
 	b.failures = b.failures[:0]
+	b.probeFails = 0
 	b.nextProbe = time.Time{}
 	b.probeOwner = nil
 	b.probeSince = time.Time{}
@@ -210,7 +238,7 @@ func (p *Pool) recover(b *backend, now time.Time, reason string) {
 func (p *Pool) failure(b *backend, now time.Time, reason string, recoveryAttempt bool) {
 	b.lastFailure = now
 	switch b.health {
-	case StateHealthy:
+	case StateHealthy, StateUnknown:
 		keep := b.failures[:0]
 		for _, t := range b.failures {
 			if now.Sub(t) < p.opts.FailWindow {
@@ -245,7 +273,7 @@ func (p *Pool) unresponsive(b *backend, now time.Time, reason string, recoveryAt
 	b.lastFailure = now
 	b.needsProof = true
 	switch b.health {
-	case StateHealthy:
+	case StateHealthy, StateUnknown:
 		p.eject(b, now, p.effEjections(b, now)+1, "no Minecraft answer: "+reason)
 	case StateProbing:
 		if recoveryAttempt {
@@ -270,6 +298,7 @@ func (p *Pool) eject(b *backend, now time.Time, ejections int, reason string) {
 	b.ejections = ejections
 	b.nextProbe = now.Add(p.backoff(ejections))
 	b.failures = b.failures[:0]
+	b.probeFails = 0
 	b.rampStart = time.Time{}
 	b.probeOwner = nil
 	b.probeSince = time.Time{}

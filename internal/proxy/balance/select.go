@@ -2,6 +2,7 @@ package balance
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -11,8 +12,8 @@ import (
 // lowest priority group wins, and the strategy picks inside that group.
 const (
 	codeRecovery uint8 = iota // ejected, backoff elapsed, passive mode: gets the next login (rank 0)
-	codeRoom                  // healthy, not drained, not full (rank 0)
-	codeFull                  // healthy but reported full (rank 1)
+	codeRoom                  // serving (healthy or unknown), not drained, not full (rank 0)
+	codeFull                  // serving but reported full (rank 1)
 	codeEjected               // ejected: last resort (rank 2)
 	codeDrained               // drained: after ejected (rank 3)
 	codeNone                  // tried, or its recovery attempt is in flight
@@ -34,7 +35,7 @@ func (p *Pool) loginCode(b *backend, now time.Time, ignoreDrain bool) uint8 {
 	if b.isDrain && !ignoreDrain {
 		return codeDrained
 	}
-	if b.health == StateHealthy {
+	if b.health.Serving() {
 		if p.isFull(b, now) {
 			return codeFull
 		}
@@ -207,7 +208,7 @@ func (p *Pool) random(first int) *backend {
 
 // StatusOrder gives the order in which status and legacy pings should try addresses. It advances no
 // rotation and takes no lease, so pings never steal a login's turn or a recovery attempt. Order:
-// healthy with room, healthy but full, ejected and due for recovery, drained, then ejected not yet
+// serving (healthy or unknown) with room, serving but full, ejected and due for recovery, drained, then ejected not yet
 // due or with a recovery attempt in flight; priority groups and the strategy order each class.
 func (p *Pool) StatusOrder(now time.Time) []string {
 	p.mu.Lock()
@@ -227,13 +228,13 @@ func (p *Pool) StatusOrder(now time.Time) []string {
 		e := entry{b: b}
 		drained := b.isDrain && !ignoreDrain
 		switch {
-		case b.health == StateHealthy && !drained && !p.isFull(b, now):
+		case b.health.Serving() && !drained && !p.isFull(b, now):
 			e.class = 0
-		case b.health == StateHealthy && !drained:
+		case b.health.Serving() && !drained:
 			e.class = 1
 		case b.health == StateUnhealthy && !drained && !now.Before(b.nextProbe):
 			e.class = 2
-		case b.health == StateHealthy:
+		case b.health.Serving():
 			e.class = 3
 		default:
 			e.class = 4
@@ -267,9 +268,10 @@ func (p *Pool) DueForProbe(now time.Time, probeHealthy bool, healthyInterval tim
 }
 
 // DueForProbeLimit hands the prober what to probe now: ejected addresses whose backoff elapsed (they
-// move to "probing" and their recovery attempt is reserved for the prober), then, when probeHealthy,
-// healthy addresses not probed for healthyInterval. At most limit addresses are returned (limit <= 0:
-// all), so the prober never reserves an attempt it has no probe slot for.
+// move to "probing" and their recovery attempt is reserved for the prober); then, when
+// probeHealthy, unknown addresses and then healthy ones not probed for healthyInterval (unknown
+// first: a probe is how an address nobody has used becomes known). At most limit addresses are
+// returned (limit <= 0: all), so the prober never reserves an attempt it has no probe slot for.
 func (p *Pool) DueForProbeLimit(now time.Time, probeHealthy bool, healthyInterval time.Duration, limit int) []string {
 	p.mu.Lock()
 	var out []string
@@ -285,12 +287,15 @@ func (p *Pool) DueForProbeLimit(now time.Time, probeHealthy bool, healthyInterva
 			out = append(out, b.addr)
 		}
 	}
-	if probeHealthy {
+	for _, want := range []State{StateUnknown, StateHealthy} {
+		if !probeHealthy {
+			break
+		}
 		for _, b := range p.backends {
 			if full() {
 				break
 			}
-			if b.health == StateHealthy && (b.lastProbe.IsZero() || now.Sub(b.lastProbe) >= healthyInterval) {
+			if b.health == want && (b.lastProbe.IsZero() || now.Sub(b.lastProbe) >= healthyInterval) {
 				b.lastProbe = now
 				out = append(out, b.addr)
 			}
@@ -300,19 +305,27 @@ func (p *Pool) DueForProbeLimit(now time.Time, probeHealthy bool, healthyInterva
 	return out
 }
 
-// ProbeResult feeds an active probe back: success recovers an ejected or probing address into slow
-// start; failure of a recovery probe re-ejects with a longer backoff; failure on a healthy address
-// counts like a failed dial. Results for addresses no longer configured are ignored.
+// ProbeResult feeds an active probe back: success confirms an unknown address and recovers an
+// ejected or probing one into slow start; failure of a recovery probe re-ejects with a longer
+// backoff; failure on a healthy or unknown address counts like a failed dial, and FailThreshold
+// failed probes in a row eject it however far apart they are (probes come every interval, so they
+// would rarely fall inside FailWindow and a dead address nobody dials would never be ejected).
+// Results for addresses no longer configured are ignored.
 func (p *Pool) ProbeResult(addr string, ok bool, latency time.Duration, now time.Time) {
 	p.mu.Lock()
 	if b := p.byAddr[addr]; b != nil {
 		if ok {
 			b.probeLatency = latency
-			if b.health != StateHealthy {
-				p.recover(b, now, "probe ok")
-			}
+			p.proven(b, now, "probe ok")
 		} else {
+			serving := b.health.Serving()
 			p.failure(b, now, "probe failed", b.health == StateProbing && b.probeOwner == nil)
+			if serving && b.health.Serving() {
+				b.probeFails++
+				if b.probeFails >= p.opts.FailThreshold {
+					p.eject(b, now, p.effEjections(b, now)+1, fmt.Sprintf("%d probes failed in a row", b.probeFails))
+				}
+			}
 		}
 	}
 	p.unlock()
@@ -326,7 +339,7 @@ type BackendStatus struct {
 	Priority        int           // failover group, lower first
 	State           State         // draining when drained, else Health
 	Drained         bool          // operator drain is on
-	Health          State         // healthy, probing or unhealthy
+	Health          State         // unknown, healthy, probing or unhealthy
 	Active          int           // sessions attached to the address
 	Inflight        int           // logins still negotiating
 	Ejections       int           // consecutive ejections driving the backoff (after forgiveness)

@@ -42,6 +42,14 @@ func counts(list []string) map[string]int {
 	return m
 }
 
+// confirmAll proves every address of p with a successful probe, so a test about
+// something else starts from healthy addresses instead of unknown ones.
+func confirmAll(p *Pool, now time.Time) {
+	for _, st := range p.Snapshot(now) {
+		p.ProbeResult(st.Address, true, 0, now)
+	}
+}
+
 // ejectNow fails addr FailThreshold times so it is ejected at now.
 func ejectNow(t *testing.T, p *Pool, addr string, now time.Time) {
 	t.Helper()
