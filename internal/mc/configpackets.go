@@ -87,7 +87,7 @@ func DecodeRegistryData(payload []byte, p Protocol) (RegistryData, error) {
 	r := fieldReader{c: &c}
 	var d RegistryData
 	if p.Before(V1_20_5) {
-		d.Codec = r.nbt(false)
+		d.Codec = r.compound(false)
 	} else {
 		d.Registry = r.str(maxIdentifierLen)
 		n := r.count(maxRegistryEntries, 2)
@@ -97,7 +97,7 @@ func DecodeRegistryData(payload []byte, p Protocol) (RegistryData, error) {
 		for range n {
 			e := RegistryEntry{Key: r.str(maxIdentifierLen)}
 			if r.boolean() {
-				e.Data = r.nbt(false)
+				e.Data = r.tag(false)
 			}
 			d.Entries = append(d.Entries, e)
 		}

@@ -196,12 +196,12 @@ func (j *JoinGame) read(c *cursor, p Protocol) error {
 	if p.Before(V1_20_2) {
 		s.PreviousGameMode = int8(r.u8())
 		j.WorldNames = r.worldNames()
-		j.RegistryCodec = r.nbt(true)
+		j.RegistryCodec = r.compound(true)
 		switch {
 		case p.Before(V1_16_2), p.AtLeast(V1_19):
 			s.DimensionType = r.str(maxIdentifierLen)
 		default:
-			s.DimensionTypeNBT = r.nbt(true)
+			s.DimensionTypeNBT = r.compound(true)
 		}
 		s.WorldName = r.str(maxIdentifierLen)
 		s.HashedSeed = r.i64()
@@ -359,7 +359,7 @@ func DecodeRespawn(payload []byte, p Protocol) (Respawn, error) {
 		s.LevelType = r.str(16)
 	case p.Before(V1_20_2):
 		if p.AtLeast(V1_16_2) && p.Before(V1_19) {
-			s.DimensionTypeNBT = r.nbt(true)
+			s.DimensionTypeNBT = r.compound(true)
 		} else {
 			s.DimensionType = r.str(maxIdentifierLen)
 		}
@@ -557,16 +557,33 @@ func (r *fieldReader) uuid() [16]byte {
 	return u
 }
 
-func (r *fieldReader) nbt(named bool) NBT {
+// tag reads a root tag of any type but TAG_End.
+func (r *fieldReader) tag(named bool) NBT {
 	if r.err != nil {
 		return NBT{}
 	}
 	var n NBT
 	n, r.err = readNBT(r.c, named)
-	if r.err == nil {
-		// Decoded packets never alias the frame buffer.
-		n.Payload = append([]byte(nil), n.Payload...)
+	if r.err == nil && n.IsZero() {
+		r.err = fmt.Errorf("%w: TAG_End where a tag belongs", errNBT)
 	}
+	n.Payload = append([]byte(nil), n.Payload...)
+	return n
+}
+
+// compound reads a root compound tag (codecs, dimension types and registry
+// elements are never anything else).
+func (r *fieldReader) compound(named bool) NBT {
+	if r.err != nil {
+		return NBT{}
+	}
+	var n NBT
+	n, r.err = readNBT(r.c, named)
+	if r.err == nil && n.Type != tagCompound {
+		r.err = fmt.Errorf("%w: tag type %d where a compound belongs", errNBT, n.Type)
+	}
+	// Decoded packets never alias the frame buffer.
+	n.Payload = append([]byte(nil), n.Payload...)
 	return n
 }
 
