@@ -62,8 +62,12 @@ type HoldOptions struct {
 	// ReadLimit bounds each packet the client sends while held (default
 	// 32 KiB; vanilla clients send far less in an empty world).
 	ReadLimit int
-	// Clock is the time source (default the real one).
+	// Clock schedules the keep-alives and messages (default the real one).
+	// Socket deadlines always follow the real time.
 	Clock Clock
+
+	// onAnswer lets tests see each keep-alive answer once it is recorded.
+	onAnswer func(id int64)
 }
 
 func (o *HoldOptions) defaults() {
@@ -183,7 +187,11 @@ func Hold(ctx context.Context, p *Player, opts HoldOptions) error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrProtocol, err)
 		}
-		if h.answered(ka.ID) {
+		released := h.answered(ka.ID)
+		if opts.onAnswer != nil {
+			opts.onAnswer(ka.ID)
+		}
+		if released {
 			return nil
 		}
 	}
@@ -238,7 +246,7 @@ func (h *holder) release() {
 		h.failLocked(err)
 		return
 	}
-	_ = h.p.Net.SetReadDeadline(h.opts.Clock.Now().Add(h.opts.ReleaseTimeout))
+	_ = h.p.Net.SetReadDeadline(time.Now().Add(h.opts.ReleaseTimeout))
 }
 
 // newID numbers keep-alives; small numbers fit every version's layout
@@ -258,45 +266,50 @@ func (h *holder) tick() {
 // deadline bounds the writes of one tick; the returned func lifts it again,
 // so a caller writing to the held client between ticks is not cut short.
 func (h *holder) deadline() func() {
-	_ = h.p.Net.SetWriteDeadline(h.opts.Clock.Now().Add(h.opts.WriteTimeout))
+	_ = h.p.Net.SetWriteDeadline(time.Now().Add(h.opts.WriteTimeout))
 	return func() { _ = h.p.Net.SetWriteDeadline(time.Time{}) }
 }
 
 // tickLocked sends the keep-alive when due, checks the last one was answered,
-// refreshes the message and schedules the next tick.
+// refreshes the message and schedules the next tick (before writing, so the
+// schedule never depends on how long a write takes).
 func (h *holder) tickLocked() {
-	if h.stopped {
+	if h.stopped || h.releasing {
 		return
 	}
 	now := h.opts.Clock.Now()
-	if !h.releasing {
-		defer h.deadline()()
-		switch {
-		case h.pending && now.Sub(h.sentAt) >= h.opts.KeepAliveTimeout:
-			h.failLocked(ErrTimedOut)
-			return
-		case !h.pending && (h.sentAt.IsZero() || now.Sub(h.sentAt) >= h.opts.KeepAliveInterval):
-			h.pendingID, h.pending, h.sentAt = h.newID(), true, now
-			if err := h.sendKeepAliveLocked(h.pendingID); err != nil {
-				h.failLocked(err)
-				return
-			}
-		}
-		if h.opts.Message != nil {
-			if err := h.showLocked(h.opts.Message()); err != nil {
-				h.failLocked(err)
-				return
-			}
-		}
+	if h.pending && now.Sub(h.sentAt) >= h.opts.KeepAliveTimeout {
+		h.failLocked(ErrTimedOut)
+		return
 	}
-	next := h.opts.KeepAliveInterval
-	if h.pending {
-		next = min(next, h.opts.KeepAliveTimeout-now.Sub(h.sentAt))
+	sendKA := !h.pending && (h.sentAt.IsZero() || now.Sub(h.sentAt) >= h.opts.KeepAliveInterval)
+	if sendKA {
+		h.pendingID, h.pending, h.sentAt = h.newID(), true, now
+	}
+	// Wake when the next keep-alive is due; if the last one is still
+	// unanswered by then, when it times out.
+	elapsed := now.Sub(h.sentAt)
+	next := h.opts.KeepAliveInterval - elapsed
+	if next <= 0 {
+		next = h.opts.KeepAliveTimeout - elapsed
 	}
 	if h.opts.Message != nil {
 		next = min(next, h.opts.Tick)
 	}
 	h.timer = h.opts.Clock.AfterFunc(max(next, time.Millisecond), h.tick)
+
+	defer h.deadline()()
+	if sendKA {
+		if err := h.sendKeepAliveLocked(h.pendingID); err != nil {
+			h.failLocked(err)
+			return
+		}
+	}
+	if h.opts.Message != nil {
+		if err := h.showLocked(h.opts.Message()); err != nil {
+			h.failLocked(err)
+		}
+	}
 }
 
 func (h *holder) sendKeepAliveLocked(id int64) error {

@@ -35,10 +35,10 @@ import (
 // vanilla client would refuse them. The limbo serves these versions from
 // registries learnt from a backend (Registries.LearnConfiguration).
 var skipped = map[mc.Protocol]string{
-	mc.V1_21_5:  "minecraft-data maps 1.21.5 to the 1.21.3 capture, which lacks the 1.21.5 variant registries",
-	mc.V1_21_6:  "minecraft-data maps 1.21.6 to the 1.21.3 capture, which lacks the 1.21.5 variant registries",
-	mc.V1_21_7:  "minecraft-data maps 1.21.8 to the 1.21.3 capture, which lacks the 1.21.5 variant registries",
-	mc.V1_21_9:  "minecraft-data's 1.21.9 capture is a copy of 1.21.1's (no variant registries)",
+	mc.V1_21_5: "minecraft-data maps 1.21.5 to the 1.21.3 capture, which lacks the 1.21.5 variant registries",
+	mc.V1_21_6: "minecraft-data maps 1.21.6 to the 1.21.3 capture, which lacks the 1.21.5 variant registries",
+	mc.V1_21_7: "minecraft-data maps 1.21.8 to the 1.21.3 capture, which lacks the 1.21.5 variant registries",
+	mc.V1_21_9: "minecraft-data's 1.21.9 capture is a copy of 1.21.1's (no variant registries)",
 }
 
 const (
