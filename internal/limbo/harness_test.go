@@ -20,11 +20,11 @@ type testClient struct {
 	t        *testing.T
 	written  *countingWriter // frames the limbo wrote
 	received atomic.Int64    // frames the reader took off the wire
-	conn   *mc.Conn
-	net    net.Conn
-	reg    *mc.Registry
-	state  mc.State
-	frames chan mc.Frame
+	conn     *mc.Conn
+	net      net.Conn
+	reg      *mc.Registry
+	state    mc.State
+	frames   chan mc.Frame
 }
 
 var testZlib = func() *mc.Zlib {
