@@ -144,6 +144,9 @@ func Hold(ctx context.Context, p *Player, opts HoldOptions) error {
 	h := &holder{p: p, opts: opts, kaWire: p.Protocol(), nextID: 1}
 	prevLimit := p.Conn.ReadLimit()
 	p.Conn.SetReadLimit(opts.ReadLimit)
+	// The hold has its own liveness check: whatever deadline the caller's
+	// login or Enter left is lifted.
+	_ = p.Net.SetDeadline(time.Time{})
 	defer func() {
 		p.Conn.SetReadLimit(prevLimit)
 		_ = p.Net.SetDeadline(time.Time{})

@@ -298,3 +298,20 @@ func awaitPacket(p *Player, t mc.PacketType) (mc.Frame, error) {
 	}
 	return mc.Frame{}, fmt.Errorf("%w: %d packets without %s", ErrProtocol, maxSkippedPackets, t)
 }
+
+// Kick disconnects the player with text, in the packet its current state
+// reads (login, configuration or play), and half-closes the socket so the
+// kick arrives before the close.
+func Kick(p *Player, text string) error {
+	payload, err := mc.DisconnectText(text).AppendPayload(nil, p.Protocol(), p.State)
+	if err != nil {
+		return err
+	}
+	if err := p.write(mc.PacketDisconnect, payload); err != nil {
+		return err
+	}
+	if hc, ok := p.Net.(interface{ CloseWrite() error }); ok {
+		return hc.CloseWrite()
+	}
+	return nil
+}

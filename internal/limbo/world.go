@@ -314,3 +314,29 @@ func aboveBuildHeight(p mc.Protocol, element mc.NBT) float64 {
 	// An entry without data: above the largest height a datapack may set.
 	return 4096
 }
+
+// Describe returns what Enter sends a client of protocol p that knows no data
+// pack: the join game and, from 1.20.2, the registry data packets. It is for
+// diagnostics and conformance tests.
+func Describe(r *Registries, p mc.Protocol, d Dimension) (mc.JoinGame, []mc.RegistryData, error) {
+	w, err := r.world(p, d)
+	if err != nil {
+		return mc.JoinGame{}, nil, err
+	}
+	path := w.direct
+	if path == nil {
+		path = w.full
+	}
+	if path == nil {
+		return mc.JoinGame{}, nil, fmt.Errorf("%w: %v has only data that relies on packs", ErrNoRegistries, p)
+	}
+	var regs []mc.RegistryData
+	for _, payload := range path.registries {
+		rd, err := mc.DecodeRegistryData(payload, p)
+		if err != nil {
+			return mc.JoinGame{}, nil, err
+		}
+		regs = append(regs, rd)
+	}
+	return path.join, regs, nil
+}
