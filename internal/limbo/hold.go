@@ -245,7 +245,7 @@ func (h *holder) release() {
 	h.releasing = true
 	h.releaseID = h.newID()
 	defer h.deadline()()
-	if err := h.sendKeepAliveLocked(h.releaseID); err != nil {
+	if err := Send(h.p, h.keepAlive(h.releaseID)); err != nil {
 		h.failLocked(err)
 		return
 	}
@@ -301,87 +301,134 @@ func (h *holder) tickLocked() {
 	}
 	h.timer = h.opts.Clock.AfterFunc(max(next, time.Millisecond), h.tick)
 
-	defer h.deadline()()
+	// Everything of one tick goes out in one write.
+	var pks []mc.Packet
 	if sendKA {
-		if err := h.sendKeepAliveLocked(h.pendingID); err != nil {
+		pks = append(pks, h.keepAlive(h.pendingID))
+	}
+	if h.opts.Message != nil {
+		var err error
+		if pks, err = h.showLocked(pks, h.opts.Message()); err != nil {
 			h.failLocked(err)
 			return
 		}
 	}
-	if h.opts.Message != nil {
-		if err := h.showLocked(h.opts.Message()); err != nil {
-			h.failLocked(err)
-		}
+	if len(pks) == 0 {
+		return
+	}
+	defer h.deadline()()
+	if err := Send(h.p, pks...); err != nil {
+		h.failLocked(err)
 	}
 }
 
-func (h *holder) sendKeepAliveLocked(id int64) error {
-	return h.p.write(mc.PacketKeepAlive, mc.KeepAlive{ID: id}.AppendPayload(nil, h.kaWire))
+func (h *holder) keepAlive(id int64) mc.Packet {
+	return mc.Packet{Type: mc.PacketKeepAlive, Payload: mc.KeepAlive{ID: id}.AppendPayload(nil, h.kaWire)}
 }
 
 // titleStay keeps a title up for about 14 hours: it only changes when the
 // caller's message does.
 const titleStay = 1_000_000
 
-// showLocked sends what changed in the message, and the action bar always.
-func (h *holder) showLocked(m Message) error {
+// showLocked adds to pks what changed in the message, and the action bar
+// always (it fades after about three seconds).
+func (h *holder) showLocked(pks []mc.Packet, m Message) ([]mc.Packet, error) {
 	proto := h.p.Protocol()
-	titleChanged := !jsonEqual(m.Title, h.shown.Title) || !jsonEqual(m.Subtitle, h.shown.Subtitle)
-	if titleChanged {
-		if err := h.showTitle(proto, m); err != nil {
-			return err
+	if !jsonEqual(m.Title, h.shown.Title) || !jsonEqual(m.Subtitle, h.shown.Subtitle) {
+		var err error
+		if pks, err = titlePackets(pks, proto, m); err != nil {
+			return nil, err
 		}
 		h.shown.Title, h.shown.Subtitle = m.Title, m.Subtitle
 	}
 	if len(m.ActionBar) == 0 || proto.Before(mc.V1_8) {
-		return nil
+		return pks, nil
 	}
-	pk, err := mc.Title{Action: mc.TitleActionBar, Text: m.ActionBar}.Packet(proto)
+	pk, err := titlePacket(proto, mc.Title{Action: mc.TitleActionBar, Text: m.ActionBar})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return Send(h.p, pk)
+	return append(pks, pk), nil
 }
 
-func (h *holder) showTitle(proto mc.Protocol, m Message) error {
+// titlePackets adds what shows m's title and subtitle (or hides them).
+func titlePackets(pks []mc.Packet, proto mc.Protocol, m Message) ([]mc.Packet, error) {
 	if proto.Before(mc.V1_8) {
 		text := mc.DescriptionText(m.Title)
 		if sub := mc.DescriptionText(m.Subtitle); sub != "" {
 			text += " - " + sub
 		}
 		if text == "" {
-			return nil
+			return pks, nil
 		}
 		payload, err := mc.SystemChat{Message: mc.TextComponent(text)}.AppendPayload(nil, proto)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		return h.p.write(mc.PacketSystemChat, payload)
+		return append(pks, mc.Packet{Type: mc.PacketSystemChat, Payload: payload}), nil
 	}
 	if len(m.Title) == 0 && len(m.Subtitle) == 0 {
-		pk, err := mc.Title{Action: mc.TitleHide}.Packet(proto)
+		pk, err := titlePacket(proto, mc.Title{Action: mc.TitleHide})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		return Send(h.p, pk)
+		return append(pks, pk), nil
 	}
 	title := m.Title
 	if len(title) == 0 {
 		title = mc.TextComponent("") // a subtitle shows only under a title
 	}
-	var pks []mc.Packet
 	for _, t := range []mc.Title{
 		{Action: mc.TitleTimes, FadeIn: 0, Stay: titleStay, FadeOut: 10},
 		{Action: mc.TitleSubtitle, Text: orEmpty(m.Subtitle)},
 		{Action: mc.TitleShow, Text: title},
 	} {
-		pk, err := t.Packet(proto)
+		pk, err := titlePacket(proto, t)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		pks = append(pks, pk)
 	}
-	return Send(h.p, pks...)
+	return pks, nil
+}
+
+// titleCache keeps encoded title packets: thousands of held players see the
+// same few texts (a countdown, queue positions), and a component costs far
+// more to encode (NBT from 1.20.3) than to look up. It is bounded by
+// emptying it when full.
+var titleCache struct {
+	sync.Mutex
+	m map[titleKey]mc.Packet
+}
+
+type titleKey struct {
+	p      mc.Protocol
+	action mc.TitleAction
+	text   string
+	times  [3]int32
+}
+
+const titleCacheSize = 4096
+
+func titlePacket(p mc.Protocol, t mc.Title) (mc.Packet, error) {
+	k := titleKey{p, t.Action, string(t.Text), [3]int32{t.FadeIn, t.Stay, t.FadeOut}}
+	titleCache.Lock()
+	pk, ok := titleCache.m[k]
+	titleCache.Unlock()
+	if ok {
+		return pk, nil
+	}
+	pk, err := t.Packet(p)
+	if err != nil {
+		return mc.Packet{}, err
+	}
+	titleCache.Lock()
+	if titleCache.m == nil || len(titleCache.m) >= titleCacheSize {
+		titleCache.m = make(map[titleKey]mc.Packet, titleCacheSize)
+	}
+	titleCache.m[k] = pk
+	titleCache.Unlock()
+	return pk, nil
 }
 
 func orEmpty(js json.RawMessage) json.RawMessage {

@@ -69,14 +69,25 @@ func (p *Player) write(t mc.PacketType, payload []byte) error {
 }
 
 // Send writes packets (from the mc encoders: a switch's cleanup, a join game
-// sequence) in the player's current state.
+// sequence) in the player's current state, all in one write.
 func Send(p *Player, pks ...mc.Packet) error {
-	for _, pk := range pks {
-		if err := p.write(pk.Type, pk.Payload); err != nil {
-			return err
-		}
+	out, err := p.frames(nil, pks...)
+	if err != nil {
+		return err
 	}
-	return nil
+	return p.Conn.WritePackets(out...)
+}
+
+// frames resolves the ids of packets in the player's current state.
+func (p *Player) frames(dst []mc.OutPacket, pks ...mc.Packet) ([]mc.OutPacket, error) {
+	for _, pk := range pks {
+		id, ok := p.Registry.ID(p.State, mc.Clientbound, pk.Type)
+		if !ok {
+			return nil, fmt.Errorf("limbo: %v has no %s packet in %s", p.Protocol(), pk.Type, p.State)
+		}
+		dst = append(dst, mc.OutPacket{ID: id, Payload: pk.Payload})
+	}
+	return dst, nil
 }
 
 // Enter puts the player in the limbo's void world. A client in configuration
