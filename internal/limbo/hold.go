@@ -180,7 +180,12 @@ func Hold(ctx context.Context, p *Player, opts HoldOptions) error {
 			return err
 		}
 		if id != kaIn {
-			continue // movement, settings, chat: a limbo has nothing to do with them
+			// Movement, chat, commands: a limbo has nothing to do with them.
+			// Settings and brand are kept for the next backend.
+			if err := p.remember(id, raw); err != nil {
+				return err
+			}
+			continue
 		}
 		f, err := p.Conn.Decode(raw)
 		if err != nil {

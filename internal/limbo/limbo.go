@@ -42,6 +42,42 @@ type Player struct {
 	// its login), so entering the limbo must reset that world first. Enter
 	// sets it; a session sets it once it relayed a backend's join game.
 	Spawned bool
+
+	// ClientInformation is the payload of the last client information
+	// (locale, view distance, skin parts) the client sent while the limbo
+	// read its packets, in the layout of the state it came in (the same in
+	// configuration and play). Vanilla clients send it once after login, so a
+	// session replays it to the next backend, which otherwise never learns it.
+	ClientInformation []byte
+	// Brand is the last brand plugin message payload the client sent
+	// (minecraft:brand; MC|Brand before 1.13), to replay the same way.
+	Brand []byte
+}
+
+// remember keeps the client's settings and brand out of a frame the limbo
+// would otherwise drop; id is the frame's packet id in the current state.
+func (p *Player) remember(id int32, raw mc.RawFrame) error {
+	info, okInfo := p.Registry.ID(p.State, mc.Serverbound, mc.PacketClientInformation)
+	plugin, okPlugin := p.Registry.ID(p.State, mc.Serverbound, mc.PacketPluginMessage)
+	if !(okInfo && id == info) && !(okPlugin && id == plugin) {
+		return nil
+	}
+	f, err := p.Conn.Decode(raw)
+	if err != nil {
+		return err
+	}
+	if okInfo && id == info {
+		p.ClientInformation = append(p.ClientInformation[:0], f.Payload...)
+		return nil
+	}
+	m, err := mc.DecodePluginMessage(f.Payload, p.Protocol())
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrProtocol, err)
+	}
+	if m.Channel == "minecraft:brand" || m.Channel == "MC|Brand" {
+		p.Brand = append(p.Brand[:0], m.Data...)
+	}
+	return nil
 }
 
 // World chooses the limbo a player enters.
@@ -305,6 +341,9 @@ func awaitPacket(p *Player, t mc.PacketType) (mc.Frame, error) {
 		}
 		if id == want {
 			return p.Conn.Decode(raw)
+		}
+		if err := p.remember(id, raw); err != nil {
+			return mc.Frame{}, err
 		}
 	}
 	return mc.Frame{}, fmt.Errorf("%w: %d packets without %s", ErrProtocol, maxSkippedPackets, t)

@@ -428,3 +428,171 @@ func ctxWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
 	t.Cleanup(cancel)
 	return ctx, cancel
 }
+
+func TestLeftovers(t *testing.T) {
+	x, y := [16]byte{0xA}, [16]byte{0xB}
+	for _, p := range []mc.Protocol{mc.V1_7_6, mc.V1_12_2, mc.V1_19_1, mc.V1_21_4} {
+		var l Leftovers
+		observe := func(ty mc.PacketType, payload []byte) {
+			t.Helper()
+			if !Tracks(ty) {
+				t.Fatalf("%s not tracked", ty)
+			}
+			if err := l.Observe(p, ty, payload); err != nil {
+				t.Fatalf("%v %s: %v", p, ty, err)
+			}
+		}
+		bar := func(id [16]byte, action int32) []byte { return mc.AppendVarInt(append([]byte(nil), id[:]...), action) }
+		if p.AtLeast(mc.V1_9) {
+			observe(mc.PacketBossBar, append(bar(x, 0), mc.AppendString(nil, `{"text":"x"}`)...))
+			observe(mc.PacketBossBar, bar(y, 0))
+			observe(mc.PacketBossBar, bar(y, 1))
+		}
+		switch {
+		case p.Before(mc.V1_8):
+			for _, n := range []string{"Alice", "Bob"} {
+				observe(mc.PacketPlayerInfo, append(mc.AppendString(nil, n), 1, 0, 5))
+			}
+			observe(mc.PacketPlayerInfo, append(mc.AppendString(nil, "Bob"), 0, 0, 0))
+		case p.Before(mc.V1_19_3):
+			add := mc.AppendVarInt(mc.AppendVarInt(nil, 0), 2)
+			for _, id := range [][16]byte{x, y} {
+				add = append(append(add, id[:]...), mc.AppendString(nil, "P")...)
+				add = append(add, 0, 0, 0, 0) // no properties, game mode, latency, no display name
+				if p.AtLeast(mc.V1_19) {
+					add = append(add, 0) // no chat key
+				}
+			}
+			observe(mc.PacketPlayerInfo, add)
+			rm, _ := mc.RemovePlayers(p, [][16]byte{y}, nil)
+			observe(rm[0].Type, rm[0].Payload)
+		default:
+			add := append([]byte{0x01}, mc.AppendVarInt(nil, 2)...)
+			for _, id := range [][16]byte{x, y} {
+				add = append(append(add, id[:]...), append(mc.AppendString(nil, "P"), 0)...)
+			}
+			observe(mc.PacketPlayerInfo, add)
+			rm, _ := mc.RemovePlayers(p, [][16]byte{y}, nil)
+			observe(rm[0].Type, rm[0].Payload)
+		}
+		for _, name := range []string{"o1", "o2"} {
+			create := mc.AppendString(nil, name)
+			if p.Before(mc.V1_8) {
+				create = mc.AppendString(create, "Display")
+			}
+			observe(mc.PacketScoreboardObjective, append(create, 0))
+		}
+		o2, _ := mc.RemoveObjective(p, "o2")
+		observe(mc.PacketScoreboardObjective, o2.Payload)
+		observe(mc.PacketTeams, append(mc.AppendString(nil, "red"), 0))
+		if p.AtLeast(mc.V1_8) {
+			hf, _ := mc.TabListHeaderFooter{Header: mc.TextComponent("h")}.Packet(p)
+			observe(mc.PacketTabListHeaderFooter, hf.Payload)
+			ti, _ := mc.Title{Action: mc.TitleShow, Text: mc.TextComponent("t")}.Packet(p)
+			observe(ti.Type, ti.Payload)
+		}
+		pks, err := l.Clear(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[mc.PacketType]int{}
+		for _, pk := range pks {
+			got[pk.Type]++
+			switch pk.Type {
+			case mc.PacketBossBar:
+				if h, _ := mc.DecodeBossBarHeader(pk.Payload); h.ID != x || h.Action != mc.BossBarRemove {
+					t.Errorf("%v: removes bar %+v", p, h)
+				}
+			case mc.PacketPlayerInfo, mc.PacketPlayerInfoRemove:
+				if pk.Type == mc.PacketPlayerInfoRemove {
+					ids, _ := mc.DecodePlayerInfoRemove(pk.Payload)
+					if len(ids) != 1 || ids[0] != x {
+						t.Errorf("%v: removes players %x", p, ids)
+					}
+				} else if ch, _ := mc.DecodePlayerInfo(pk.Payload, p); len(ch.Removed)+len(ch.RemovedNames) != 1 {
+					t.Errorf("%v: removes %+v", p, ch)
+				}
+			case mc.PacketScoreboardObjective:
+				if h, _ := mc.DecodeObjectiveHeader(pk.Payload, p); h.Name != "o1" || h.Mode != mc.ScoreboardRemove {
+					t.Errorf("%v: removes objective %+v", p, h)
+				}
+			}
+		}
+		want := map[mc.PacketType]int{mc.PacketScoreboardObjective: 1, mc.PacketTeams: 1}
+		switch {
+		case p.Before(mc.V1_8):
+			want[mc.PacketPlayerInfo] = 1
+		case p.Before(mc.V1_17):
+			want[mc.PacketBossBar], want[mc.PacketPlayerInfo], want[mc.PacketTabListHeaderFooter], want[mc.PacketTitle] = 1, 1, 1, 1
+		default:
+			want[mc.PacketBossBar], want[mc.PacketPlayerInfoRemove], want[mc.PacketTabListHeaderFooter], want[mc.PacketClearTitles] = 1, 1, 1, 1
+		}
+		if p.Before(mc.V1_19_3) && p.AtLeast(mc.V1_17) {
+			delete(want, mc.PacketPlayerInfoRemove)
+			want[mc.PacketPlayerInfo] = 1
+		}
+		if len(got) != len(want) {
+			t.Errorf("%v: cleanup %v, want %v", p, got, want)
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%v: %d %s, want %d", p, got[k], k, v)
+			}
+		}
+		if again, _ := l.Clear(p); len(again) != 0 {
+			t.Errorf("%v: a second clear sent %d packets", p, len(again))
+		}
+	}
+	var l Leftovers
+	for i := range maxLeftovers + 100 {
+		id := [16]byte{byte(i), byte(i >> 8), 1}
+		_ = l.Observe(mc.V1_21_4, mc.PacketBossBar, mc.AppendVarInt(id[:], 0))
+	}
+	if len(l.bossBars) != maxLeftovers {
+		t.Errorf("tracked %d bars, cap %d", len(l.bossBars), maxLeftovers)
+	}
+	if err := l.Observe(mc.V1_21_4, mc.PacketBossBar, []byte{1}); err == nil {
+		t.Error("a truncated boss bar was accepted")
+	}
+	if Tracks(mc.PacketKeepAlive) {
+		t.Error("keep-alives tracked")
+	}
+}
+
+// The client's settings and brand, sent once after login, survive the limbo
+// for the next backend.
+func TestClientSettingsKept(t *testing.T) {
+	p := mc.V1_20_3
+	player, client := pair(t, p, mc.ConfigState, -1)
+	done := make(chan error, 1)
+	go func() { done <- Enter(player, World{}) }()
+	settings := append(mc.AppendString(nil, "fr_fr"), 12, 0, 1, 0x7F, 1, 0, 1)
+	client.send(mc.PacketClientInformation, settings)
+	brand, _ := mc.PluginMessage{Channel: "minecraft:brand", Data: mc.AppendString(nil, "vanilla")}.AppendPayload(nil, p)
+	client.send(mc.PacketPluginMessage, brand)
+	client.join(nil)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if string(player.ClientInformation) != string(settings) || string(player.Brand) != string(mc.AppendString(nil, "vanilla")) {
+		t.Fatalf("kept %x / %q", player.ClientInformation, player.Brand)
+	}
+	// Changed settings while held replace them.
+	ctx, cancel := ctxWithCancel(t)
+	go func() { done <- Hold(ctx, player, HoldOptions{}) }()
+	client.nextOf(mc.PacketKeepAlive)
+	settings2 := append(mc.AppendString(nil, "de_de"), 8, 0, 1, 0x7F, 1, 0, 1)
+	client.send(mc.PacketClientInformation, settings2)
+	cancel()
+	ka, err := mc.DecodeKeepAlive(client.nextOf(mc.PacketKeepAlive).Payload, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.send(mc.PacketKeepAlive, ka.AppendPayload(nil, p))
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if string(player.ClientInformation) != string(settings2) {
+		t.Errorf("settings sent while held not kept: %x", player.ClientInformation)
+	}
+}
