@@ -240,7 +240,8 @@ func (h *holder) failLocked(err error) {
 }
 
 // release answers the end of ctx: one keep-alive whose answer marks a frame
-// boundary, with ReleaseTimeout for the client to send it.
+// boundary, with ReleaseTimeout for the client to send it. A title the limbo
+// put up is taken down with it (it would stay for hours in the next world).
 func (h *holder) release() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -249,8 +250,14 @@ func (h *holder) release() {
 	}
 	h.releasing = true
 	h.releaseID = h.newID()
+	pks := []mc.Packet{h.keepAlive(h.releaseID)}
+	if (len(h.shown.Title) > 0 || len(h.shown.Subtitle) > 0) && h.p.Protocol().AtLeast(mc.V1_8) {
+		if pk, err := titlePacket(h.p.Protocol(), mc.Title{Action: mc.TitleReset}); err == nil {
+			pks = append(pks, pk)
+		}
+	}
 	defer h.deadline()()
-	if err := Send(h.p, h.keepAlive(h.releaseID)); err != nil {
+	if err := Send(h.p, pks...); err != nil {
 		h.failLocked(err)
 		return
 	}

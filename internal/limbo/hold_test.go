@@ -253,6 +253,23 @@ func TestHoldMessages(t *testing.T) {
 		}
 		h.clock.Advance(time.Second)
 		c.quiet()
+
+		// Shown again, then released: the release takes the title down.
+		msg.set(Message{Title: title})
+		h.clock.Advance(time.Second)
+		for range tc.titleSeq {
+			c.next()
+		}
+		h.cancel()
+		release := h.keepAlive()
+		reset := map[bool]mc.PacketType{true: mc.PacketClearTitles, false: mc.PacketTitle}[tc.p.AtLeast(mc.V1_17)]
+		if ti, err := mc.DecodeTitle(reset, c.expect(reset).Payload, tc.p); err != nil || ti.Action != mc.TitleReset {
+			t.Errorf("%v: release sent %+v %v, want a title reset", tc.p, ti, err)
+		}
+		h.answer(release)
+		if err := h.result(); err != nil {
+			t.Fatalf("%v: %v", tc.p, err)
+		}
 		_ = countdown
 	}
 }
