@@ -310,3 +310,27 @@ func TestHoldMessages17(t *testing.T) {
 	h.clock.Advance(time.Second)
 	h.client.quiet()
 }
+
+// The shared cache against encoding every title anew (the baseline): held
+// players of one server see the same few texts every second.
+func BenchmarkTitlePacket(b *testing.B) {
+	title := mc.Title{Action: mc.TitleActionBar, Text: mc.TextComponent("You are #3 in the queue")}
+	for _, p := range []mc.Protocol{mc.V1_12_2, mc.V1_21_4} {
+		b.Run(p.String()+"/encode", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := title.Packet(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(p.String()+"/cached", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := titlePacket(p, title); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
