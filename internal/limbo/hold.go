@@ -44,6 +44,8 @@ func (realClock) AfterFunc(d time.Duration, f func()) Stopper {
 // HoldOptions tune Hold; the zero value is vanilla's behaviour.
 type HoldOptions struct {
 	// Message is asked for the text to show at every tick; nil shows nothing.
+	// It runs on the limbo's timer with the player's hold state locked: it
+	// must return at once (read a value the caller updates, format a number).
 	Message func() Message
 	// Tick is how often the message is refreshed (default 1 s). Without a
 	// message the limbo only wakes for keep-alives.
@@ -130,8 +132,11 @@ type holder struct {
 // keep-alive and returns nil once the client has answered it: the client is
 // then still in play in the limbo and the connection is at a frame boundary,
 // ready for a kick, StartConfiguration or Rejoin. It returns ErrClientLeft,
-// ErrTimedOut or the read or write error otherwise. Hold runs in the
-// caller's goroutine and starts none that outlives it.
+// ErrTimedOut or the read or write error otherwise. Hold lifts the deadlines
+// the caller left on Net, uses its own while it runs and clears them before
+// returning; the read limit is restored too. It runs in the caller's
+// goroutine and starts none that outlives it. The caller may write to the
+// player meanwhile (Send: a chat line); writes are serialised.
 func Hold(ctx context.Context, p *Player, opts HoldOptions) error {
 	if p.State != mc.PlayState {
 		return fmt.Errorf("limbo: hold from the %s state", p.State)

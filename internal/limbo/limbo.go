@@ -1,7 +1,10 @@
 // Package limbo holds players in a void world hosted by the proxy itself:
 // while their server wakes up, while they wait in a queue, or after their
 // server went away. It speaks every version from 1.7.2 to mc.NewestLayout
-// whose registry data it has (see Registries).
+// (26.1) whose registry data it has: 1.7.2–1.15.2 need none, 1.16–1.21.4,
+// 1.21.11 and 26.1 are bundled, 1.21.5–1.21.10 are served once a backend of
+// that version taught their registries (Registries.LearnConfiguration); 26.2
+// and 26.3 have no packet layout source yet (mc.ErrNoLayout).
 //
 // A session uses it in three steps, on a client whose login is done:
 //

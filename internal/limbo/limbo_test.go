@@ -596,3 +596,15 @@ func TestClientSettingsKept(t *testing.T) {
 		t.Errorf("settings sent while held not kept: %x", player.ClientInformation)
 	}
 }
+
+func TestBundledProtocols(t *testing.T) {
+	got := BundledProtocols()
+	if len(got) != len(bundledFiles) || got[0] != mc.V1_16 || got[len(got)-1] != mc.V26_1 {
+		t.Fatalf("bundled %v", got)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] <= got[i-1] {
+			t.Fatalf("not ascending: %v", got)
+		}
+	}
+}

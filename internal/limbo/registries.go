@@ -96,6 +96,19 @@ func Bundled(p mc.Protocol) bool {
 	return ok
 }
 
+// BundledProtocols lists the protocols from 1.16 whose registry data the
+// binary carries, in ascending order (older ones need none), for docs and
+// version tables.
+func BundledProtocols() []mc.Protocol {
+	out := make([]mc.Protocol, 0, len(bundledFiles))
+	for _, p := range mc.KnownProtocols() {
+		if _, ok := bundledFiles[p]; ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Covers reports whether Enter can serve a client of protocol p: a layout
 // for its packets and registry data, bundled or learnt.
 func (r *Registries) Covers(p mc.Protocol) bool {
