@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 )
 
@@ -287,31 +288,40 @@ func (c *Conn) PeekID(f RawFrame) (int32, error) {
 // WritePacket frames, compresses (when on and the packet reaches the
 // threshold), encrypts (when on) and writes one packet in a single Write.
 func (c *Conn) WritePacket(id int32, payload []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	buf, err := c.appendFrameLocked(nil, id, payload)
+	if err != nil {
+		return err
+	}
+	return c.writeLocked(buf, true)
+}
+
+// appendFrameLocked appends one packet framed for this side's compression.
+func (c *Conn) appendFrameLocked(dst []byte, id int32, payload []byte) ([]byte, error) {
 	var idb [maxVarIntLen]byte
 	head := AppendVarInt(idb[:0], id)
 	bodyLen := len(head) + len(payload)
 
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
 	var buf []byte
 	switch {
 	case c.wThreshold < 0:
 		if bodyLen > MaxFrameSize {
-			return fmt.Errorf("mc: packet of %d bytes exceeds the frame limit %d: %w", bodyLen, MaxFrameSize, ErrFrameTooLarge)
+			return nil, fmt.Errorf("mc: packet of %d bytes exceeds the frame limit %d: %w", bodyLen, MaxFrameSize, ErrFrameTooLarge)
 		}
-		buf = make([]byte, 0, maxVarIntLen+bodyLen)
+		buf = slices.Grow(dst, maxVarIntLen+bodyLen)
 		buf = AppendVarInt(buf, int32(bodyLen))
 		buf = append(append(buf, head...), payload...)
 	case bodyLen < c.wThreshold:
 		if bodyLen+1 > MaxFrameSize {
-			return fmt.Errorf("mc: packet of %d bytes exceeds the frame limit %d: %w", bodyLen, MaxFrameSize, ErrFrameTooLarge)
+			return nil, fmt.Errorf("mc: packet of %d bytes exceeds the frame limit %d: %w", bodyLen, MaxFrameSize, ErrFrameTooLarge)
 		}
-		buf = make([]byte, 0, maxVarIntLen+1+bodyLen)
+		buf = slices.Grow(dst, maxVarIntLen+1+bodyLen)
 		buf = AppendVarInt(buf, int32(bodyLen+1))
 		buf = append(append(append(buf, 0), head...), payload...)
 	default:
 		if bodyLen > MaxUncompressedSize {
-			return fmt.Errorf("mc: packet of %d bytes exceeds %d: %w", bodyLen, MaxUncompressedSize, ErrFrameTooLarge)
+			return nil, fmt.Errorf("mc: packet of %d bytes exceeds %d: %w", bodyLen, MaxUncompressedSize, ErrFrameTooLarge)
 		}
 		// Deflate behind room for both prefixes, then write them right-aligned.
 		const reserve = 2 * maxVarIntLen
@@ -319,13 +329,16 @@ func (c *Conn) WritePacket(id int32, payload []byte) error {
 		dlSize := VarIntSize(int32(bodyLen))
 		frameLen := dlSize + len(buf) - reserve
 		if frameLen > MaxFrameSize {
-			return fmt.Errorf("mc: packet deflates to %d bytes, over the frame limit %d: %w", frameLen, MaxFrameSize, ErrFrameTooLarge)
+			return nil, fmt.Errorf("mc: packet deflates to %d bytes, over the frame limit %d: %w", frameLen, MaxFrameSize, ErrFrameTooLarge)
 		}
 		start := reserve - dlSize - VarIntSize(int32(frameLen))
 		AppendVarInt(AppendVarInt(buf[start:start], int32(frameLen)), int32(bodyLen))
 		buf = buf[start:]
+		if dst != nil {
+			buf = append(dst, buf...)
+		}
 	}
-	return c.writeLocked(buf, true)
+	return buf, nil
 }
 
 // WriteRaw relays a frame read by ReadRaw on another Conn. When both

@@ -79,6 +79,23 @@ const (
 	PacketRespawn                                   // play, clientbound
 	PacketStartConfiguration                        // play, clientbound (1.20.2+)
 	PacketConfigurationAck                          // play, serverbound (1.20.2+)
+	// The packets below serve switching and limbo (registry_switch.go).
+	PacketPlayerPosition      // play, clientbound: synchronize player position
+	PacketSpawnPosition       // play, clientbound: default spawn position
+	PacketGameEvent           // play, clientbound: game event (change game state)
+	PacketBossBar             // play, clientbound (1.9+)
+	PacketPlayerInfo          // play, clientbound: player info (update from 1.19.3)
+	PacketPlayerInfoRemove    // play, clientbound (1.19.3+)
+	PacketScoreboardObjective // play, clientbound
+	PacketTeams               // play, clientbound
+	PacketTabListHeaderFooter // play, clientbound (1.8+)
+	PacketTitle               // play, clientbound (1.8–1.16.5: every title action)
+	PacketSetTitleText        // play, clientbound (1.17+)
+	PacketSetSubtitleText     // play, clientbound (1.17+)
+	PacketSetActionBarText    // play, clientbound (1.17+)
+	PacketSetTitleTimes       // play, clientbound (1.17+)
+	PacketClearTitles         // play, clientbound (1.17+)
+	PacketSystemChat          // play, clientbound: system chat (the chat message packet before 1.19)
 	numPacketTypes
 )
 
@@ -106,6 +123,22 @@ var packetTypeNames = [numPacketTypes]string{
 	PacketRespawn:             "respawn",
 	PacketStartConfiguration:  "start configuration",
 	PacketConfigurationAck:    "configuration acknowledged",
+	PacketPlayerPosition:      "player position",
+	PacketSpawnPosition:       "spawn position",
+	PacketGameEvent:           "game event",
+	PacketBossBar:             "boss bar",
+	PacketPlayerInfo:          "player info",
+	PacketPlayerInfoRemove:    "player info remove",
+	PacketScoreboardObjective: "scoreboard objective",
+	PacketTeams:               "teams",
+	PacketTabListHeaderFooter: "tab list header and footer",
+	PacketTitle:               "title",
+	PacketSetTitleText:        "set title text",
+	PacketSetSubtitleText:     "set subtitle text",
+	PacketSetActionBarText:    "set action bar text",
+	PacketSetTitleTimes:       "set title times",
+	PacketClearTitles:         "clear titles",
+	PacketSystemChat:          "system chat",
 }
 
 func (t PacketType) String() string {
@@ -231,7 +264,7 @@ func buildRegistries() map[Protocol]*Registry {
 				}
 			}
 		}
-		for _, e := range packetTable {
+		for _, e := range allPacketIDs() {
 			id := int32(-1)
 			for _, sp := range e.spans {
 				if sp.from <= v.p {

@@ -16,6 +16,9 @@ const { nmpRequire, emit, fail, exitWhenOrphaned, componentObject, plainText } =
 
 const usage = `usage: node client.js --port N --version V [flags]
        node client.js --serve    (jobs on stdin: one JSON object of these options per line)
+  A --serve job {"decode": {"version": V, "state": S, "packets": [HEX, ...]}} parses
+  clientbound packets (id + payload, hex) with nmp's own protocol definitions and reports
+  each packet's name, fields and how many bytes the definition read (a codec check).
   --host H                 address to connect to (default 127.0.0.1)
   --port N                 port to connect to (required)
   --server-host NAME       hostname written in the handshake (default: --host); the proxy routes on it
@@ -341,6 +344,28 @@ function offlineUUID (name) {
   return h.toString('hex')
 }
 
+// decode parses clientbound packets (packet id + payload, as hex) of one version and
+// state the way nmp's client does and reports, per packet, its name, its fields and
+// how many of its bytes the definition read: a check of another encoder against
+// nmp's protocol definitions.
+function decode (job) {
+  const { version, state, packets } = job
+  if (!nmpRequire('minecraft-data')(version)) throw new Error(`unknown version ${version}`)
+  if (!Array.isArray(packets)) throw new Error('decode.packets must be an array of hex strings')
+  const { createDeserializer } = nmpRequire('minecraft-protocol/src/transforms/serializer')
+  const parser = createDeserializer({ state, isServer: false, version, noErrorLogging: true })
+  const results = packets.map((hex) => {
+    const buf = Buffer.from(hex, 'hex')
+    try {
+      const p = parser.parsePacketBuffer(buf)
+      return { name: p.data.name, params: p.data.params, read: p.metadata.size, length: buf.length }
+    } catch (err) {
+      return { error: errText(err), length: buf.length }
+    }
+  })
+  return { mode: 'decode', ok: true, version, state, results }
+}
+
 // serve runs one job per stdin line, one after another, until stdin closes.
 async function serve () {
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity })
@@ -348,7 +373,12 @@ async function serve () {
     if (!line.trim()) continue
     let o
     try {
-      o = options(JSON.parse(line))
+      const job = JSON.parse(line)
+      if (job.decode) {
+        emit(decode(job.decode))
+        continue
+      }
+      o = options(job)
     } catch (err) {
       emit({ ok: false, error: `bad job: ${errText(err)}` })
       continue

@@ -1,0 +1,3 @@
+package limbo
+
+//go:generate go run ./gen -out .
