@@ -107,10 +107,12 @@ func exitScript(backend string) limbotest.Script {
 		}
 		_ = p.Net.SetDeadline(time.Time{})
 		_ = b.nc.SetDeadline(time.Time{})
-		_, _, err := session.Relay(session.Side{Conn: p.Conn, Net: p.Net}, session.Side{Conn: b.conn, Net: b.nc})
-		if err != nil && !errors.Is(err, net.ErrClosed) {
-			return fmt.Errorf("relay: %w", err)
+		state := mc.PlayState
+		if p.Protocol().AtLeast(mc.V1_20_2) {
+			state = mc.ConfigState
 		}
+		client := &session.Client{Conn: p.Conn, Registry: p.Registry, Protocol: p.Protocol(), State: state}
+		session.New(client, p.Net, session.Policy{}).Run(&session.Backend{Side: session.Side{Conn: b.conn, Net: b.nc}, Release: func() { b.nc.Close() }})
 		return nil
 	}
 }
