@@ -123,6 +123,7 @@ func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.G
 			lastErr = err
 			continue
 		}
+		_ = pl.sess.Tell("§eYou were moved to " + t.id + ": " + gone.Reason())
 		return nil
 	}
 	p.log.Info("no fallback for a player", "player", pl.origin.player, "server", srv.id, "why", gone.Reason(), "err", lastErr)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/limbo"
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
@@ -70,6 +71,14 @@ type Session struct {
 	clientNet net.Conn
 	policy    Policy
 
+	// cw is held by a backend's pump while it checks it is still current and
+	// writes a frame to the client, and by a switch while it leaves a backend: no
+	// packet of the old server reaches the client after the switch began.
+	cw sync.Mutex
+	// leftovers is what the current backend created on the client that a move
+	// must remove (boss bars, tab list, scoreboards, titles); guarded by mu.
+	leftovers limbo.Leftovers
+
 	mu         sync.Mutex
 	backend    *Backend      // where client frames go; nil while a switch waits for the client
 	pending    *Backend      // the backend a switch attaches once the client acknowledges
@@ -81,10 +90,6 @@ type Session struct {
 	// Protocol states of the two streams, as the packets that change them passed.
 	toClient, toServer mc.State
 }
-
-// ErrSwitchUnsupported: the client's version has no configuration phase and the
-// proxy cannot reset its world yet.
-var ErrSwitchUnsupported = errors.New("moving players between servers needs Minecraft 1.20.2 or newer for now")
 
 // ErrNotPlaying: the player is still joining (in the configuration phase); a
 // move is possible once they are in the game.
@@ -177,14 +182,14 @@ func (s *Session) ToBackend(b *Backend, channel string, data []byte) error {
 // next is released on failure.
 func (s *Session) Switch(next *Backend, wait time.Duration) error {
 	if !s.client.Protocol.AtLeast(mc.V1_20_2) {
-		next.Net.Close()
-		next.Release()
-		return ErrSwitchUnsupported
+		return s.switchByRejoin(next, wait)
 	}
+	s.cw.Lock()
 	s.mu.Lock()
 	if s.closed || s.pending != nil || s.toClient != mc.PlayState || s.toServer != mc.PlayState {
 		closed := s.closed
 		s.mu.Unlock()
+		s.cw.Unlock()
 		next.Net.Close()
 		next.Release()
 		if closed {
@@ -199,12 +204,17 @@ func (s *Session) Switch(next *Backend, wait time.Duration) error {
 	// The client's stream turns to configuration now: what the old server still
 	// sends is dropped (its pump ends when its connection is closed below).
 	s.toClient = mc.ConfigState
+	cleanup, _ := s.leftovers.Clear(s.client.Protocol)
 	s.mu.Unlock()
 	if old != nil {
 		old.Net.Close()
 	}
-	id, _ := s.client.Registry.ID(mc.PlayState, mc.Clientbound, mc.PacketStartConfiguration)
-	if err := s.client.Conn.WritePacket(id, nil); err != nil {
+	// What the old server showed goes first (boss bars, tab list, scoreboards and
+	// titles outlive the configuration phase), then back to configuration.
+	cleanup = append(cleanup, mc.Packet{Type: mc.PacketStartConfiguration})
+	err := s.sendClient(mc.PlayState, cleanup)
+	s.cw.Unlock() // the client's acknowledgement is read by the client pump
+	if err != nil {
 		s.failSwitch(next)
 		return fmt.Errorf("the client went away: %w", err)
 	}
@@ -222,6 +232,130 @@ func (s *Session) Switch(next *Backend, wait time.Duration) error {
 		s.policy.Moved(s, old, next)
 	}
 	return nil
+}
+
+// switchByRejoin moves a pre-1.20.2 player: the client has no configuration
+// phase, so the new backend's join game is rewritten into the sequence that
+// resets a client's world (a dimension flip before 1.16), after what the old
+// server created has been removed.
+func (s *Session) switchByRejoin(next *Backend, wait time.Duration) error {
+	_ = next.Net.SetReadDeadline(time.Now().Add(wait))
+	jg, early, err := readJoinGame(next, s.client.Registry)
+	if err != nil {
+		next.Net.Close()
+		next.Release()
+		return fmt.Errorf("the new server's join game: %w", err)
+	}
+	_ = next.Net.SetReadDeadline(time.Time{})
+	seq, err := jg.SwitchSequence(s.client.Protocol)
+	if err != nil {
+		next.Net.Close()
+		next.Release()
+		return err
+	}
+	s.cw.Lock()
+	s.mu.Lock()
+	if s.closed || s.pending != nil || s.toClient != mc.PlayState {
+		closed := s.closed
+		s.mu.Unlock()
+		s.cw.Unlock()
+		next.Net.Close()
+		next.Release()
+		if closed {
+			return errors.New("the player left")
+		}
+		return ErrNotPlaying
+	}
+	old := s.backend
+	s.backend = next
+	cleanup, _ := s.leftovers.Clear(s.client.Protocol)
+	info := s.clientInfo
+	s.mu.Unlock()
+	if old != nil {
+		old.Net.Close()
+	}
+	err = s.sendClient(mc.PlayState, append(cleanup, seq...))
+	for _, f := range early {
+		if err == nil {
+			err = s.client.Conn.WriteRaw(f)
+		}
+	}
+	s.cw.Unlock()
+	if err != nil {
+		return fmt.Errorf("the client went away: %w", err)
+	}
+	if info != nil {
+		id, _ := s.client.Registry.ID(mc.PlayState, mc.Serverbound, mc.PacketClientInformation)
+		_ = next.Conn.WritePacket(id, info)
+	}
+	go s.pumpBackend(next)
+	if old != nil {
+		old.Release()
+	}
+	if s.policy.Moved != nil {
+		s.policy.Moved(s, old, next)
+	}
+	return nil
+}
+
+// maxBeforeJoin bounds the packets a backend may send before its join game.
+const maxBeforeJoin = 64
+
+// readJoinGame reads a backend's first play packets up to its join game; the
+// packets before it (a server's plugin channel registrations) are returned to
+// be relayed after the join sequence.
+func readJoinGame(b *Backend, reg *mc.Registry) (mc.JoinGame, []mc.RawFrame, error) {
+	var early []mc.RawFrame
+	for range maxBeforeJoin {
+		f, err := b.Conn.ReadRaw()
+		if err != nil {
+			return mc.JoinGame{}, nil, err
+		}
+		id, err := b.Conn.PeekID(f)
+		if err != nil {
+			return mc.JoinGame{}, nil, err
+		}
+		if t, _ := reg.Type(mc.PlayState, mc.Clientbound, id); t != mc.PacketJoinGame {
+			early = append(early, f)
+			continue
+		}
+		full, err := b.Conn.Decode(f)
+		if err != nil {
+			return mc.JoinGame{}, nil, err
+		}
+		jg, err := mc.DecodeJoinGame(full.Payload, reg.Protocol())
+		return jg, early, err
+	}
+	return mc.JoinGame{}, nil, fmt.Errorf("no join game among its first %d packets", maxBeforeJoin)
+}
+
+// sendClient writes packets the proxy makes to the client, in one write.
+func (s *Session) sendClient(state mc.State, pks []mc.Packet) error {
+	out := make([]mc.OutPacket, 0, len(pks))
+	for _, pk := range pks {
+		id, ok := s.client.Registry.ID(state, mc.Clientbound, pk.Type)
+		if !ok {
+			return fmt.Errorf("no %s packet in state %s", pk.Type, state)
+		}
+		out = append(out, mc.OutPacket{ID: id, Payload: pk.Payload})
+	}
+	return s.client.Conn.WritePackets(out...)
+}
+
+// Tell shows a system message in the player's chat (a fallback says why the
+// player was moved). It is dropped while the client is not in play.
+func (s *Session) Tell(text string) error {
+	s.mu.Lock()
+	state := s.toClient
+	s.mu.Unlock()
+	if state != mc.PlayState {
+		return nil
+	}
+	payload, err := mc.SystemChat{Message: mc.TextComponent(text)}.AppendPayload(nil, s.client.Protocol)
+	if err != nil {
+		return err
+	}
+	return s.sendClient(mc.PlayState, []mc.Packet{{Type: mc.PacketSystemChat, Payload: payload}})
 }
 
 func (s *Session) failSwitch(next *Backend) {
@@ -291,6 +425,12 @@ func (s *Session) pumpClient() {
 	}
 }
 
+func (s *Session) isCurrent(b *Backend) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.backend == b
+}
+
 // pumpBackend relays one backend's frames to the client until it ends, then
 // reports the loss to the policy unless the session already left it.
 func (s *Session) pumpBackend(b *Backend) {
@@ -349,10 +489,21 @@ func (s *Session) pumpBackend(b *Backend) {
 			s.toClient = mc.PlayState
 		case known && state == mc.PlayState && t == mc.PacketStartConfiguration:
 			s.toClient = mc.ConfigState
+		case known && state == mc.PlayState && limbo.Tracks(t):
+			if full, err := b.Conn.Decode(f); err == nil {
+				_ = s.leftovers.Observe(reg.Protocol(), t, full.Payload)
+			}
 		}
 		s.down += int64(len(f.Bytes))
 		s.mu.Unlock()
+		s.cw.Lock()
+		if !s.isCurrent(b) {
+			s.cw.Unlock()
+			mc.Recycle(f)
+			return // left by a switch meanwhile
+		}
 		err = s.client.Conn.WriteRelay(f, b.Conn.FrameBuffered())
+		s.cw.Unlock()
 		mc.Recycle(f)
 		if err != nil {
 			s.clientNet.Close()

@@ -96,7 +96,7 @@ func infrarustBinary(t *testing.T) string {
 func TestRealClientSwitching(t *testing.T) {
 	h := nmp.Setup(t)
 	bin := infrarustBinary(t)
-	for _, v := range []string{"1.20.4", "1.21.4"} {
+	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
