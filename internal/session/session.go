@@ -86,6 +86,8 @@ type Session struct {
 	clientInfo []byte        // the client's last Client Information payload, replayed to a new backend
 	up, down   int64
 	closed     bool
+	limbo      *Stay // a move into the limbo the client's goroutine is to make
+	spawned    bool  // the client has been in a world (a backend's or the limbo's)
 
 	// Protocol states of the two streams, as the packets that change them passed.
 	toClient, toServer mc.State
@@ -116,9 +118,15 @@ func (s *Session) Current() *Backend {
 func (s *Session) Run(first *Backend) (up, down int64) {
 	s.mu.Lock()
 	s.backend = first
+	s.spawned = s.client.State == mc.PlayState // an older client is in play from Login Success
 	s.mu.Unlock()
 	go s.pumpBackend(first)
 	s.pumpClient()
+	return s.end()
+}
+
+// end releases what the session still holds once the client is gone.
+func (s *Session) end() (up, down int64) {
 	s.mu.Lock()
 	s.closed = true
 	b, p := s.backend, s.pending
@@ -378,6 +386,22 @@ func (s *Session) pumpClient() {
 		if err != nil {
 			return
 		}
+		if stay := s.takeLimbo(); stay != nil {
+			// The server is gone and a handler holds the player in the limbo: this
+			// packet was meant for the server; the limbo takes the client from here.
+			mc.Recycle(f)
+			b, err := s.hold(*stay)
+			if err == nil {
+				err = s.leaveLimbo(b)
+			}
+			if err != nil {
+				if !errors.Is(err, limbo.ErrClientLeft) {
+					s.Kick(err.Error())
+				}
+				return
+			}
+			continue
+		}
 		id, err := s.client.Conn.PeekID(f)
 		if err != nil {
 			mc.Recycle(f)
@@ -487,6 +511,7 @@ func (s *Session) pumpBackend(b *Backend) {
 		switch {
 		case known && state == mc.ConfigState && t == mc.PacketFinishConfiguration:
 			s.toClient = mc.PlayState
+			s.spawned = true
 		case known && state == mc.PlayState && t == mc.PacketStartConfiguration:
 			s.toClient = mc.ConfigState
 		case known && state == mc.PlayState && limbo.Tracks(t):
