@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -181,6 +182,14 @@ type Server struct {
 	// FallbackSkipKicks are kick texts (case-insensitive substrings) that end the
 	// session instead of moving the player (a ban is meant to end it).
 	FallbackSkipKicks []string `toml:"fallback_skip_kicks"`
+	// LimboHandlers hold intercepted players in the proxy's void world instead of
+	// refusing them: "wake" (the server is asleep), "queue" (every address is
+	// full), "maintenance" (the server is in maintenance).
+	LimboHandlers []LimboHandler `toml:"limbo_handlers"`
+	// QueuePriority are player names or UUIDs that go to the head of the queue.
+	QueuePriority []string `toml:"queue_priority"`
+	// MaintenanceStaff are player names or UUIDs let through during maintenance.
+	MaintenanceStaff []string `toml:"maintenance_staff"`
 	// ForwardingMode is RawForwardingMode parsed; nil means the global [forwarding] mode.
 	ForwardingMode *forwarding.Mode `toml:"-"`
 
@@ -195,6 +204,9 @@ func (c *Config) EffectiveForwarding(s *Server) forwarding.Mode {
 	}
 	return c.Forwarding.Mode
 }
+
+// HasLimbo reports whether the server holds players in the limbo for h.
+func (s *Server) HasLimbo(h LimboHandler) bool { return slices.Contains(s.LimboHandlers, h) }
 
 // Intercepted reports whether the proxy terminates the server's logins itself.
 func (m ProxyMode) Intercepted() bool { return m == ModeClientOnly || m == ModeOffline }

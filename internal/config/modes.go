@@ -49,3 +49,18 @@ func modeList(ms []ProxyMode) string {
 	}
 	return s
 }
+
+// LimboHandler is one of a server's limbo_handlers.
+type LimboHandler string
+
+// The built-in limbo handlers, named as in the Rust Infrarust's limbo_handlers.
+const (
+	// LimboWake holds players while a sleeping managed server starts.
+	LimboWake LimboHandler = "wake"
+	// LimboQueue holds players in order while every address is full.
+	LimboQueue LimboHandler = "queue"
+	// LimboMaintenance holds players (staff excepted) while the server is in maintenance.
+	LimboMaintenance LimboHandler = "maintenance"
+)
+
+var limboHandlers = []LimboHandler{LimboWake, LimboQueue, LimboMaintenance}

@@ -282,6 +282,13 @@ func (s *Server) validate(r *report, global *Config) {
 	if !slices.Contains(supportedModes, s.ProxyMode) {
 		r.check("proxy_mode", "%q is not one of %s", s.ProxyMode, modeList(supportedModes))
 	}
+	for i, h := range s.LimboHandlers {
+		if !slices.Contains(limboHandlers, h) {
+			r.check(indexPath("limbo_handlers", i), "%q is not one of wake, queue, maintenance", h)
+		} else if !s.ProxyMode.Intercepted() {
+			r.check(indexPath("limbo_handlers", i), "limbo handlers need an intercepted proxy_mode (offline or client_only): only then can the proxy hold a player")
+		}
+	}
 	if s.RawForwardingMode != "" {
 		if m, err := forwarding.ParseMode(s.RawForwardingMode); err != nil {
 			r.check("forwarding_mode", "%v", err)

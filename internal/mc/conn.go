@@ -45,6 +45,13 @@ var framePool = sync.Pool{New: func() any { b := make([]byte, 0, batchSize); ret
 // are waiting, and the size of a pooled frame buffer.
 const batchSize = 32 << 10
 
+// Await blocks until the next frame's first byte has arrived, consuming
+// nothing: a reader interrupted here (a deadline) loses no part of a frame.
+func (c *Conn) Await() error {
+	_, err := c.br.Peek(1)
+	return err
+}
+
 // FrameBuffered reports that a whole next frame has arrived already, so a relay
 // can batch the frame in hand with it (it never holds a frame back waiting for
 // bytes still on the way). An encrypted stream says false: its length prefix

@@ -188,14 +188,27 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	// written for that state.
 	pl := newPlayer(cn, p.now())
 	var first *session.Backend
+	var stay *session.Stay // the player waits in the limbo first
 	for round := 0; ; round++ {
 		if target, text, ok = p.preConnect(cn, target, "", interceptedFamily); !ok {
 			end(metrics.LoginFailed, "hook", "ServerPreConnect denied", text)
 			return
 		}
 		cn.srv = target
+		if stay = p.loginStay(cn, target); stay != nil {
+			break
+		}
+		if p.inMaintenance(target, cn) {
+			end(metrics.LoginBackendRefused, "maintenance", target.id, target.id+" is under maintenance, please come back later")
+			return
+		}
 		o, cause, msg, err := p.interceptedConnect(cn, &first)
 		if err == nil {
+			break
+		}
+		var full *fullError
+		if errors.As(err, &full) && target.cfg.HasLimbo(config.LimboQueue) && limboCovers(cn.protocol) {
+			stay = p.queueStay(cn, target)
 			break
 		}
 		next, kickText := p.kickedFrom(cn, cn.srv, cause, msg, true, interceptedFamily)
@@ -208,7 +221,11 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	pl.mu.Lock()
 	pl.srv, pl.mode = cn.srv, cn.srv.cfg.ProxyMode
 	pl.mu.Unlock()
-	p.connected(cn, cn.srv, first.Address, "")
+	address := "limbo"
+	if first != nil {
+		address = first.Address
+		p.connected(cn, cn.srv, first.Address, "")
+	}
 	_ = cn.c.SetDeadline(time.Time{})
 	setKeepalive(cn.c, cfg.Keepalive)
 	// The client's reader now belongs to its mc.Conn for the session's life; it goes
@@ -217,8 +234,12 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	cn.br = nil
 	pl.sess = session.New(client, cn.c, p.sessionPolicy(pl))
 	p.detach(cn, func() {
-		p.visit(cn, pl, first.Address, func() (int64, int64) {
-			up, down := pl.sess.Run(first)
+		p.visit(cn, pl, address, func() (up, down int64) {
+			if stay != nil {
+				up, down = pl.sess.RunInLimbo(*stay)
+			} else {
+				up, down = pl.sess.Run(first)
+			}
 			putReader(clientReader)
 			return up, down
 		})

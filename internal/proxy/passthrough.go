@@ -36,6 +36,11 @@ func (passthrough) serveLogin(p *Proxy, cn *conn) {
 			return
 		}
 		cn.srv = target
+		if p.inMaintenance(target, cn) {
+			p.loginOutcome(cn, metrics.LoginBackendRefused)
+			p.kick(cn, target.id+" is under maintenance, please come back later")
+			return
+		}
 		backend, pending, first, cause, err := p.passthroughConnect(cn, buffered)
 		if err == nil {
 			p.connected(cn, cn.srv, cn.lease.Address(), "")

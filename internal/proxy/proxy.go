@@ -84,6 +84,10 @@ type Proxy struct {
 	limiter *ratelimit.Limiter
 	icpt    *interception // the intercepted modes' shared state
 	roster  roster        // connected players
+	maint   maintenance   // servers in maintenance
+
+	queuesMu sync.Mutex
+	queues   map[string]*waitQueue // full servers' limbo queues, by server id
 
 	connMu   sync.Mutex
 	conns    map[net.Conn]struct{}

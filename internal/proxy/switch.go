@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
@@ -124,6 +125,13 @@ func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.G
 			continue
 		}
 		_ = pl.sess.Tell("§eYou were moved to " + t.id + ": " + gone.Reason())
+		return nil
+	}
+	if gone.Kick == "" && (srv.cfg.HasLimbo(config.LimboWake) || srv.cfg.HasLimbo(config.LimboQueue)) && limboCovers(pl.protocol) {
+		// The server went away (it did not kick the player) and nothing else takes
+		// them: the player waits in the limbo and comes back when it is up again.
+		p.log.Info("player held in the limbo until their server is back", "player", pl.origin.player, "server", srv.id, "why", gone.Reason())
+		pl.sess.ToLimbo(*p.downStay(pl.origin, srv))
 		return nil
 	}
 	p.log.Info("no fallback for a player", "player", pl.origin.player, "server", srv.id, "why", gone.Reason(), "err", lastErr)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,16 @@ type playBackend struct {
 	info   atomic.Int64 // client information packets received (the replay on a switch)
 	bungee chan []byte  // BungeeCord channel messages received (the proxy's replies)
 	play   []*mc.Conn   // players in play, for sending them packets
+	order  []string     // players in the order they got into play
+	// maxPlay refuses logins while that many players are in play (0: no limit).
+	maxPlay int
+	ln      net.Listener
+}
+
+// stop takes the server down: no more listening, every connection dropped.
+func (b *playBackend) stop() {
+	b.ln.Close()
+	b.closeAll()
 }
 
 // toPlayers sends a plugin message to every player in play, as a plugin on the
@@ -49,11 +60,18 @@ func (b *playBackend) toPlayers(channel string, data []byte) {
 
 func startPlayBackend(t *testing.T, name string) *playBackend {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return startPlayBackendAt(t, "127.0.0.1:0", name, 0)
+}
+
+// startPlayBackendAt is startPlayBackend on addr, refusing logins with "The
+// server is full!" while maxPlay players are in play (0: no limit).
+func startPlayBackendAt(t *testing.T, addr, name string, maxPlay int) *playBackend {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &playBackend{name: name, addr: ln.Addr().String(), bungee: make(chan []byte, 16)}
+	b := &playBackend{name: name, addr: ln.Addr().String(), bungee: make(chan []byte, 16), maxPlay: maxPlay, ln: ln}
 	z, _ := mc.NewZlib(-1)
 	var wg sync.WaitGroup
 	go func() {
@@ -111,6 +129,14 @@ func (b *playBackend) serve(c net.Conn, z *mc.Zlib) {
 	}
 	conn := mc.NewConn(br, c, z)
 	id := func(s mc.State, d mc.Direction, t mc.PacketType) int32 { v, _ := reg.ID(s, d, t); return v }
+	b.mu.Lock()
+	full := b.maxPlay > 0 && len(b.play) >= b.maxPlay
+	b.mu.Unlock()
+	if full {
+		d, _ := mc.DisconnectText("The server is full!").AppendPayload(nil, p, mc.LoginState)
+		_ = conn.WritePacket(id(mc.LoginState, mc.Clientbound, mc.PacketDisconnect), d)
+		return
+	}
 	_ = conn.WritePacket(id(mc.LoginState, mc.Clientbound, mc.PacketLoginSuccess), mc.LoginSuccess{UUID: [16]byte{1}, Name: ls.Name}.AppendPayload(nil, p))
 	if f, err := conn.ReadFrame(); err != nil || f.ID != id(mc.LoginState, mc.Serverbound, mc.PacketLoginAcknowledged) {
 		return
@@ -131,7 +157,13 @@ func (b *playBackend) serve(c net.Conn, z *mc.Zlib) {
 	b.joined.Add(1)
 	b.mu.Lock()
 	b.play = append(b.play, conn)
+	b.order = append(b.order, ls.Name)
 	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.play = slices.DeleteFunc(b.play, func(x *mc.Conn) bool { return x == conn })
+		b.mu.Unlock()
+	}()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -175,6 +207,7 @@ type playClient struct {
 	reg      *mc.Registry
 	messages chan string
 	kicked   chan string
+	joins    chan struct{} // a join game: the client is in a world (a server's or the limbo's)
 }
 
 func joinAndPlay(t *testing.T, addr, host, name string) *playClient {
@@ -186,7 +219,7 @@ func joinAndPlay(t *testing.T, addr, host, name string) *playClient {
 	t.Cleanup(func() { c.Close() })
 	reg, _ := mc.RegistryFor(modernProtocol)
 	z, _ := mc.NewZlib(-1)
-	pc := &playClient{conn: mc.NewConn(bufio.NewReader(c), c, z), net: c, reg: reg, messages: make(chan string, 1000), kicked: make(chan string, 1)}
+	pc := &playClient{conn: mc.NewConn(bufio.NewReader(c), c, z), net: c, reg: reg, messages: make(chan string, 1000), kicked: make(chan string, 1), joins: make(chan struct{}, 16)}
 	id := func(s mc.State, d mc.Direction, tp mc.PacketType) int32 { v, _ := reg.ID(s, d, tp); return v }
 	_ = pc.conn.WritePacket(0, mc.Handshake{ProtocolVersion: int32(modernProtocol), ServerAddress: host, ServerPort: 25565, NextState: mc.StateLogin}.AppendPayload(nil))
 	_ = pc.conn.WritePacket(0, mc.LoginStart{Name: name, HasUUID: true}.AppendPayload(nil, modernProtocol))
@@ -213,6 +246,13 @@ func joinAndPlay(t *testing.T, addr, host, name string) *playClient {
 			case typ == mc.PacketStartConfiguration && state == mc.PlayState:
 				_ = pc.conn.WritePacket(id(mc.PlayState, mc.Serverbound, mc.PacketConfigurationAck), nil)
 				state = mc.ConfigState
+			case typ == mc.PacketKeepAlive:
+				// The limbo (and servers) time out a client that does not answer.
+				_ = pc.conn.WritePacket(id(state, mc.Serverbound, mc.PacketKeepAlive), f.Payload)
+			case typ == mc.PacketKnownPacks && state == mc.ConfigState:
+				_ = pc.conn.WritePacket(id(mc.ConfigState, mc.Serverbound, mc.PacketKnownPacks), []byte{0})
+			case typ == mc.PacketJoinGame:
+				pc.joins <- struct{}{}
 			case typ == mc.PacketPluginMessage:
 				m, err := mc.DecodePluginMessage(f.Payload, modernProtocol)
 				if err == nil {

@@ -46,8 +46,14 @@ func (s *Session) RunInLimbo(stay Stay) (up, down int64) {
 // its next packet, so the limbo reads the client as the relay did.
 func (s *Session) ToLimbo(stay Stay) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.limbo = &stay
-	s.mu.Unlock()
+	if s.awaiting && !s.poked {
+		// The client's goroutine waits for a frame that has not begun: wake it now
+		// rather than at the client's next packet.
+		s.poked = true
+		_ = s.clientNet.SetReadDeadline(time.Now())
+	}
 }
 
 func (s *Session) takeLimbo() *Stay {
@@ -182,7 +188,7 @@ func (s *Session) leaveLimbo(b *Backend) error {
 	}
 	s.backend = b
 	s.mu.Unlock()
-	go s.pumpBackend(b)
+	s.startPump(b)
 	if s.policy.Moved != nil {
 		s.policy.Moved(s, nil, b)
 	}

@@ -88,6 +88,12 @@ type Session struct {
 	closed     bool
 	limbo      *Stay // a move into the limbo the client's goroutine is to make
 	spawned    bool  // the client has been in a world (a backend's or the limbo's)
+	// awaiting: the client's goroutine waits for the start of a frame, where a
+	// deadline may interrupt it without losing data; poked: one was set to.
+	awaiting, poked bool
+
+	pumps sync.WaitGroup // backend pumps, which may still be replacing a lost backend
+	done  chan struct{}  // closed when the client is gone
 
 	// Protocol states of the two streams, as the packets that change them passed.
 	toClient, toServer mc.State
@@ -99,7 +105,7 @@ var ErrNotPlaying = errors.New("the player is still joining; try again in a mome
 
 // New makes the session of a client whose login has finished.
 func New(client *Client, clientNet net.Conn, policy Policy) *Session {
-	return &Session{client: client, clientNet: clientNet, policy: policy, toClient: client.State, toServer: client.State}
+	return &Session{client: client, clientNet: clientNet, policy: policy, toClient: client.State, toServer: client.State, done: make(chan struct{})}
 }
 
 // Client is the player's side.
@@ -120,15 +126,24 @@ func (s *Session) Run(first *Backend) (up, down int64) {
 	s.backend = first
 	s.spawned = s.client.State == mc.PlayState // an older client is in play from Login Success
 	s.mu.Unlock()
-	go s.pumpBackend(first)
+	s.startPump(first)
 	s.pumpClient()
 	return s.end()
+}
+
+func (s *Session) startPump(b *Backend) {
+	s.pumps.Add(1)
+	go func() {
+		defer s.pumps.Done()
+		s.pumpBackend(b)
+	}()
 }
 
 // end releases what the session still holds once the client is gone.
 func (s *Session) end() (up, down int64) {
 	s.mu.Lock()
 	s.closed = true
+	close(s.done)
 	b, p := s.backend, s.pending
 	s.backend, s.pending = nil, nil
 	up, down = s.up, s.down
@@ -140,6 +155,9 @@ func (s *Session) end() (up, down int64) {
 		}
 	}
 	s.clientNet.Close()
+	// A pump may still be replacing its lost backend: the caller's accounting
+	// runs only once it has given up.
+	s.pumps.Wait()
 	return up, down
 }
 
@@ -228,6 +246,9 @@ func (s *Session) Switch(next *Backend, wait time.Duration) error {
 	}
 	select {
 	case <-attached:
+	case <-s.done:
+		s.failSwitch(next)
+		return errors.New("the player left")
 	case <-time.After(wait):
 		s.failSwitch(next)
 		s.Kick("Timed out while moving you to another server")
@@ -296,7 +317,7 @@ func (s *Session) switchByRejoin(next *Backend, wait time.Duration) error {
 		id, _ := s.client.Registry.ID(mc.PlayState, mc.Serverbound, mc.PacketClientInformation)
 		_ = next.Conn.WritePacket(id, info)
 	}
-	go s.pumpBackend(next)
+	s.startPump(next)
 	if old != nil {
 		old.Release()
 	}
@@ -382,14 +403,21 @@ func (s *Session) failSwitch(next *Backend) {
 func (s *Session) pumpClient() {
 	reg := s.client.Registry
 	for {
-		f, err := s.client.Conn.ReadRelay()
-		if err != nil {
-			return
+		s.mu.Lock()
+		s.awaiting = true
+		s.mu.Unlock()
+		err := s.client.Conn.Await()
+		s.mu.Lock()
+		s.awaiting = false
+		poked := s.poked
+		s.poked = false
+		s.mu.Unlock()
+		if poked {
+			_ = s.clientNet.SetReadDeadline(time.Time{})
 		}
 		if stay := s.takeLimbo(); stay != nil {
-			// The server is gone and a handler holds the player in the limbo: this
-			// packet was meant for the server; the limbo takes the client from here.
-			mc.Recycle(f)
+			// The server is gone and a handler holds the player in the limbo; the
+			// limbo reads the client from here (and drops what was meant for the server).
 			b, err := s.hold(*stay)
 			if err == nil {
 				err = s.leaveLimbo(b)
@@ -401,6 +429,13 @@ func (s *Session) pumpClient() {
 				return
 			}
 			continue
+		}
+		if err != nil {
+			return
+		}
+		f, err := s.client.Conn.ReadRelay()
+		if err != nil {
+			return
 		}
 		id, err := s.client.Conn.PeekID(f)
 		if err != nil {
@@ -430,7 +465,7 @@ func (s *Session) pumpClient() {
 					id, _ := reg.ID(mc.ConfigState, mc.Serverbound, mc.PacketClientInformation)
 					_ = next.Conn.WritePacket(id, info)
 				}
-				go s.pumpBackend(next)
+				s.startPump(next)
 				close(attached)
 				mc.Recycle(f)
 				continue

@@ -23,6 +23,7 @@ const usage = `usage: node server.js --version 1.21.4 [flags]
   --kick-users a,b         only kick these usernames (default: everyone)
   --refuse TEXT            refuse logins with TEXT (Login Disconnect instead of Login Success)
   --refuse-users a,b       only refuse these usernames (default: everyone)
+  --max-online N           refuse logins with "The server is full!" while N players are on (default: no limit)
   --exit-with-stdin        exit when stdin closes (the Go harness uses this so no server outlives a test)
 Events on stdout (one JSON object per line, field "event"): listening, handshake,
 login, join, kick, leave, error.`
@@ -44,6 +45,7 @@ try {
       'kick-users': { type: 'string' },
       refuse: { type: 'string' },
       'refuse-users': { type: 'string' },
+      'max-online': { type: 'string', default: '0' },
       'exit-with-stdin': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false }
     },
@@ -117,6 +119,11 @@ function beforeLogin (client) {
     refuse(client)
     return
   }
+  const maxOnline = intArg('max-online')
+  if (maxOnline > 0 && online.size >= maxOnline) {
+    refuse(client, 'The server is full!')
+    return
+  }
   if (threshold === 256) return
   client.write = function (name, params) {
     if (name !== 'compress') return Object.getPrototypeOf(client).write.call(client, name, params)
@@ -137,10 +144,10 @@ function beforeLogin (client) {
 // login steps after beforeLogin returns, so its later writes, the compression switch and
 // the state change (which would re-pipe the streams before the disconnect is flushed)
 // are turned into no-ops for this connection.
-function refuse (client) {
+function refuse (client, text = args.refuse) {
   client.kickedAtLogin = true
-  emit({ event: 'kick', stage: 'login', username: client.username, text: args.refuse })
-  client.end(args.refuse, JSON.stringify({ text: args.refuse }))
+  emit({ event: 'kick', stage: 'login', username: client.username, text })
+  client.end(text, JSON.stringify({ text }))
   client.write = () => {}
   Object.defineProperty(client, 'compressionThreshold', { configurable: true, get () { return -2 }, set () {} })
   Object.defineProperty(client, 'state', { configurable: true, get () { return this.protocolState }, set () {} })
@@ -194,8 +201,13 @@ server.on('connection', (client) => {
   })
 })
 
+// online is who is logged in now, for --max-online.
+const online = new Set()
+
 server.on('login', (client) => {
   if (client.kickedAtLogin) return
+  online.add(client)
+  client.once('end', () => online.delete(client))
   emit({
     event: 'login',
     username: client.username,

@@ -48,6 +48,9 @@ type ServerOptions struct {
 	KickUsers []string
 	// Refuse, if set, answers Login Start with a Login Disconnect carrying this text.
 	Refuse string
+	// MaxOnline refuses logins with "The server is full!" while that many players
+	// are on; 0 means no limit.
+	MaxOnline int
 	// RefuseUsers limits Refuse to these usernames; empty means everyone.
 	RefuseUsers []string
 }
@@ -56,6 +59,9 @@ func (o ServerOptions) args() []string {
 	a := []string{"server.js", "--exit-with-stdin", "--version", o.Version, "--port", "0"}
 	if o.MOTD != "" {
 		a = append(a, "--motd", o.MOTD)
+	}
+	if o.MaxOnline != 0 {
+		a = append(a, "--max-online", strconv.Itoa(o.MaxOnline))
 	}
 	if o.MaxPlayers != 0 {
 		a = append(a, "--max-players", strconv.Itoa(o.MaxPlayers))

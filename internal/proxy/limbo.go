@@ -1,0 +1,279 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/limbo"
+	"github.com/infrarust-go/infrarust/internal/manager"
+	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/proxy/balance"
+	"github.com/infrarust-go/infrarust/internal/session"
+)
+
+// limboRetry is how often a held player's handler tries the server again (a
+// queue's head, a server that went down).
+const limboRetry = 2 * time.Second
+
+// maintenance is the servers an operator put in maintenance; it survives reloads.
+type maintenance struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (m *maintenance) on(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ids[id]
+}
+
+// SetMaintenance puts a server in maintenance or takes it out: during it only
+// maintenance_staff join; other players are held in the limbo (with the
+// "maintenance" handler) or told.
+func (p *Proxy) SetMaintenance(serverID string, on bool) error {
+	if p.state.Load().servers[serverID] == nil {
+		return fmt.Errorf("%w %q", ErrUnknownServer, serverID)
+	}
+	p.maint.mu.Lock()
+	defer p.maint.mu.Unlock()
+	if p.maint.ids == nil {
+		p.maint.ids = map[string]bool{}
+	}
+	if on {
+		p.maint.ids[serverID] = true
+	} else {
+		delete(p.maint.ids, serverID)
+	}
+	p.log.Info("maintenance", "server", serverID, "on", on)
+	return nil
+}
+
+// Maintenance lists the servers in maintenance.
+func (p *Proxy) Maintenance() []string {
+	p.maint.mu.Lock()
+	defer p.maint.mu.Unlock()
+	var out []string
+	for id := range p.maint.ids {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// listed reports whether the player's name or UUID is in list (names compare
+// case-insensitively, as Minecraft's do).
+func listed(list []string, name, uuid string) bool {
+	for _, e := range list {
+		if strings.EqualFold(e, name) || (uuid != "" && strings.EqualFold(strings.ReplaceAll(e, "-", ""), strings.ReplaceAll(uuid, "-", ""))) {
+			return true
+		}
+	}
+	return false
+}
+
+// inMaintenance reports that cn's player may not join srv now.
+func (p *Proxy) inMaintenance(srv *server, cn *conn) bool {
+	return p.maint.on(srv.id) && !listed(srv.cfg.MaintenanceStaff, cn.player, cn.uuid)
+}
+
+// limboCovers says the limbo can hold this client (registry data exists for its version).
+func limboCovers(protocol int32) bool {
+	return limbo.DefaultRegistries.Covers(mc.Protocol(protocol))
+}
+
+// asleep reports a managed server that is not online (a login would wake it).
+func (p *Proxy) asleep(srv *server) bool {
+	m := p.opts.Manager
+	return m != nil && m.Managed(srv.id) && m.State(srv.id) != manager.StateOnline
+}
+
+// loginStay is the limbo stay a login for target needs before any backend: the
+// server in maintenance or asleep, with the matching handler. nil: connect now.
+func (p *Proxy) loginStay(cn *conn, target *server) *session.Stay {
+	if !limboCovers(cn.protocol) {
+		return nil
+	}
+	switch {
+	case p.inMaintenance(target, cn) && target.cfg.HasLimbo(config.LimboMaintenance):
+		return p.maintenanceStay(cn, target)
+	case p.asleep(target) && target.cfg.HasLimbo(config.LimboWake):
+		return p.wakeStay(cn, target, "Waking up "+target.id)
+	}
+	return nil
+}
+
+func title(t, sub string) limbo.Message {
+	return limbo.Message{Title: mc.TextComponent(t), Subtitle: mc.TextComponent(sub)}
+}
+
+// join logs the player of cn in to one of t's addresses with a lease of its
+// own, for a player leaving the limbo.
+func (p *Proxy) join(cn *conn, t *server) (*session.Backend, error) {
+	c := *cn // the admission's conn: identity, handshake, configuration
+	c.st = p.state.Load()
+	c.srv = t
+	b, outcome, err := p.joinBackend(&c, t, new(balance.Lease), nil)
+	if err != nil {
+		return nil, err
+	}
+	if outcome.Kick != "" {
+		return nil, &fullError{kick: outcome.Kick}
+	}
+	return b, nil
+}
+
+// wakeStay holds the player while t starts, with a countdown, then moves them in.
+func (p *Proxy) wakeStay(cn *conn, t *server, heading string) *session.Stay {
+	start := time.Now()
+	return &session.Stay{
+		Message: func() limbo.Message {
+			return title(heading, fmt.Sprintf("%d s — you will be moved in when it is ready", int(time.Since(start).Seconds())))
+		},
+		Until: func(ctx context.Context) (*session.Backend, error) {
+			if err := p.opts.Manager.EnsureStarted(ctx, t.id); err != nil {
+				return nil, err
+			}
+			return p.join(cn, t)
+		},
+	}
+}
+
+// maintenanceStay holds the player until the maintenance ends, then moves them in.
+func (p *Proxy) maintenanceStay(cn *conn, t *server) *session.Stay {
+	return &session.Stay{
+		Message: func() limbo.Message {
+			return title(t.id+" is under maintenance", "You will be moved in when it is over")
+		},
+		Until: func(ctx context.Context) (*session.Backend, error) {
+			for p.inMaintenance(t, cn) {
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(time.Second):
+				}
+			}
+			if p.asleep(t) {
+				if err := p.opts.Manager.EnsureStarted(ctx, t.id); err != nil {
+					return nil, err
+				}
+			}
+			return p.join(cn, t)
+		},
+	}
+}
+
+// waitQueue is the order in which held players get a full server's next slot:
+// queue_priority players first, then in arrival order.
+type waitQueue struct {
+	mu      sync.Mutex
+	entries []*queued
+}
+
+type queued struct {
+	name string
+	prio bool
+}
+
+func (q *waitQueue) add(e *queued) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	i := len(q.entries)
+	if e.prio {
+		i = 0
+		for i < len(q.entries) && q.entries[i].prio {
+			i++
+		}
+	}
+	q.entries = slices.Insert(q.entries, i, e)
+}
+
+func (q *waitQueue) remove(e *queued) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.entries = slices.DeleteFunc(q.entries, func(x *queued) bool { return x == e })
+}
+
+// position is e's place in the queue, from 1.
+func (q *waitQueue) position(e *queued) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Index(q.entries, e) + 1
+}
+
+func (p *Proxy) queueOf(id string) *waitQueue {
+	p.queuesMu.Lock()
+	defer p.queuesMu.Unlock()
+	if p.queues == nil {
+		p.queues = map[string]*waitQueue{}
+	}
+	q := p.queues[id]
+	if q == nil {
+		q = &waitQueue{}
+		p.queues[id] = q
+	}
+	return q
+}
+
+// queueStay holds the player in t's queue: only the head tries the server, every
+// limboRetry, so players are let in in order as slots open.
+func (p *Proxy) queueStay(cn *conn, t *server) *session.Stay {
+	q := p.queueOf(t.id)
+	e := &queued{name: cn.player, prio: listed(t.cfg.QueuePriority, cn.player, cn.uuid)}
+	q.add(e)
+	return &session.Stay{
+		Message: func() limbo.Message {
+			return title(t.id+" is full", fmt.Sprintf("You are #%d in the queue", q.position(e)))
+		},
+		Until: func(ctx context.Context) (*session.Backend, error) {
+			defer q.remove(e)
+			for {
+				if q.position(e) == 1 {
+					b, err := p.join(cn, t)
+					var full *fullError
+					switch {
+					case err == nil:
+						return b, nil
+					case !errors.As(err, &full) && !errors.Is(err, errNoBackend):
+						return nil, err
+					}
+				}
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(limboRetry):
+				}
+			}
+		},
+	}
+}
+
+// downStay holds a player whose server went down under them until it answers
+// again (waking it when it is managed), then moves them back.
+func (p *Proxy) downStay(cn *conn, t *server) *session.Stay {
+	if p.asleep(t) && t.cfg.HasLimbo(config.LimboWake) {
+		return p.wakeStay(cn, t, t.id+" went down: restarting it")
+	}
+	return &session.Stay{
+		Message: func() limbo.Message {
+			return title(t.id+" is not answering", "You will be moved back when it is up")
+		},
+		Until: func(ctx context.Context) (*session.Backend, error) {
+			for {
+				if b, err := p.join(cn, t); err == nil {
+					return b, nil
+				}
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(limboRetry):
+				}
+			}
+		},
+	}
+}
