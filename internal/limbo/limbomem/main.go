@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command limbomem measures what holding players in the limbo costs: it
 // starts a limbo holder in a child process (so the clients' memory is not
 // counted), opens N loopback clients that log in, enter the limbo and answer
