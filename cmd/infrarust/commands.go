@@ -12,6 +12,7 @@ func commands(g *globalFlags) []*cobra.Command {
 		newBansCmd(g),
 		newServersCmd(g),
 		newTopCmd(g),
+		newHealthCmd(g),
 		newGenDocsCmd(g),
 		newVersionCmd(g),
 	}

@@ -60,6 +60,9 @@ type ServerOptions struct {
 	// Drains persists drain intent before it is applied; nil applies drains without
 	// persisting them (only for tests and the demo).
 	Drains *DrainStore
+	// Ready reports why the proxy does not take players yet (starting, shutting
+	// down) for GET /api/v1/ready; nil means ready whenever the API answers.
+	Ready func() error
 	// Logger receives the audit lines; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock (rate limiter, ban expiry, runtime calls); nil means time.Now.
@@ -127,6 +130,7 @@ func (s *Server) KeyFile() string { return s.keyFile }
 func (s *Server) routes() {
 	m := http.NewServeMux()
 	m.HandleFunc(routeHealth, s.handleHealth)
+	m.HandleFunc(routeReady, s.handleReady)
 	m.HandleFunc("GET /api/v1/servers", s.handleServers)
 	m.HandleFunc("GET /api/v1/servers/{id}/backends", s.handleBackends)
 	m.HandleFunc("GET /api/v1/health/backends", s.handleAllBackends)
@@ -162,7 +166,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, pattern := s.mux.Handler(r)
-	open := pattern == routeHealth || (pattern == routeMetrics && s.openMeta)
+	open := pattern == routeHealth || pattern == routeReady || (pattern == routeMetrics && s.openMeta)
 	if !open && !s.authorized(r, pattern == routeEvents) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="infrarust"`)
 		writeError(w, http.StatusUnauthorized, "UNAUTHORIZED",

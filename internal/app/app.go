@@ -55,6 +55,7 @@ type App struct {
 	prober *health.Prober
 	drains *admin.DrainStore
 	rt     *runtime
+	ready  *readiness // GET /api/v1/ready
 
 	reloadMu sync.Mutex // one reload at a time (watcher, signal, tests)
 
@@ -87,7 +88,7 @@ func build(opts Options) (*App, error) {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
-	a := &App{log: log, cfg: cfg, bus: events.NewBus(), met: metrics.New()}
+	a := &App{log: log, cfg: cfg, bus: events.NewBus(), met: metrics.New(), ready: newReadiness()}
 	var err error
 	if a.bans, err = openBans(cfg); err != nil {
 		return nil, err
@@ -167,6 +168,7 @@ func (a *App) run(ctx context.Context, opts Options) error {
 	}
 	serveErr := make(chan error, 1)
 	a.goroutine(func() { serveErr <- a.proxy.Serve(ctx, ln) })
+	a.ready.set("")
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String(), adminAddr)
 	}
@@ -183,6 +185,7 @@ func (a *App) run(ctx context.Context, opts Options) error {
 // shutdown stops the proxy (sessions get shutdown_timeout), then the managed
 // servers with their own grace period, whatever the sessions used.
 func (a *App) shutdown() {
+	a.ready.set("shutting down: live sessions are finishing")
 	a.log.Info("shutting down; live sessions may finish", "shutdown_timeout", a.cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout.D())
 	defer cancel()
@@ -220,7 +223,7 @@ func (a *App) startAdmin(ctx context.Context, version string) (string, error) {
 	}
 	srv, err := admin.NewServer(admin.ServerOptions{
 		Web: cfg.Web, APIKey: key, Runtime: a.runtime(version), Bus: a.bus, Bans: a.bans,
-		Metrics: a.met.Handler(), Drains: a.drains, Logger: a.log,
+		Metrics: a.met.Handler(), Drains: a.drains, Logger: a.log, Ready: a.ready.check,
 	})
 	if err != nil {
 		return "", err
