@@ -23,7 +23,7 @@ import (
 func TestReadinessFollowsStartAndShutdown(t *testing.T) {
 	backend, err := fakemc.Start("127.0.0.1:0", fakemc.Options{Name: "held", OnLogin: func(c net.Conn, br *bufio.Reader, _ mc.Handshake, _ mc.LoginStart) {
 		_, _ = c.Write(mc.AppendFrame(nil, 0x02, make([]byte, 17))) // login success: the session is live
-		_, _ = io.Copy(io.Discard, br)                               // until the player leaves
+		_, _ = io.Copy(io.Discard, br)                              // until the player leaves
 	}})
 	if err != nil {
 		t.Fatal(err)
