@@ -120,6 +120,7 @@ func parseMain(data []byte, file, source, envKey string) (cfg *Config, serversOK
 	cfg.Source = source
 	r := newReport(file, pos)
 	decodeInto(r, m, reflect.ValueOf(cfg))
+	cfg.applyEnv(r, os.LookupEnv) // flag > environment > file > default
 	cfg.validate(r, envKey)
 	return cfg, !r.bad["servers_dir"], r.err()
 }
