@@ -18,6 +18,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/discovery"
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/metrics"
@@ -55,7 +56,8 @@ type App struct {
 	prober *health.Prober
 	drains *admin.DrainStore
 	rt     *runtime
-	ready  *readiness // GET /api/v1/ready
+	ready  *readiness     // GET /api/v1/ready
+	disc   *discovery.Set // discovered servers' latest lists (discovery.go); nil when none is enabled
 
 	reloadMu sync.Mutex // one reload at a time (watcher, signal, tests)
 
@@ -166,9 +168,13 @@ func (a *App) run(ctx context.Context, opts Options) error {
 	if opts.Reload != nil {
 		a.goroutine(func() { a.reloadOn(bg, opts.Reload) })
 	}
+	if err := a.startDiscovery(bg); err != nil {
+		ln.Close()
+		return err
+	}
 	serveErr := make(chan error, 1)
 	a.goroutine(func() { serveErr <- a.proxy.Serve(ctx, ln) })
-	a.ready.set("")
+	a.ready.unblock("listener")
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String(), adminAddr)
 	}
@@ -185,7 +191,7 @@ func (a *App) run(ctx context.Context, opts Options) error {
 // shutdown stops the proxy (sessions get shutdown_timeout), then the managed
 // servers with their own grace period, whatever the sessions used.
 func (a *App) shutdown() {
-	a.ready.set("shutting down: live sessions are finishing")
+	a.ready.block("shutdown", "shutting down: live sessions are finishing")
 	a.log.Info("shutting down; live sessions may finish", "shutdown_timeout", a.cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout.D())
 	defer cancel()

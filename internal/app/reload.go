@@ -29,6 +29,7 @@ func (a *App) ReloadServers(reason string) error {
 		a.log.Error("reload rejected; the previous servers stay in force", "err", err)
 		return err
 	}
+	next = a.withDiscovered(next) // discovery.go: a file wins a conflict
 	if err := a.proxy.Apply(next); err != nil {
 		a.log.Error("reload rejected; the previous servers stay in force", "err", err)
 		return err

@@ -122,6 +122,7 @@ func parseMain(data []byte, file, source, envKey string) (cfg *Config, serversOK
 	decodeInto(r, m, reflect.ValueOf(cfg))
 	cfg.applyEnv(r, os.LookupEnv) // flag > environment > file > default
 	cfg.validate(r, envKey)
+	cfg.validateDiscovery(r, m) // [docker], [kubernetes]
 	return cfg, !r.bad["servers_dir"], r.err()
 }
 
