@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/config"
 )
 
 // newHealthCmd is `infrarust health`: the container HEALTHCHECK and a quick probe for
@@ -41,7 +44,7 @@ Exits 0 when ready, 1 otherwise, with the reason on stderr.`,
 				url = strings.TrimSpace(os.Getenv(envAdminURL))
 			}
 			if url == "" {
-				cfg, err := g.loadConfig(cmd)
+				cfg, err := g.loadProxyConfig(cmd)
 				if err != nil {
 					return &exitError{code: 1, err: fmt.Errorf("not healthy: %w", err)}
 				}
@@ -67,4 +70,19 @@ Exits 0 when ready, 1 otherwise, with the reason on stderr.`,
 	cmd.Flags().StringVar(&adminURL, "admin-url", "", "admin API URL (default: $"+envAdminURL+", else http://<[web] bind> from --config)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "give up after this long")
 	return cmd
+}
+
+// loadProxyConfig reads infrarust.toml alone (with the environment over it), not
+// servers_dir: a server file broken after start (which serve keeps at its previous
+// version) must not turn the health check red.
+func (g *globalFlags) loadProxyConfig(cmd *cobra.Command) (*config.Config, error) {
+	explicit := g.resolveConfig(cmd)
+	data, err := os.ReadFile(g.configPath)
+	if errors.Is(err, fs.ErrNotExist) && !explicit {
+		return config.Parse([]byte(config.DefaultTOML), "<embedded default>")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return config.Parse(data, g.configPath)
 }

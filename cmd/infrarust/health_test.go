@@ -53,3 +53,20 @@ func TestHealthWithoutAdminAPI(t *testing.T) {
 		t.Fatalf("closed proxy: exit %d, %q", code, errOut)
 	}
 }
+
+// A server file broken after start does not make the proxy unhealthy: serve keeps
+// its previous version.
+func TestHealthIgnoresServerFiles(t *testing.T) {
+	s := startServe(t, t.TempDir())
+	dir := filepath.Dir(s.configPath)
+	if err := os.WriteFile(filepath.Join(dir, "servers", "broken.toml"), []byte("domains = [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runMain(t, "config", "check", "--config", s.configPath); code == 0 {
+		t.Fatalf("config check must see the broken file: %s", errOut)
+	}
+	out, errOut, code := runMain(t, "health", "--config", s.configPath)
+	if code != 0 || strings.TrimSpace(out) != "ready" {
+		t.Fatalf("health with a broken server file: exit %d %q %q", code, out, errOut)
+	}
+}
