@@ -79,9 +79,11 @@ func TestDockerfilesKeepTheRuntimeContract(t *testing.T) {
 				t.Errorf("the runtime stage starts FROM %q, want scratch (a static binary needs nothing else)", final[0].args)
 			}
 			want := map[string]func(string) bool{
-				"USER":        func(a string) bool { return a == "65532:65532" },
-				"VOLUME":      func(a string) bool { return strings.Contains(a, `"/data"`) },
-				"EXPOSE":      func(a string) bool { return slices.Contains(strings.Fields(a), "25565") && slices.Contains(strings.Fields(a), "8080") },
+				"USER":   func(a string) bool { return a == "65532:65532" },
+				"VOLUME": func(a string) bool { return strings.Contains(a, `"/data"`) },
+				"EXPOSE": func(a string) bool {
+					return slices.Contains(strings.Fields(a), "25565") && slices.Contains(strings.Fields(a), "8080")
+				},
 				"HEALTHCHECK": func(a string) bool { return strings.Contains(a, `CMD ["/usr/local/bin/infrarust", "health"]`) },
 				"ENTRYPOINT":  func(a string) bool { return a == `["/usr/local/bin/infrarust"]` },
 				"CMD":         func(a string) bool { return a == `["serve"]` },

@@ -98,7 +98,7 @@ func build(opts Options) (*App, error) {
 	// The manager tells the app when a woken server's address is ready; the app
 	// puts it into the proxy's slow start. a.proxy is set below, before the
 	// manager's loops (the only callers) start in run.
-	a.mgr = manager.New(manager.Options{Bus: a.bus, Logger: log, OnReady: a.serverReady})
+	a.mgr = manager.New(manager.Options{Bus: a.bus, Logger: log, OnReady: a.serverReady, Docker: cfg.Docker, Kubernetes: cfg.Kubernetes})
 	a.proxy, err = proxy.New(proxy.Options{
 		Config: cfg, Logger: log, Bus: a.bus, Metrics: a.met, Bans: a.bans,
 		Manager: a.mgr, Version: opts.Version,

@@ -7,6 +7,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/discovery"
 	"github.com/infrarust-go/infrarust/internal/discovery/docker"
+	"github.com/infrarust-go/infrarust/internal/discovery/kubernetes"
 )
 
 // Discovery in the composition root. Each enabled source ([docker], [kubernetes])
@@ -22,6 +23,13 @@ func (a *App) discoverySources(cfg *config.Config) ([]discovery.Source, error) {
 	var out []discovery.Source
 	if cfg.Docker.Enabled {
 		src, err := docker.NewSource(cfg.Docker, cfg, docker.Options{Logger: a.log})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, src)
+	}
+	if cfg.Kubernetes.Enabled {
+		src, err := kubernetes.NewSource(cfg.Kubernetes, cfg, kubernetes.Options{Logger: a.log})
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/discovery/docker/dockertest"
+	"github.com/infrarust-go/infrarust/internal/discovery/kubernetes/kubetest"
 	"github.com/infrarust-go/infrarust/internal/testutil"
 )
 
@@ -28,6 +30,17 @@ type discoveryApp struct {
 }
 
 func startDiscoveryApp(t *testing.T, d *dockertest.Daemon, files map[string]string) *discoveryApp {
+	t.Helper()
+	return startAppWith(t, files, func(cfg *config.Config) {
+		cfg.Docker.Enabled = true
+		cfg.Docker.Endpoint = d.Endpoint()
+		cfg.Docker.ReconnectDelay = config.Duration(10 * time.Millisecond)
+	})
+}
+
+// startAppWith runs the composition root with files in servers_dir and the
+// config changed by set.
+func startAppWith(t *testing.T, files map[string]string, set func(*config.Config)) *discoveryApp {
 	t.Helper()
 	dir := t.TempDir()
 	servers := filepath.Join(dir, "servers")
@@ -45,9 +58,7 @@ func startDiscoveryApp(t *testing.T, d *dockertest.Daemon, files map[string]stri
 	cfg.ServersPath = servers
 	cfg.StatusCache.TTL = 0
 	cfg.ShutdownTimeout = config.Duration(2 * time.Second)
-	cfg.Docker.Enabled = true
-	cfg.Docker.Endpoint = d.Endpoint()
-	cfg.Docker.ReconnectDelay = config.Duration(10 * time.Millisecond)
+	set(cfg)
 	loaded, errs := config.LoadServersDir(servers, cfg)
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -188,5 +199,47 @@ func TestDockerDiscoveryThroughTheProxy(t *testing.T) {
 	}
 	if n := strings.Count(da.logs.String(), "survival.test\\\" is already claimed"); n != 1 {
 		t.Errorf("the lasting conflict was logged %d times, want once", n)
+	}
+}
+
+// Kubernetes discovery end to end: an annotated Service's ready endpoints are the
+// server's addresses, mc-router's annotation is read, and endpoints going unready
+// leave the server without addresses.
+func TestKubernetesDiscoveryThroughTheProxy(t *testing.T) {
+	api := kubetest.Start()
+	defer api.Close()
+	a, b := startBackend(t, "pod-a"), startBackend(t, "pod-b")
+	ipA, portA := hostPort(t, a.Addr())
+	ipB, portB := hostPort(t, b.Addr())
+	pa, _ := strconv.Atoi(portA)
+	pb, _ := strconv.Atoi(portB)
+	api.Apply("services", kubetest.Service("mc", "lobby", map[string]string{"mc-router.itzg.me/externalServerName": "lobby.test"}, "minecraft=25565"))
+	api.Apply("endpointslices", kubetest.Slice("mc", "lobby-a", "lobby", "minecraft", pa, kubetest.Endpoint{IP: ipA, Ready: true, Pod: "lobby-0"}))
+	api.Apply("endpointslices", kubetest.Slice("mc", "lobby-b", "lobby", "minecraft", pb, kubetest.Endpoint{IP: ipB, Ready: true, Pod: "lobby-1"}))
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte(kubetest.Token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	da := startAppWith(t, nil, func(cfg *config.Config) {
+		cfg.Kubernetes.Enabled, cfg.Kubernetes.APIServer, cfg.Kubernetes.TokenFile, cfg.Kubernetes.Namespace = true, api.URL(), tok, "mc"
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	eventually(t, "ready after the first lists", func() bool { return da.admin.Ready(ctx) == nil })
+	lobby, err := da.admin.Backends(ctx, "kubernetes@lobby.mc")
+	if err != nil || len(lobby.Backends) != 2 {
+		t.Fatalf("the two pods of kubernetes@lobby.mc: %+v %v", lobby, err)
+	}
+	if got := da.motd(t, "lobby.test"); got != "motd pod-a" && got != "motd pod-b" {
+		t.Fatalf("lobby.test answered %q", got)
+	}
+	// Pod b goes unready: one address left, and it serves.
+	api.Apply("endpointslices", kubetest.Slice("mc", "lobby-b", "lobby", "minecraft", pb, kubetest.Endpoint{IP: ipB, Ready: false, Pod: "lobby-1"}))
+	eventually(t, "pod b left the rotation", func() bool {
+		l, err := da.admin.Backends(ctx, "kubernetes@lobby.mc")
+		return err == nil && len(l.Backends) == 1
+	})
+	if got := da.motd(t, "lobby.test"); got != "motd pod-a" {
+		t.Fatalf("with pod b unready lobby.test answered %q", got)
 	}
 }

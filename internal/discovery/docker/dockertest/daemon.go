@@ -204,6 +204,20 @@ func (d *Daemon) SetState(nameOrID, state string, quiet bool) error {
 	return nil
 }
 
+// Exit stops a running container by itself with code (a crash when not 0), and
+// sends die.
+func (d *Daemon) Exit(nameOrID string, code int) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.find(nameOrID)
+	if c == nil {
+		return errors.New("no such container " + nameOrID)
+	}
+	c.State, c.ExitCode = "exited", code
+	d.emit("die", c)
+	return nil
+}
+
 // Remove deletes a container and sends destroy.
 func (d *Daemon) Remove(nameOrID string) {
 	d.mu.Lock()
