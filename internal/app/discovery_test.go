@@ -243,3 +243,41 @@ func TestKubernetesDiscoveryThroughTheProxy(t *testing.T) {
 		t.Fatalf("with pod b unready lobby.test answered %q", got)
 	}
 }
+
+// A ConfigMap mounted as servers_dir changes a file by swapping its "..data"
+// symlink (the kubelet's atomic writer); the watcher must reload on that.
+func TestServersDirAsAConfigMapVolume(t *testing.T) {
+	a, b := startBackend(t, "a"), startBackend(t, "b")
+	da := startAppWith(t, nil, func(*config.Config) {})
+	dir := da.dir
+	write := func(version, addr string) {
+		t.Helper()
+		ts := filepath.Join(dir, "..2025_"+version)
+		if err := os.Mkdir(ts, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ts, "lobby.toml"), []byte(serverFile(addr, "lobby.test")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tmp := filepath.Join(dir, "..data_tmp")
+		if err := os.Symlink("..2025_"+version, tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("1", a.Addr())
+	if err := os.Symlink("..data/lobby.toml", filepath.Join(dir, "lobby.toml")); err != nil {
+		t.Fatal(err)
+	}
+	// The first load is explicit: the watcher may still be starting.
+	if err := da.ReloadServers("test"); err != nil {
+		t.Fatal(err)
+	}
+	if got := da.motd(t, "lobby.test"); got != "motd a" {
+		t.Fatalf("lobby.test answered %q", got)
+	}
+	write("2", b.Addr()) // only the ..data symlink changes
+	eventually(t, "the ConfigMap update applied", func() bool { return da.motd(t, "lobby.test") == "motd b" })
+}

@@ -211,7 +211,9 @@ func (a *App) watchServers(ctx context.Context) {
 			if !ok {
 				return
 			}
-			if strings.HasSuffix(ev.Name, ".toml") {
+			// A Kubernetes ConfigMap volume changes a file by swapping the "..data"
+			// symlink; the <id>.toml links themselves do not change.
+			if strings.HasSuffix(ev.Name, ".toml") || filepath.Base(ev.Name) == "..data" {
 				timer = time.After(250 * time.Millisecond)
 			}
 		case err, ok := <-w.Errors:
