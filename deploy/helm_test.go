@@ -174,7 +174,7 @@ func renderChart(t *testing.T, overrides map[string]any) map[string]map[string]a
 				continue
 			}
 			var doc map[string]any
-			if err := yaml.Unmarshal([]byte(part), &doc); err != nil {
+			if err := yaml.Unmarshal([]byte(part+"\n"), &doc); err != nil { // the newline the separator took
 				t.Fatalf("%s document %d is not YAML: %v\n%s", name, i, err, part)
 			}
 			if doc == nil {
@@ -445,5 +445,50 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	if docs["ServiceMonitor/infrarust"] == nil || docs["PodDisruptionBudget/infrarust"] == nil {
 		t.Error("servicemonitor.yaml and pdb.yaml")
+	}
+}
+
+// The renderer above agrees with helm itself: deploy/testdata/helm-*.yaml were
+// written by `helm template` (v3.19.0, deploy/helm/golden.sh). A chart change
+// that this test flags needs those files regenerated with helm.
+func TestHelmRendererAgreesWithHelm(t *testing.T) {
+	key := map[string]any{"apiKey": "golden-placeholder-not-a-real-key"}
+	cases := map[string]map[string]any{
+		"testdata/helm-default.yaml": {"admin": key},
+		"testdata/helm-options.yaml": {
+			"admin":     key,
+			"discovery": map[string]any{"namespace": "*"},
+			"metrics":   map[string]any{"serviceMonitor": map[string]any{"enabled": true}},
+			"servers":   map[string]any{"lobby": `domains = ["lobby.example.com"]`},
+			"config":    "[rate_limit]\nenabled = true",
+		},
+	}
+	for file, values := range cases {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		helm := map[string]map[string]any{}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		for {
+			var d map[string]any
+			if err := dec.Decode(&d); err != nil {
+				break
+			}
+			if d != nil {
+				helm[requireObject(t, file, d)] = d
+			}
+		}
+		ours := renderChart(t, values)
+		if len(helm) < 8 || len(ours) != len(helm) {
+			t.Errorf("%s: helm rendered %d objects, the test renderer %d", file, len(helm), len(ours))
+		}
+		for k, h := range helm {
+			if !reflect.DeepEqual(h, ours[k]) {
+				hb, _ := yaml.Marshal(h)
+				ob, _ := yaml.Marshal(ours[k])
+				t.Errorf("%s: %s differs from helm's (regenerate with deploy/helm/golden.sh if the chart changed):\nhelm:\n%s\nhere:\n%s", file, k, hb, ob)
+			}
+		}
 	}
 }
