@@ -280,6 +280,10 @@ func (c *Client) do(ctx context.Context, method, path string) (*http.Response, e
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is noise here; the endpoint is named below
+		}
 		return nil, fmt.Errorf("docker daemon at %s unreachable: %w (is the socket mounted and readable by the proxy's user?)", c.endpoint, err)
 	}
 	return resp, nil

@@ -98,7 +98,7 @@ func (s *Source) Run(ctx context.Context, update func([]*config.Server)) {
 			return
 		}
 		if !lost {
-			s.log.Warn("docker discovery: daemon lost; the servers found last stay in force, retrying", "endpoint", s.client.Endpoint(), "err", err, "retry_in", delay.String())
+			s.log.Warn("docker discovery: cannot reach the daemon; the servers found last stay in force, retrying", "endpoint", s.client.Endpoint(), "err", err, "retry_in", delay.String())
 			lost = true
 		} else {
 			s.log.Debug("docker discovery: daemon still unreachable", "err", err, "retry_in", delay.String())

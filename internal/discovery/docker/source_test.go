@@ -247,7 +247,7 @@ func TestSourceFollowsTheDaemon(t *testing.T) {
 	got.none(t, "a reconnect that found the same servers")
 
 	out := logs.String()
-	if strings.Count(out, "daemon lost") != 2 || strings.Count(out, "reachable again") != 2 {
+	if strings.Count(out, "cannot reach the daemon") != 2 || strings.Count(out, "reachable again") != 2 {
 		t.Errorf("each outage must be logged once at warn and its end once at info:\n%s", out)
 	}
 }

@@ -159,7 +159,11 @@ func (c *Client) request(ctx context.Context, method, path string, body []byte, 
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes API server %s unreachable: %w", c.base, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is noise here; the server is named below
+		}
+		return nil, fmt.Errorf("kubernetes API server %s unreachable (%s %s): %w", c.base, method, trimQuery(path), err)
 	}
 	return resp, nil
 }
