@@ -27,8 +27,9 @@ func newConfigCheckCmd(g *globalFlags) *cobra.Command {
 of every file is listed, each with its file, line and key, and makes the command
 exit 1; warnings are printed but do not fail the check.
 
-Like 'serve', it reads INFRARUST_API_KEY (it decides whether a non-loopback
-[web] bind is allowed), so run it in the environment 'serve' runs in.`,
+Like 'serve', it applies the environment over the file (INFRARUST_BIND,
+INFRARUST_ADMIN_BIND, INFRARUST_API_KEY[_FILE], ...: see the precedence section of
+docs/configuration.md), so run it in the environment 'serve' runs in.`,
 		Example: `  infrarust config check
   infrarust config check --config /etc/infrarust/infrarust.toml`,
 		Annotations: exitStatusAnnotation(exitInvalidConfig, "The configuration is invalid; every problem of every file is listed with its file, line and key"),

@@ -18,6 +18,17 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 )
 
+// Environment variables behind the global flags, for containers; a flag given on
+// the command line wins over them (docs/configuration.md, "Precedence").
+const (
+	envConfig    = "INFRARUST_CONFIG"
+	envLogLevel  = "INFRARUST_LOG_LEVEL"
+	envLogFormat = "INFRARUST_LOG_FORMAT"
+)
+
+// systemConfig is where the packages and the container image put infrarust.toml.
+const systemConfig = "/etc/infrarust/infrarust.toml"
+
 // globalFlags are the flags every command understands.
 type globalFlags struct {
 	configPath string
@@ -25,6 +36,10 @@ type globalFlags struct {
 	logFormat  string
 	stdout     io.Writer
 	stderr     io.Writer
+	// systemConfig is the fallback config path; a field so tests can move it.
+	systemConfig string
+	// getenv reads the environment; a field so tests can give their own.
+	getenv func(string) string
 }
 
 // exitError carries a specific exit code out of a command.
@@ -143,7 +158,7 @@ func unknownCommand(cmd *cobra.Command, name string) error {
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
-	g := &globalFlags{stdout: stdout, stderr: stderr}
+	g := &globalFlags{stdout: stdout, stderr: stderr, systemConfig: systemConfig, getenv: os.Getenv}
 	root := &cobra.Command{
 		Use:   "infrarust",
 		Short: "A Minecraft reverse proxy that routes players by hostname and balances logins",
@@ -161,9 +176,9 @@ Start with 'infrarust serve --demo' to see it work with built-in sample backends
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	pf := root.PersistentFlags()
-	pf.StringVarP(&g.configPath, "config", "c", "./infrarust.toml", "path to infrarust.toml (servers_dir and data_dir are resolved next to it)")
-	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
+	pf.StringVarP(&g.configPath, "config", "c", "", "path to infrarust.toml; servers_dir and data_dir are resolved next to it (default: $"+envConfig+", else ./infrarust.toml, else "+systemConfig+" when it exists)")
+	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error ($"+envLogLevel+")")
+	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json ($"+envLogFormat+")")
 	_ = root.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = root.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
@@ -174,31 +189,71 @@ Start with 'infrarust serve --demo' to see it work with built-in sample backends
 	return root
 }
 
-// configExplicit reports whether the operator named a config file, in which case a
-// missing file is an error rather than a reason to use the embedded default.
-func (g *globalFlags) configExplicit(cmd *cobra.Command) bool {
-	return cmd.Flags().Changed("config")
+// resolveConfig picks infrarust.toml and stores it in g.configPath: --config, else
+// $INFRARUST_CONFIG (a file the operator named must exist: explicit is true), else
+// ./infrarust.toml, else /etc/infrarust/infrarust.toml when it exists, else
+// ./infrarust.toml again, which Load replaces with the embedded default.
+func (g *globalFlags) resolveConfig(cmd *cobra.Command) (explicit bool) {
+	if cmd.Flags().Changed("config") {
+		return true
+	}
+	if p := strings.TrimSpace(g.env(envConfig)); p != "" {
+		g.configPath = p
+		return true
+	}
+	if g.configPath == "" {
+		g.configPath = "./infrarust.toml"
+	}
+	if _, err := os.Stat(g.configPath); err != nil && g.systemConfig != "" {
+		if _, err := os.Stat(g.systemConfig); err == nil {
+			g.configPath = g.systemConfig
+		}
+	}
+	return false
+}
+
+// env reads an environment variable through g.getenv (os.Getenv when unset).
+func (g *globalFlags) env(name string) string {
+	if g.getenv == nil {
+		return os.Getenv(name)
+	}
+	return g.getenv(name)
 }
 
 // loadConfig loads the configuration the command was pointed at.
 func (g *globalFlags) loadConfig(cmd *cobra.Command) (*config.Config, error) {
-	return config.Load(g.configPath, g.configExplicit(cmd))
+	explicit := g.resolveConfig(cmd)
+	return config.Load(g.configPath, explicit)
 }
 
-// logger builds the slog logger from --log-level and --log-format.
-func (g *globalFlags) logger() (*slog.Logger, error) {
+// setting is a global flag's value: the flag when given, else its environment
+// variable when set, else the flag's default; source names it for errors.
+func (g *globalFlags) setting(cmd *cobra.Command, flag, env, value string) (v, source string) {
+	if !cmd.Flags().Changed(flag) {
+		if e := strings.TrimSpace(g.env(env)); e != "" {
+			return e, env
+		}
+	}
+	return value, "--" + flag
+}
+
+// logger builds the slog logger from --log-level and --log-format (or their
+// environment variables).
+func (g *globalFlags) logger(cmd *cobra.Command) (*slog.Logger, error) {
+	level, levelSrc := g.setting(cmd, "log-level", envLogLevel, g.logLevel)
+	format, formatSrc := g.setting(cmd, "log-format", envLogFormat, g.logFormat)
 	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(g.logLevel)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", g.logLevel)
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("%s %q: use debug, info, warn or error", levelSrc, level)
 	}
 	opts := &slog.HandlerOptions{Level: lvl}
-	switch strings.ToLower(g.logFormat) {
+	switch strings.ToLower(format) {
 	case "text":
 		return slog.New(slog.NewTextHandler(g.stderr, opts)), nil
 	case "json":
 		return slog.New(slog.NewJSONHandler(g.stderr, opts)), nil
 	}
-	return nil, fmt.Errorf("--log-format %q: use text or json", g.logFormat)
+	return nil, fmt.Errorf("%s %q: use text or json", formatSrc, format)
 }
 
 // exactArgs is cobra.ExactArgs with an error that names the arguments the command's

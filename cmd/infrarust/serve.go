@@ -39,7 +39,7 @@ shutdown_timeout to finish.`,
   infrarust serve --bind 127.0.0.1:25565 --log-level debug`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := g.logger()
+			log, err := g.logger(cmd)
 			if err != nil {
 				return err
 			}

@@ -63,6 +63,9 @@ type ServerOptions struct {
 	// Drains persists drain intent before it is applied; nil applies drains without
 	// persisting them (only for tests and the demo).
 	Drains *DrainStore
+	// Ready reports why the proxy does not take players yet (starting, shutting
+	// down) for GET /api/v1/ready; nil means ready whenever the API answers.
+	Ready func() error
 	// Logger receives the audit lines; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock (rate limiter, ban expiry, runtime calls); nil means time.Now.
@@ -130,6 +133,7 @@ func (s *Server) KeyFile() string { return s.keyFile }
 func (s *Server) routes() {
 	m := http.NewServeMux()
 	m.HandleFunc(routeHealth, s.handleHealth)
+	m.HandleFunc(routeReady, s.handleReady)
 	m.HandleFunc("GET /api/v1/servers", s.handleServers)
 	m.HandleFunc("GET /api/v1/servers/{id}/backends", s.handleBackends)
 	m.HandleFunc("GET /api/v1/health/backends", s.handleAllBackends)
@@ -154,13 +158,13 @@ func (s *Server) routes() {
 	s.mux = m
 }
 
-// ServeHTTP authenticates, rate-limits, then routes. Health is answered before
+// ServeHTTP authenticates, rate-limits, then routes. Health and readiness are answered before
 // anything else (it needs no key and spends no quota). A client that has used up its
 // failed-attempt budget gets 429 before its key is even looked at, so guessing
 // learns nothing; a client with the right key spends the generous request budget.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, pattern := s.mux.Handler(r)
-	if pattern == routeHealth {
+	if pattern == routeHealth || pattern == routeReady {
 		s.mux.ServeHTTP(w, r)
 		return
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/discovery"
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/manager"
@@ -64,6 +65,8 @@ type App struct {
 	tracer *telemetry.Tracer // [telemetry]; nil when off
 	rt     *runtime
 	notify *sdnotify.Notifier // systemd Type=notify; does nothing outside systemd
+	ready  *readiness         // GET /api/v1/ready
+	disc   *discovery.Set     // discovered servers' latest lists (discovery.go); nil when none is enabled
 
 	reloadMu sync.Mutex // one reload at a time (watcher, signal, tests)
 
@@ -96,7 +99,7 @@ func build(opts Options) (*App, error) {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
-	a := &App{log: log, cfg: cfg, bus: events.NewBus(), met: metrics.New(), notify: sdnotify.FromEnv(log)}
+	a := &App{log: log, cfg: cfg, bus: events.NewBus(), met: metrics.New(), notify: sdnotify.FromEnv(log), ready: newReadiness()}
 	var err error
 	if a.bans, err = openBans(cfg); err != nil {
 		return nil, err
@@ -104,7 +107,7 @@ func build(opts Options) (*App, error) {
 	// The manager tells the app when a woken server's address is ready; the app
 	// puts it into the proxy's slow start. a.proxy is set below, before the
 	// manager's loops (the only callers) start in run.
-	a.mgr = manager.New(manager.Options{Bus: a.bus, Logger: log, OnReady: a.serverReady})
+	a.mgr = manager.New(manager.Options{Bus: a.bus, Logger: log, OnReady: a.serverReady, Docker: cfg.Docker, Kubernetes: cfg.Kubernetes})
 	if a.hooks, err = hooks.New(hooks.Options{Handlers: opts.Extensions, Webhooks: cfg.Webhooks, Logger: log}); err != nil {
 		return nil, fmt.Errorf("[[webhooks]]: %w", err)
 	}
@@ -194,8 +197,13 @@ func (a *App) run(ctx context.Context, opts Options) error {
 	if opts.Reload != nil {
 		a.goroutine(func() { a.reloadOn(bg, opts.Reload) })
 	}
+	if err := a.startDiscovery(bg); err != nil {
+		ln.Close()
+		return err
+	}
 	serveErr := make(chan error, 1)
 	a.goroutine(func() { serveErr <- a.proxy.Serve(ctx, ln) })
+	a.ready.unblock("listener")
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String(), adminAddr)
 	}
@@ -214,6 +222,7 @@ func (a *App) run(ctx context.Context, opts Options) error {
 // servers with their own grace period, whatever the sessions used.
 func (a *App) shutdown() {
 	_ = a.notify.Stopping("stopping: live sessions and managed servers may finish")
+	a.ready.block("shutdown", "shutting down: live sessions are finishing")
 	a.log.Info("shutting down; live sessions may finish", "shutdown_timeout", a.cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout.D())
 	defer cancel()
@@ -258,7 +267,7 @@ func (a *App) startAdmin(ctx context.Context, version string) (string, error) {
 	}
 	srv, err := admin.NewServer(admin.ServerOptions{
 		Web: cfg.Web, APIKey: key, Runtime: a.runtime(version), Bus: a.bus, Bans: a.bans,
-		Metrics: a.met.Handler(), Drains: a.drains, Logger: a.log,
+		Metrics: a.met.Handler(), Drains: a.drains, Logger: a.log, Ready: a.ready.check,
 	})
 	if err != nil {
 		return "", err

@@ -31,6 +31,7 @@ func (a *App) ReloadServers(reason string) error {
 		a.log.Error("reload rejected; the previous servers stay in force", "err", err)
 		return err
 	}
+	next = a.withDiscovered(next) // discovery.go: a file wins a conflict
 	if err := a.proxy.Apply(next); err != nil {
 		a.log.Error("reload rejected; the previous servers stay in force", "err", err)
 		return err
@@ -212,7 +213,9 @@ func (a *App) watchServers(ctx context.Context) {
 			if !ok {
 				return
 			}
-			if strings.HasSuffix(ev.Name, ".toml") {
+			// A Kubernetes ConfigMap volume changes a file by swapping the "..data"
+			// symlink; the <id>.toml links themselves do not change.
+			if strings.HasSuffix(ev.Name, ".toml") || filepath.Base(ev.Name) == "..data" {
 				timer = time.After(250 * time.Millisecond)
 			}
 		case err, ok := <-w.Errors:

@@ -23,6 +23,9 @@ func TestLoaderAgreesWithTheAdminAPIOnKeys(t *testing.T) {
 				name := fmt.Sprintf("bind=%s key=%q env=%q", bind, key, env)
 				t.Run(name, func(t *testing.T) {
 					web := config.Web{Enabled: true, Bind: bind, APIKey: key, DataDir: t.TempDir()}
+					if strings.TrimSpace(env) != "" {
+						web.APIKey = env // serve gets [web] from the loader, which applies the environment over the file
+					}
 					_, _, adminErr := admin.ResolveAPIKey(web, env)
 
 					t.Setenv(config.APIKeyEnv, env)

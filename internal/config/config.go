@@ -49,6 +49,9 @@ type Config struct {
 	// Webhooks and Telemetry are described in events.go.
 	Webhooks  []Webhook `toml:"webhooks"`
 	Telemetry Telemetry `toml:"telemetry"`
+	// Docker and Kubernetes discover servers beside servers_dir (discovery.go).
+	Docker     Docker     `toml:"docker"`
+	Kubernetes Kubernetes `toml:"kubernetes"`
 
 	// Servers are loaded from ServersDir, sorted by id.
 	Servers []*Server `toml:"-"`
@@ -192,6 +195,9 @@ type Server struct {
 	MaintenanceStaff []string `toml:"maintenance_staff"`
 	// ForwardingMode is RawForwardingMode parsed; nil means the global [forwarding] mode.
 	ForwardingMode *forwarding.Mode `toml:"-"`
+	// Discovered names the discovery source that produced this server ("docker",
+	// "kubernetes"); "" for a servers_dir file. A file wins over a discovered server.
+	Discovered string `toml:"-"`
 
 	// domainLines[i] is the line Domains[i] is written on, for conflict errors.
 	domainLines []int
@@ -256,6 +262,13 @@ type ServerManager struct {
 	URL             string            `toml:"url"`
 	APIKey          string            `toml:"api_key"`
 	ServerID        string            `toml:"server_id"`
+	// Container, Endpoint: type "docker"; Namespace, Workload, Replicas: type
+	// "kubernetes" (manager_types.go).
+	Container string `toml:"container"`
+	Endpoint  string `toml:"endpoint"`
+	Namespace string `toml:"namespace"`
+	Workload  string `toml:"workload"`
+	Replicas  int    `toml:"replicas"`
 }
 
 // WithDefaults fills the timings left unset; validation and the server manager both
@@ -269,6 +282,9 @@ func (sm ServerManager) WithDefaults() ServerManager {
 	}
 	if sm.ShutdownTimeout <= 0 {
 		sm.ShutdownTimeout = Duration(30 * time.Second)
+	}
+	if sm.Replicas <= 0 {
+		sm.Replicas = 1
 	}
 	return sm
 }
@@ -314,7 +330,9 @@ func Default() *Config {
 			Enabled: true, Kind: health.KindTCP, UnhealthyInterval: Duration(10 * time.Second),
 			Interval: Duration(30 * time.Second), Timeout: Duration(3 * time.Second), MaxConcurrent: 8,
 		},
-		Telemetry: defaultTelemetry(),
+		Telemetry:  defaultTelemetry(),
+		Docker:     DefaultDocker(),
+		Kubernetes: DefaultKubernetes(),
 	}
 }
 

@@ -120,7 +120,9 @@ func parseMain(data []byte, file, source, envKey string) (cfg *Config, serversOK
 	cfg.Source = source
 	r := newReport(file, pos)
 	decodeInto(r, m, reflect.ValueOf(cfg))
+	cfg.applyEnv(r, os.LookupEnv) // flag > environment > file > default
 	cfg.validate(r, envKey)
+	cfg.validateDiscovery(r, m) // [docker], [kubernetes]
 	return cfg, !r.bad["servers_dir"], r.err()
 }
 

@@ -138,8 +138,8 @@ func TestCheckRefusesWhatServeRefuses(t *testing.T) {
 		{"public admin, disabled", "[web]\nenabled = false\nbind = \"0.0.0.0:8080\"\n", "", ""},
 		{"short api_key", "[web]\n\napi_key = \"0123456789abcde\"\n", "", "f.toml:3: web.api_key: the key is 15 characters; use at least 16"},
 		{"short api_key with spaces", "[web]\napi_key = \"  0123456789abcde  \"\n", "", "the key is 15 characters"},
-		{"short env key", "[web]\nenabled = true\n", "0123456789abcde", "f.toml:1: web: INFRARUST_API_KEY is 15 characters"},
-		{"config key wins over a short env key", "[web]\napi_key = \"" + longKey + "\"\n", "short", ""},
+		{"short env key", "[web]\nenabled = true\n", "0123456789abcde", "environment: INFRARUST_API_KEY is 15 characters"},
+		{"the environment wins over the file: a short env key is refused", "[web]\napi_key = \"" + longKey + "\"\n", "short", "environment: INFRARUST_API_KEY is 5 characters"},
 		{"loopback, no key", "[web]\nbind = \"127.0.0.1:8080\"\n", "", ""},
 	}
 	for _, tc := range cases {

@@ -402,7 +402,9 @@ func validateServerManager(r *report, sm *ServerManager) {
 			r.check("server_manager", "type \"pterodactyl\" needs api_key: a client API key (ptlc_...) from the panel's account page, or \"env:VAR\"")
 		}
 	default:
-		r.check("server_manager.type", "%q is not one of local, pterodactyl", sm.Type)
+		if !validateManagerType(r, sm) { // manager_types.go
+			r.check("server_manager.type", "%q is not one of %s", sm.Type, strings.Join(ManagerTypes, ", "))
+		}
 	}
 }
 

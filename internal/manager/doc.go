@@ -39,13 +39,18 @@
 // SIGTERM to the process group at half of shutdown_timeout and SIGKILL at
 // shutdown_timeout. "pterodactyl" drives a panel's client API (power signals and
 // the resources endpoint), escalating to the "kill" signal after shutdown_timeout.
+// "crafty" does the same through Crafty Controller's API v2 (start_server,
+// stop_server, kill_server, stats). "docker" starts (or unpauses) a container and
+// stops it with `docker stop` (shutdown_timeout as its grace) through the Engine
+// API; "kubernetes" scales a StatefulSet or Deployment to replicas and back to 0,
+// and is online once a pod is ready (docker.go, kubernetes.go, crafty.go).
 //
 // Proxy exit (Shutdown, after the proxy's own Shutdown): local child processes
 // are stopped cleanly, because they are ours and would otherwise be orphaned
 // holding the port, each with its own grace (stop command, shutdown_timeout,
 // signals) however long the proxy's sessions took; panel servers are left as they
 // are, so a proxy restart does not take them down, and the next proxy finds them
-// running.
+// running. Containers and workloads are treated like panel servers.
 //
 // Where things live: state.go (the State type and its transition table),
 // wait.go (the one wait behind EnsureStarted, Start and Stop), loops.go (Run,

@@ -21,7 +21,7 @@ type StateChange = events.ServerState
 // ServerState is one managed server as the admin API shows it.
 type ServerState struct {
 	ID      string    `json:"id"`
-	Type    string    `json:"type"`             // local or pterodactyl
+	Type    string    `json:"type"`             // local, pterodactyl, crafty, docker or kubernetes
 	State   State     `json:"state"`            // one of the State* constants
 	Reason  string    `json:"reason,omitempty"` // why it is in this state
 	Since   time.Time `json:"since"`            // when it entered this state

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
@@ -28,8 +29,12 @@ type Options struct {
 	// HTTPClient talks to panels; nil means a client with a 15s timeout.
 	HTTPClient *http.Client
 	// Providers maps a [server_manager] type to what builds its provider; nil means
-	// the built-in "local" and "pterodactyl". Tests add fakes here.
+	// the built-in ones (local, pterodactyl, crafty, docker, kubernetes). Tests add fakes here.
 	Providers map[string]ProviderFunc
+	// Docker and Kubernetes are how the docker and kubernetes types reach their
+	// APIs ([docker], [kubernetes]); zero values are the defaults.
+	Docker     config.Docker
+	Kubernetes config.Kubernetes
 }
 
 // Clock is the manager's time source, injected so tests cross start_timeout,
@@ -77,6 +82,9 @@ func (o Options) withDefaults() Options {
 		o.Providers = map[string]ProviderFunc{
 			"local":       localProviders(o.Logger),
 			"pterodactyl": pteroProviders(o.HTTPClient),
+			"crafty":      craftyProviders(o.HTTPClient),
+			"docker":      dockerProviders(o.Docker),
+			"kubernetes":  kubeProviders(o.Kubernetes),
 		}
 	}
 	return o
@@ -85,7 +93,8 @@ func (o Options) withDefaults() Options {
 // providerKey fingerprints the fields that make a different provider, so a reload
 // that changes only timings keeps the running one.
 func providerKey(sm *config.ServerManager) string {
-	b, _ := json.Marshal([]any{sm.Type, sm.Command, sm.Args, sm.WorkingDir, sm.Env, sm.ReadyPattern, sm.URL, sm.APIKey, sm.ServerID})
+	b, _ := json.Marshal([]any{sm.Type, sm.Command, sm.Args, sm.WorkingDir, sm.Env, sm.ReadyPattern, sm.URL, sm.APIKey, sm.ServerID,
+		sm.Container, sm.Endpoint, sm.Namespace, sm.Workload, sm.Replicas})
 	return string(b)
 }
 
@@ -101,7 +110,7 @@ func (m *Manager) newProvider(e *entry, sm *config.ServerManager) (Provider, err
 	if ok {
 		p, err = build(e.id, sm, func() { m.providerChanged(e) })
 	} else {
-		err = fmt.Errorf("type %q is not one of local, pterodactyl", sm.Type)
+		err = fmt.Errorf("type %q is not one of %s", sm.Type, strings.Join(config.ManagerTypes, ", "))
 	}
 	if err != nil {
 		err = fmt.Errorf("server %q: [server_manager]: %w", e.id, err)
