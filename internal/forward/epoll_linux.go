@@ -1,0 +1,800 @@
+//go:build linux
+
+package forward
+
+// The epoll forwarder: an idle session is its two sockets in one shard's epoll set
+// (edge-triggered, registered once, never modified) and one small record; no goroutine,
+// no stack, no pipe. Each shard is one goroutine that owns its sessions outright.
+//
+// How the shard waits. Its epoll fd is itself pollable, so it is handed to Go's own
+// netpoller (os.NewFile on a non-blocking epoll fd) and the shard goroutine parks in
+// RawConn.Read like any network reader: no OS thread sits blocked in epoll_wait and no
+// P is held, and when one of its sockets becomes ready, Go wakes the goroutine, which
+// collects the events with epoll_wait(timeout 0) and moves the bytes itself.
+//
+// How the sockets stay out of Go's way. The *net.TCPConn stays open and registered in
+// Go's netpoller, but nothing calls Read/Write on it after Forward, so Go only records
+// readiness nobody waits for. The fds are not dup'ed: a session holds exactly its two.
+//
+// Why an fd number is never used after it was closed and reused (the classic bug):
+//  1. every syscall on a socket is made inside RawConn.Control of that socket's conn
+//     (both conns nested for a whole turn). Control holds a reference on Go's poll.FD;
+//     Close marks the FD closing at once (new Control calls fail) but close(2) happens
+//     only when the last reference is dropped. So while a shard holds the number, the
+//     number is still that socket's.
+//  2. the conns are closed only by the shard goroutine that owns the session, outside
+//     any Control (closing inside it would wait for its own reference), or by Close
+//     after every shard goroutine has exited.
+//  3. epoll events carry a slot and a generation, never an fd number: an event queued
+//     for a session that has since ended (or whose slot now holds a newer session)
+//     fails the generation check and is dropped. close(2) of the last reference removes
+//     the socket from the epoll set, so no EPOLL_CTL_DEL is needed.
+//  4. a pipe is owned by exactly one of: the pool, or one direction of one session;
+//     it is closed only by its owner, and one with bytes still in it never goes back.
+//
+// Moving bytes. A readable socket is first read into the shard's 16 KiB buffer and
+// written at once (small Minecraft packets: read+write, no pipe). A read that fills the
+// buffer marks the direction bulk, and the rest of that streak goes through a splice
+// pipe taken from a pool shared by all shards (zero copy); the pipe goes back when the
+// streak ends. A write that cannot finish (the peer's send buffer is full) leaves the
+// rest in that buffer or pipe, which the direction then keeps; the direction stops
+// reading until EPOLLOUT says the peer drained. So a session never holds more than one
+// chunk per direction (≤ 16 KiB of memory or one pipe), and TCP flow control does the
+// rest. A short read means the socket is drained: with EPOLLET every later arrival
+// queues a new event, unless the event said RDHUP/HUP/ERR, then we read to EOF/EAGAIN.
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	bufSize     = 16 << 10  // the shard's read buffer; a read that fills it means bulk
+	spliceMax   = 1 << 20   // bytes asked of one splice(2) into a pipe (the pipe caps it)
+	pipeSize    = 1 << 20   // F_SETPIPE_SZ asked for each pipe, as Go's own splice does
+	turnBudget  = 512 << 10 // bytes a direction may move before other sessions get a turn
+	eventBatch  = 128       // events taken per epoll_wait
+	defaultMaxP = 64        // pipes alive at once when EpollOptions.MaxPipes is 0
+	epollFlags  = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
+)
+
+// aLongTimeAgo is a read deadline in the past: it wakes a shard parked in Read.
+var aLongTimeAgo = time.Unix(1, 0)
+
+type epollForwarder struct {
+	mu     sync.RWMutex // Forward holds it shared while registering; Close exclusively
+	closed bool
+	shards []*shard
+	next   atomic.Uint32
+	pool   *pipePool
+	move   moveMode
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// NewEpoll starts the epoll forwarder's shard goroutines.
+func NewEpoll(opts EpollOptions) (Forwarder, error) {
+	n := opts.Shards
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	maxPipes := opts.MaxPipes
+	if maxPipes <= 0 {
+		maxPipes = defaultMaxP
+	}
+	f := &epollForwarder{pool: &pipePool{max: maxPipes, keep: n + 2}, move: opts.move}
+	for range n {
+		sh, err := newShard(f)
+		if err != nil {
+			for _, sh := range f.shards {
+				sh.file.Close()
+			}
+			return nil, err
+		}
+		f.shards = append(f.shards, sh)
+	}
+	f.wg.Add(len(f.shards))
+	for _, sh := range f.shards {
+		go sh.run()
+	}
+	return f, nil
+}
+
+func (f *epollForwarder) Forward(client, backend *net.TCPConn, done func(Result)) {
+	f.mu.RLock()
+	if f.closed {
+		f.mu.RUnlock()
+		client.Close()
+		backend.Close()
+		done(Result{Err: ErrClosed})
+		return
+	}
+	fail := func(err error) {
+		f.mu.RUnlock()
+		client.Close()
+		backend.Close()
+		done(Result{Err: err})
+	}
+	crc, err := client.SyscallConn()
+	if err != nil {
+		fail(fmt.Errorf("forward: client socket: %w", err))
+		return
+	}
+	brc, err := backend.SyscallConn()
+	if err != nil {
+		fail(fmt.Errorf("forward: backend socket: %w", err))
+		return
+	}
+	sh := f.shards[f.next.Add(1)%uint32(len(f.shards))]
+	s := &session{sh: sh, client: client, backend: backend, crc: crc, brc: brc, done: done}
+	s.up.writable, s.down.writable = true, true
+	s.ctlClient, s.ctlBoth = s.withClient, s.withBoth
+	sh.publish(s)
+	// The backend first: until its registration succeeds no event can reach the
+	// shard, so a failure here is still ours to clean up.
+	if err := sh.register(brc, s, sideBackend); err != nil {
+		sh.unpublish(s)
+		fail(err)
+		return
+	}
+	if err := sh.register(crc, s, sideClient); err != nil {
+		// The shard may already be serving the backend side: it ends the session.
+		sh.post(s, err)
+	}
+	f.mu.RUnlock()
+}
+
+func (f *epollForwarder) Close() error {
+	f.once.Do(func() {
+		f.mu.Lock()
+		f.closed = true
+		f.mu.Unlock()
+		for _, sh := range f.shards {
+			sh.stop.Store(true)
+			_ = sh.file.SetReadDeadline(aLongTimeAgo)
+		}
+		f.wg.Wait()
+		// Every shard goroutine is gone: what they owned is now ours alone.
+		for _, sh := range f.shards {
+			sh.drainInbox()
+			for _, s := range sh.slots {
+				if s != nil && !s.finished {
+					sh.teardown(s, ErrClosed)
+				}
+			}
+			sh.file.Close()
+		}
+		f.pool.closeAll()
+	})
+	return nil
+}
+
+const (
+	sideClient  = 0
+	sideBackend = 1
+)
+
+// shard is one event loop: an epoll set, the sessions registered in it, and the one
+// goroutine that serves them.
+type shard struct {
+	f      *epollForwarder
+	file   *os.File // the epoll fd, in Go's netpoller
+	rc     syscall.RawConn
+	epfd   int
+	stop   atomic.Bool
+	events []unix.EpollEvent
+	poll   func(uintptr) bool
+	ready  []*session // sessions to serve this round
+	again  []*session // sessions that spent their budget with bytes still waiting
+	spare  []*session // the other again slice, reused
+	broken error      // epoll_wait failed: the shard stops (its sessions end at Close)
+	buf    []byte     // read buffer; handed to a direction whose write could not finish
+	bufp   *[]byte
+
+	mu    sync.Mutex // guards slots, free and gen (Forward publishes, the shard retires)
+	slots []*session
+	free  []uint32
+	gen   uint32
+
+	inboxMu sync.Mutex
+	inbox   []posted
+	posted  atomic.Bool
+}
+
+type posted struct {
+	s   *session
+	err error
+}
+
+func newShard(f *epollForwarder) (*shard, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("forward: epoll_create1: %w", err)
+	}
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(epfd)
+		return nil, fmt.Errorf("forward: epoll fd non-blocking: %w", err)
+	}
+	file := os.NewFile(uintptr(epfd), "forward-epoll")
+	rc, err := file.SyscallConn()
+	if err != nil {
+		file.Close()
+		return nil, fmt.Errorf("forward: epoll fd: %w", err)
+	}
+	// A deadline only works on a file in Go's netpoller: this proves it is there.
+	if err := file.SetReadDeadline(time.Time{}); err != nil {
+		file.Close()
+		return nil, fmt.Errorf("forward: epoll fd not pollable by Go: %w", err)
+	}
+	sh := &shard{f: f, file: file, rc: rc, epfd: epfd, events: make([]unix.EpollEvent, eventBatch)}
+	sh.bufp = getBuf()
+	sh.buf = *sh.bufp
+	sh.poll = sh.pollOnce
+	return sh, nil
+}
+
+func (sh *shard) publish(s *session) {
+	sh.mu.Lock()
+	sh.gen++
+	s.gen = sh.gen
+	if n := len(sh.free); n > 0 {
+		s.slot = sh.free[n-1]
+		sh.free = sh.free[:n-1]
+		sh.slots[s.slot] = s
+	} else {
+		s.slot = uint32(len(sh.slots))
+		sh.slots = append(sh.slots, s)
+	}
+	sh.mu.Unlock()
+}
+
+func (sh *shard) unpublish(s *session) {
+	sh.mu.Lock()
+	if sh.slots[s.slot] == s {
+		sh.slots[s.slot] = nil
+		sh.free = append(sh.free, s.slot)
+	}
+	sh.mu.Unlock()
+}
+
+// register adds one socket to the epoll set; the event data names the session by
+// slot and generation, never by fd number.
+func (sh *shard) register(rc syscall.RawConn, s *session, side int32) error {
+	ev := unix.EpollEvent{Events: epollFlags, Fd: int32(s.slot<<1) | side, Pad: int32(s.gen)}
+	var err error
+	if cerr := rc.Control(func(fd uintptr) {
+		err = unix.EpollCtl(sh.epfd, unix.EPOLL_CTL_ADD, int(fd), &ev)
+	}); cerr != nil {
+		return fmt.Errorf("forward: socket already closed: %w", cerr)
+	}
+	if err != nil {
+		return fmt.Errorf("forward: epoll_ctl add (raise fs.epoll.max_user_watches or use the goroutine forwarder): %w", err)
+	}
+	return nil
+}
+
+// post hands a session to its shard to be torn down with err, and wakes the shard.
+func (sh *shard) post(s *session, err error) {
+	sh.inboxMu.Lock()
+	sh.inbox = append(sh.inbox, posted{s, err})
+	sh.inboxMu.Unlock()
+	sh.posted.Store(true)
+	_ = sh.file.SetReadDeadline(aLongTimeAgo)
+}
+
+func (sh *shard) drainInbox() {
+	if !sh.posted.Load() || !sh.posted.Swap(false) {
+		return
+	}
+	sh.inboxMu.Lock()
+	in := sh.inbox
+	sh.inbox = nil
+	sh.inboxMu.Unlock()
+	for _, p := range in {
+		if !p.s.finished {
+			sh.teardown(p.s, p.err)
+		}
+	}
+}
+
+// run parks in Go's netpoller on the epoll fd until Close. A read deadline in the
+// past is the doorbell: post and Close ring it; the deadline is cleared before the
+// inbox is read, so a ring that lands in between is seen by the next Read.
+func (sh *shard) run() {
+	defer sh.f.wg.Done()
+	for !sh.stop.Load() {
+		err := sh.rc.Read(sh.poll)
+		if sh.stop.Load() || sh.broken != nil {
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			_ = sh.file.SetReadDeadline(time.Time{})
+			sh.drainInbox()
+			continue
+		}
+		if err != nil {
+			// Only a closed epoll fd gets here, and Close closes it after we exit.
+			return
+		}
+	}
+}
+
+// pollOnce serves what is ready. Returning false parks the goroutine until Go's
+// netpoller sees the epoll fd readable again; Go cleared that readiness before the
+// first call and records any edge since, so an event that arrives while we work is
+// never slept through, and a batch that did not fill needs no extra epoll_wait.
+func (sh *shard) pollOnce(epfd uintptr) bool {
+	for {
+		if sh.stop.Load() {
+			return true
+		}
+		n, err := unix.EpollWait(int(epfd), sh.events, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			sh.broken = err // EBADF/EINVAL: cannot happen while we hold the fd
+			return true
+		}
+		// Sessions that ran out of budget last round go after this round's events.
+		again := sh.again
+		sh.again, sh.spare = sh.spare[:0], nil
+		sh.dispatch(sh.events[:n])
+		sh.drainInbox()
+		for i, s := range again {
+			again[i] = nil
+			if !s.finished {
+				sh.serve(s)
+			}
+		}
+		sh.spare = again[:0]
+		if n < len(sh.events) && len(sh.again) == 0 {
+			return false
+		}
+	}
+}
+
+// dispatch notes each event on its session and serves each ready session once.
+func (sh *shard) dispatch(evs []unix.EpollEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	sh.mu.Lock()
+	for i := range evs {
+		ev := &evs[i]
+		slot := uint32(ev.Fd) >> 1
+		if int(slot) >= len(sh.slots) {
+			continue
+		}
+		s := sh.slots[slot]
+		if s == nil || s.gen != uint32(ev.Pad) {
+			continue // an event for a session that has ended
+		}
+		s.note(ev.Fd&1, ev.Events)
+		if !s.queued {
+			s.queued = true
+			sh.ready = append(sh.ready, s)
+		}
+	}
+	sh.mu.Unlock()
+	for i, s := range sh.ready {
+		sh.ready[i] = nil
+		if !s.finished {
+			sh.serve(s)
+		}
+	}
+	sh.ready = sh.ready[:0]
+}
+
+// serve gives one session a turn: both conns' fds are held by Control for the whole
+// turn; teardown happens after, outside Control.
+func (sh *shard) serve(s *session) {
+	s.queued = false
+	s.turnErr = nil
+	err := s.crc.Control(s.ctlClient)
+	if err == nil {
+		err = s.turnErr
+	}
+	switch {
+	case err != nil:
+		sh.teardown(s, err)
+	case s.up.shut && s.down.shut:
+		sh.teardown(s, nil)
+	case s.up.more() || s.down.more():
+		if !s.queued {
+			s.queued = true
+			sh.again = append(sh.again, s)
+		}
+	}
+}
+
+func (s *session) withClient(cfd uintptr) {
+	s.cfd = int(cfd)
+	if err := s.brc.Control(s.ctlBoth); err != nil {
+		s.turnErr = err
+	}
+}
+
+func (s *session) withBoth(bfd uintptr) {
+	s.bfd = int(bfd)
+	s.turnErr = s.sh.turn(s)
+}
+
+// turn moves what it can both ways; it runs inside both Controls.
+func (sh *shard) turn(s *session) error {
+	if s.errSides != 0 {
+		if err := s.pendingError(); err != nil {
+			return err
+		}
+	}
+	if err := sh.pump(&s.up, s.cfd, s.bfd); err != nil {
+		return fmt.Errorf("forward client→backend: %w", err)
+	}
+	if err := sh.pump(&s.down, s.bfd, s.cfd); err != nil {
+		return fmt.Errorf("forward backend→client: %w", err)
+	}
+	return nil
+}
+
+// teardown ends a session once: pipes and buffers back, both sockets closed, done.
+func (sh *shard) teardown(s *session, err error) {
+	s.finished = true
+	sh.release(&s.up)
+	sh.release(&s.down)
+	s.client.Close()
+	s.backend.Close()
+	sh.unpublish(s)
+	done := s.done
+	s.done = nil
+	done(Result{Up: s.up.n, Down: s.down.n, Err: err})
+}
+
+func (sh *shard) release(d *dir) {
+	if d.pipe != nil {
+		if d.pipeLen > 0 {
+			sh.f.pool.discard(d.pipe)
+		} else {
+			sh.f.pool.put(d.pipe)
+		}
+		d.pipe, d.pipeLen = nil, 0
+	}
+	if d.heldBuf != nil {
+		putBuf(d.heldBuf)
+		d.heldBuf = nil
+	}
+	d.held = nil // or borrowed from the shard's buffer, which stays the shard's
+}
+
+// session is all an idle forwarded player costs beyond its two sockets.
+type session struct {
+	sh              *shard
+	client, backend *net.TCPConn
+	crc, brc        syscall.RawConn
+	ctlClient       func(uintptr) // s.withClient, bound once so a turn allocates nothing
+	ctlBoth         func(uintptr) // s.withBoth
+	done            func(Result)
+	turnErr         error
+	up, down        dir
+	slot, gen       uint32
+	cfd, bfd        int   // valid only inside the Controls of a turn
+	errSides        uint8 // sockets that reported EPOLLERR, by side bit
+	queued          bool
+	finished        bool
+}
+
+// dir is one direction of a session: src is read, dst is written.
+type dir struct {
+	n        int64   // bytes written to dst
+	held     []byte  // read from src, not yet written to dst (a tail of *heldBuf)
+	heldBuf  *[]byte // buffer holding held
+	pipe     *pipe   // splice pipe of a bulk streak, holding pipeLen unwritten bytes
+	pipeLen  int
+	readable bool // src may have bytes (an event came, no EAGAIN or short read since)
+	hup      bool // src reported RDHUP/HUP/ERR: read to EOF, a short read proves nothing
+	writable bool // dst is not known full (no EAGAIN since its last EPOLLOUT)
+	bulk     bool // the last read filled the buffer: splice the rest of the streak
+	eof      bool // src reached EOF
+	shut     bool // dst got its half-close: this direction is over
+}
+
+func (d *dir) holding() bool { return d.pipeLen > 0 || len(d.held) > 0 }
+
+// more says the direction stopped only because its turn's budget ran out.
+func (d *dir) more() bool { return d.readable && !d.eof && !d.holding() && d.writable }
+
+// note applies one epoll event on one side to both directions.
+func (s *session) note(side int32, ev uint32) {
+	in, out := &s.up, &s.down // in reads this socket, out writes it
+	if side == sideBackend {
+		in, out = &s.down, &s.up
+	}
+	if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+		in.readable = true
+		if ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+			in.hup = true
+		}
+	}
+	if ev&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+		out.writable = true
+	}
+	if ev&unix.EPOLLERR != 0 {
+		s.errSides |= 1 << side
+	}
+}
+
+// pendingError surfaces a socket error that no read or write would: the direction
+// reading that socket is over and the one writing it has nothing to write. Otherwise
+// the read (after the bytes queued before the error) or the write reports it.
+func (s *session) pendingError() error {
+	for side := int32(0); side < 2; side++ {
+		if s.errSides&(1<<side) == 0 {
+			continue
+		}
+		fd, in, out := s.cfd, &s.up, &s.down
+		if side == sideBackend {
+			fd, in, out = s.bfd, &s.down, &s.up
+		}
+		if !in.eof || out.holding() {
+			continue
+		}
+		s.errSides &^= 1 << side
+		if e, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR); err == nil && e != 0 {
+			return os.NewSyscallError("socket", syscall.Errno(e))
+		}
+	}
+	return nil
+}
+
+// pump moves src→dst until src is drained, dst is full, or the turn's budget is spent.
+func (sh *shard) pump(d *dir, src, dst int) error {
+	if d.shut {
+		return nil
+	}
+	budget := turnBudget
+	defer sh.endStreak(d)
+	for {
+		if d.holding() {
+			if !d.writable {
+				return nil
+			}
+			if err := sh.flush(d, dst); err != nil {
+				return err
+			}
+			if d.holding() {
+				sh.detach(d)
+				return nil
+			}
+		}
+		if d.eof {
+			// As CloseWrite does for the goroutine forwarder: the peer may already
+			// be gone, and the other direction will report that if it matters.
+			_ = unix.Shutdown(dst, unix.SHUT_WR)
+			d.shut = true
+			return nil
+		}
+		if !d.readable || budget <= 0 {
+			return nil
+		}
+		var n int
+		var err error
+		if d.bulk || sh.f.move == moveSplice {
+			n, err = sh.spliceIn(d, src)
+		} else {
+			n, err = sh.readIn(d, src)
+		}
+		if err != nil {
+			return err
+		}
+		budget -= n
+	}
+}
+
+// endStreak gives an empty pipe back when a turn ends: pipes are never kept by idle
+// sessions, only by one whose bytes are waiting in them.
+func (sh *shard) endStreak(d *dir) {
+	if d.pipe != nil && d.pipeLen == 0 {
+		sh.f.pool.put(d.pipe)
+		d.pipe = nil
+	}
+}
+
+// readIn reads once into the shard buffer and writes what it got.
+func (sh *shard) readIn(d *dir, src int) (int, error) {
+	n, err := ignoringEINTR(func() (int, error) { return unix.Read(src, sh.buf) })
+	switch {
+	case err == unix.EAGAIN:
+		d.readable = false
+		return 0, nil
+	case err != nil:
+		return 0, os.NewSyscallError("read", err)
+	case n == 0:
+		d.eof = true
+		return 0, nil
+	}
+	if n == len(sh.buf) && sh.f.move != moveBuffer {
+		d.bulk = true
+	} else if !d.hup {
+		d.readable = false // a short read drained the socket; EPOLLET reports the next bytes
+	}
+	d.held = sh.buf[:n] // borrowed: pump writes it at once, or detach hands it over
+	return n, nil
+}
+
+// detach gives the shard's buffer to a direction whose write could not finish, and
+// the shard a fresh one: only a direction waiting for room holds a buffer.
+func (sh *shard) detach(d *dir) {
+	if len(d.held) == 0 || d.heldBuf != nil {
+		return
+	}
+	d.heldBuf = sh.bufp
+	sh.bufp = getBuf()
+	sh.buf = *sh.bufp
+}
+
+// spliceIn moves up to a pipeful from src into the direction's pipe.
+func (sh *shard) spliceIn(d *dir, src int) (int, error) {
+	if d.pipe == nil {
+		if d.pipe = sh.f.pool.get(); d.pipe == nil {
+			d.bulk = false // no pipe to spare: this chunk goes through the buffer
+			return sh.readIn(d, src)
+		}
+	}
+	n, err := ignoringEINTR(func() (int, error) {
+		n, err := unix.Splice(src, nil, d.pipe.w, nil, spliceMax, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+		return int(n), err
+	})
+	switch {
+	case err == unix.EAGAIN:
+		d.readable, d.bulk = false, false
+		return 0, nil
+	case err == nil && n > 0 && n < bufSize && !d.hup && sh.f.move == moveSplice:
+		d.readable = false // splice-only mode keeps the buffer path's drained rule for small reads
+		d.pipeLen = n
+		return n, nil
+	case err != nil:
+		return 0, os.NewSyscallError("splice", err)
+	case n == 0:
+		d.eof = true
+		return 0, nil
+	}
+	d.pipeLen = n
+	return n, nil
+}
+
+// flush writes what the direction holds; it stops at EAGAIN, which the kernel pairs
+// with an EPOLLOUT edge once the peer has room again.
+func (sh *shard) flush(d *dir, dst int) error {
+	for d.pipeLen > 0 {
+		n, err := ignoringEINTR(func() (int, error) {
+			n, err := unix.Splice(d.pipe.r, nil, dst, nil, d.pipeLen, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+			return int(n), err
+		})
+		if err == unix.EAGAIN {
+			d.writable = false
+			return nil
+		}
+		if err != nil {
+			return os.NewSyscallError("splice", err)
+		}
+		d.pipeLen -= n
+		d.n += int64(n)
+	}
+	for len(d.held) > 0 {
+		n, err := ignoringEINTR(func() (int, error) { return unix.Write(dst, d.held) })
+		if err == unix.EAGAIN {
+			d.writable = false
+			return nil
+		}
+		if err != nil {
+			return os.NewSyscallError("write", err)
+		}
+		d.held = d.held[n:]
+		d.n += int64(n)
+	}
+	d.held = nil
+	if d.heldBuf != nil {
+		putBuf(d.heldBuf)
+		d.heldBuf = nil
+	}
+	return nil
+}
+
+func ignoringEINTR(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
+
+// bufPool holds the 16 KiB buffers: one per shard, plus one per direction whose
+// write is waiting for room.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
+
+func getBuf() *[]byte  { return bufPool.Get().(*[]byte) }
+func putBuf(b *[]byte) { bufPool.Put(b) }
+
+type pipe struct{ r, w int }
+
+// pipePool shares splice pipes among all sessions: at most max are open at once,
+// at most keep stay open while unused, and a caller finding none gets nil and falls
+// back to the buffer.
+type pipePool struct {
+	mu   sync.Mutex
+	free []*pipe
+	live int
+	max  int
+	keep int
+}
+
+func (pp *pipePool) get() *pipe {
+	pp.mu.Lock()
+	if n := len(pp.free); n > 0 {
+		p := pp.free[n-1]
+		pp.free = pp.free[:n-1]
+		pp.mu.Unlock()
+		return p
+	}
+	if pp.live >= pp.max {
+		pp.mu.Unlock()
+		return nil
+	}
+	pp.live++
+	pp.mu.Unlock()
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		pp.mu.Lock()
+		pp.live--
+		pp.mu.Unlock()
+		return nil // out of fds: the buffer path still works
+	}
+	_, _ = unix.FcntlInt(uintptr(fds[0]), unix.F_SETPIPE_SZ, pipeSize)
+	return &pipe{r: fds[0], w: fds[1]}
+}
+
+// put takes back an empty pipe.
+func (pp *pipePool) put(p *pipe) {
+	pp.mu.Lock()
+	if len(pp.free) < pp.keep {
+		pp.free = append(pp.free, p)
+		pp.mu.Unlock()
+		return
+	}
+	pp.live--
+	pp.mu.Unlock()
+	closePipe(p)
+}
+
+// discard closes a pipe that still holds bytes of a session that ended.
+func (pp *pipePool) discard(p *pipe) {
+	pp.mu.Lock()
+	pp.live--
+	pp.mu.Unlock()
+	closePipe(p)
+}
+
+func (pp *pipePool) closeAll() {
+	pp.mu.Lock()
+	free := pp.free
+	pp.free = nil
+	pp.live -= len(free)
+	pp.mu.Unlock()
+	for _, p := range free {
+		closePipe(p)
+	}
+}
+
+func closePipe(p *pipe) {
+	unix.Close(p.r)
+	unix.Close(p.w)
+}
