@@ -56,6 +56,7 @@ func benchImpls() []impl {
 		{"epoll", mk(moveAdaptive)},
 		{"epoll-buffer", mk(moveBuffer)},
 		{"epoll-splice", mk(moveSplice)},
+		{"epoll-1shard", func(t testing.TB) Forwarder { f, _ := NewEpoll(EpollOptions{Shards: 1}); return f }},
 	}
 }
 
@@ -162,6 +163,14 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// switches counts this process's context switches, voluntary or not: each is a
+// thread that slept and was woken (or was preempted).
+func switches() int64 {
+	var ru unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return ru.Nvcsw + ru.Nivcsw
+}
+
 func BenchmarkThroughput(b *testing.B) {
 	const chunk = 1 << 20
 	for _, im := range benchImpls() {
@@ -184,12 +193,13 @@ func BenchmarkRTT(b *testing.B) {
 	for _, im := range benchImpls() {
 		b.Run(im.name, func(b *testing.B) {
 			h := startHarness(b, im.new(b), 1, nil)
-			cpu0 := cpuTime()
+			cpu0, sw0 := cpuTime(), switches()
 			b.ResetTimer()
 			h.say(b, "rtt %d 64", b.N)
 			r := h.expect(b, "R")
 			b.StopTimer()
 			cpu := cpuTime() - cpu0
+			b.ReportMetric(float64(switches()-sw0)/float64(b.N), "ctxsw/rtt")
 			p50, _ := strconv.ParseFloat(r[0], 64)
 			p99, _ := strconv.ParseFloat(r[1], 64)
 			b.ReportMetric(p50/1e3, "p50-µs")

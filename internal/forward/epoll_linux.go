@@ -620,8 +620,8 @@ func (sh *shard) readIn(d *dir, src int) (int, error) {
 		d.eof = true
 		return 0, nil
 	}
-	if n == len(sh.buf) && sh.f.move != moveBuffer {
-		d.bulk = true
+	if n == len(sh.buf) {
+		d.bulk = sh.f.move != moveBuffer // more is likely waiting: splice it
 	} else if !d.hup {
 		d.readable = false // a short read drained the socket; EPOLLET reports the next bytes
 	}

@@ -37,9 +37,21 @@ type impl struct {
 // epoll one on Linux (elsewhere TestEpollUnavailableElsewhere checks the refusal).
 func impls() []impl {
 	list := []impl{{"goroutine", func(testing.TB) Forwarder { return NewGoroutine() }}}
-	if runtime.GOOS == "linux" {
-		list = append(list, impl{"epoll", func(t testing.TB) Forwarder {
-			f, err := NewEpoll(EpollOptions{})
+	if runtime.GOOS != "linux" {
+		return list
+	}
+	// The epoll forwarder as it ships, and forced down each of its two byte paths.
+	for _, m := range []struct {
+		name string
+		opts EpollOptions
+	}{
+		{"epoll", EpollOptions{}},
+		{"epoll-buffer", EpollOptions{move: moveBuffer}},
+		{"epoll-splice", EpollOptions{move: moveSplice}},
+		{"epoll-1shard-2pipes", EpollOptions{Shards: 1, MaxPipes: 2}},
+	} {
+		list = append(list, impl{m.name, func(t testing.TB) Forwarder {
+			f, err := NewEpoll(m.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,6 +118,9 @@ func newRig(t testing.TB, f Forwarder, players, servers *pairer, before func(r *
 	r.player, r.client = players.pair(t)
 	r.backend, r.server = servers.pair(t)
 	t.Cleanup(func() { r.player.Close(); r.server.Close() })
+	// A forwarder that loses a wakeup fails the test with a timeout, not a hang.
+	r.player.SetDeadline(time.Now().Add(60 * time.Second))
+	r.server.SetDeadline(time.Now().Add(60 * time.Second))
 	if before != nil {
 		before(r)
 	}
