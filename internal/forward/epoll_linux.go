@@ -12,23 +12,27 @@ package forward
 // P is held, and when one of its sockets becomes ready, Go wakes the goroutine, which
 // collects the events with epoll_wait(timeout 0) and moves the bytes itself.
 //
-// How the sockets stay out of Go's way. The *net.TCPConn stays open and registered in
-// Go's netpoller, but nothing calls Read/Write on it after Forward, so Go only records
-// readiness nobody waits for. The fds are not dup'ed: a session holds exactly its two.
+// How the sockets leave Go. Forward takes each socket out of the *net.TCPConn: it
+// duplicates the fd (F_DUPFD_CLOEXEC) and closes the conn, so Go's netpoller forgets
+// the socket (no second readiness event per packet, no pollDesc or netFD kept) and
+// nothing in Go can read, write or close it any more: a Close by the caller on a conn
+// it handed over is a harmless no-op. The session then holds exactly two fds, the
+// socket's only ones. (Keeping the conns and reaching the fds through RawConn.Control
+// also works, without the dup, but costs every packet a second event in Go's poller
+// and every turn two Control calls, and keeps ~1 KiB of Go state per session.)
 //
 // Why an fd number is never used after it was closed and reused (the classic bug):
-//  1. every syscall on a socket is made inside RawConn.Control of that socket's conn
-//     (both conns nested for a whole turn). Control holds a reference on Go's poll.FD;
-//     Close marks the FD closing at once (new Control calls fail) but close(2) happens
-//     only when the last reference is dropped. So while a shard holds the number, the
-//     number is still that socket's.
-//  2. the conns are closed only by the shard goroutine that owns the session, outside
-//     any Control (closing inside it would wait for its own reference), or by Close
-//     after every shard goroutine has exited.
-//  3. epoll events carry a slot and a generation, never an fd number: an event queued
+//  1. a session's fds have one owner at a time: Forward until the session goes live,
+//     then its shard goroutine, which alone makes syscalls on them, and closes them
+//     once, in teardown, after which the session is finished and never served again;
+//     Close touches them only after every shard goroutine has exited.
+//  2. epoll events carry a slot and a generation, never an fd number: an event queued
 //     for a session that has since ended (or whose slot now holds a newer session)
 //     fails the generation check and is dropped. close(2) of the last reference removes
 //     the socket from the epoll set, so no EPOLL_CTL_DEL is needed.
+//  3. events that arrive while Forward still registers a session are only noted; the
+//     shard serves the session after Forward hands it over, so a registration that
+//     fails is undone by Forward alone, with no shard holding the numbers.
 //  4. a pipe is owned by exactly one of: the pool, or one direction of one session;
 //     it is closed only by its owner, and one with bytes still in it never goes back.
 //
@@ -118,39 +122,64 @@ func (f *epollForwarder) Forward(client, backend *net.TCPConn, done func(Result)
 		done(Result{Err: ErrClosed})
 		return
 	}
-	fail := func(err error) {
-		f.mu.RUnlock()
-		client.Close()
-		backend.Close()
-		done(Result{Err: err})
-	}
-	crc, err := client.SyscallConn()
+	cfd, err := detach(client)
 	if err != nil {
-		fail(fmt.Errorf("forward: client socket: %w", err))
+		f.mu.RUnlock()
+		backend.Close()
+		done(Result{Err: fmt.Errorf("forward: client socket: %w", err)})
 		return
 	}
-	brc, err := backend.SyscallConn()
+	bfd, err := detach(backend)
 	if err != nil {
-		fail(fmt.Errorf("forward: backend socket: %w", err))
+		f.mu.RUnlock()
+		unix.Close(cfd)
+		done(Result{Err: fmt.Errorf("forward: backend socket: %w", err)})
 		return
 	}
 	sh := f.shards[f.next.Add(1)%uint32(len(f.shards))]
-	s := &session{sh: sh, client: client, backend: backend, crc: crc, brc: brc, done: done}
+	s := &session{sh: sh, done: done, cfd: cfd, bfd: bfd}
 	s.up.writable, s.down.writable = true, true
-	s.ctlClient, s.ctlBoth = s.withClient, s.withBoth
 	sh.publish(s)
-	// The backend first: until its registration succeeds no event can reach the
-	// shard, so a failure here is still ours to clean up.
-	if err := sh.register(brc, s, sideBackend); err != nil {
+	err = sh.register(bfd, s, sideBackend)
+	if err == nil {
+		err = sh.register(cfd, s, sideClient)
+	}
+	if err != nil {
+		// Not live: no shard has touched the fds, and closing them unregisters them.
 		sh.unpublish(s)
-		fail(err)
+		f.mu.RUnlock()
+		unix.Close(cfd)
+		unix.Close(bfd)
+		done(Result{Err: err})
 		return
 	}
-	if err := sh.register(crc, s, sideClient); err != nil {
-		// The shard may already be serving the backend side: it ends the session.
-		sh.post(s, err)
+	if sh.goLive(s) {
+		sh.post(s, nil) // bytes were waiting already: the shard serves it now
 	}
 	f.mu.RUnlock()
+}
+
+// detach takes the socket out of c: a duplicate fd that only the forwarder knows,
+// with c closed, so Go's netpoller no longer watches the socket.
+func detach(c *net.TCPConn) (int, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		c.Close()
+		return -1, err
+	}
+	fd := -1
+	var dupErr error
+	if err := rc.Control(func(orig uintptr) {
+		fd, dupErr = unix.FcntlInt(orig, unix.F_DUPFD_CLOEXEC, 0)
+	}); err != nil {
+		c.Close()
+		return -1, fmt.Errorf("already closed: %w", err)
+	}
+	c.Close()
+	if dupErr != nil {
+		return -1, fmt.Errorf("dup (out of fds? raise the open-files limit): %w", os.NewSyscallError("fcntl", dupErr))
+	}
+	return fd, nil
 }
 
 func (f *epollForwarder) Close() error {
@@ -268,21 +297,26 @@ func (sh *shard) unpublish(s *session) {
 
 // register adds one socket to the epoll set; the event data names the session by
 // slot and generation, never by fd number.
-func (sh *shard) register(rc syscall.RawConn, s *session, side int32) error {
+func (sh *shard) register(fd int, s *session, side int32) error {
 	ev := unix.EpollEvent{Events: epollFlags, Fd: int32(s.slot<<1) | side, Pad: int32(s.gen)}
-	var err error
-	if cerr := rc.Control(func(fd uintptr) {
-		err = unix.EpollCtl(sh.epfd, unix.EPOLL_CTL_ADD, int(fd), &ev)
-	}); cerr != nil {
-		return fmt.Errorf("forward: socket already closed: %w", cerr)
-	}
-	if err != nil {
-		return fmt.Errorf("forward: epoll_ctl add (raise fs.epoll.max_user_watches or use the goroutine forwarder): %w", err)
+	if err := unix.EpollCtl(sh.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("forward: epoll_ctl add (raise fs.epoll.max_user_watches or use the goroutine forwarder): %w", os.NewSyscallError("epoll_ctl", err))
 	}
 	return nil
 }
 
-// post hands a session to its shard to be torn down with err, and wakes the shard.
+// goLive hands a registered session to the shard; true when events came while it
+// was not live that the shard has yet to act on.
+func (sh *shard) goLive(s *session) bool {
+	sh.mu.Lock()
+	s.live = true
+	noted := s.noted
+	sh.mu.Unlock()
+	return noted
+}
+
+// post hands a session to its shard, to be served (err nil) or torn down with err,
+// and wakes the shard.
 func (sh *shard) post(s *session, err error) {
 	sh.inboxMu.Lock()
 	sh.inbox = append(sh.inbox, posted{s, err})
@@ -300,8 +334,12 @@ func (sh *shard) drainInbox() {
 	sh.inbox = nil
 	sh.inboxMu.Unlock()
 	for _, p := range in {
-		if !p.s.finished {
+		switch {
+		case p.s.finished:
+		case p.err != nil:
 			sh.teardown(p.s, p.err)
+		default:
+			sh.serve(p.s)
 		}
 	}
 }
@@ -380,6 +418,11 @@ func (sh *shard) dispatch(evs []unix.EpollEvent) {
 			continue // an event for a session that has ended
 		}
 		s.note(ev.Fd&1, ev.Events)
+		if !s.live {
+			// Forward is still registering it: remember, goLive tells Forward.
+			s.noted = s.noted || ev.Events&^unix.EPOLLOUT != 0
+			continue
+		}
 		if !s.queued {
 			s.queued = true
 			sh.ready = append(sh.ready, s)
@@ -395,15 +438,10 @@ func (sh *shard) dispatch(evs []unix.EpollEvent) {
 	sh.ready = sh.ready[:0]
 }
 
-// serve gives one session a turn: both conns' fds are held by Control for the whole
-// turn; teardown happens after, outside Control.
+// serve gives one session a turn, and ends it if the turn finished it.
 func (sh *shard) serve(s *session) {
 	s.queued = false
-	s.turnErr = nil
-	err := s.crc.Control(s.ctlClient)
-	if err == nil {
-		err = s.turnErr
-	}
+	err := sh.turn(s)
 	switch {
 	case err != nil:
 		sh.teardown(s, err)
@@ -417,19 +455,7 @@ func (sh *shard) serve(s *session) {
 	}
 }
 
-func (s *session) withClient(cfd uintptr) {
-	s.cfd = int(cfd)
-	if err := s.brc.Control(s.ctlBoth); err != nil {
-		s.turnErr = err
-	}
-}
-
-func (s *session) withBoth(bfd uintptr) {
-	s.bfd = int(bfd)
-	s.turnErr = s.sh.turn(s)
-}
-
-// turn moves what it can both ways; it runs inside both Controls.
+// turn moves what it can both ways.
 func (sh *shard) turn(s *session) error {
 	if s.errSides != 0 {
 		if err := s.pendingError(); err != nil {
@@ -450,8 +476,8 @@ func (sh *shard) teardown(s *session, err error) {
 	s.finished = true
 	sh.release(&s.up)
 	sh.release(&s.down)
-	s.client.Close()
-	s.backend.Close()
+	unix.Close(s.cfd)
+	unix.Close(s.bfd)
 	sh.unpublish(s)
 	done := s.done
 	s.done = nil
@@ -476,19 +502,16 @@ func (sh *shard) release(d *dir) {
 
 // session is all an idle forwarded player costs beyond its two sockets.
 type session struct {
-	sh              *shard
-	client, backend *net.TCPConn
-	crc, brc        syscall.RawConn
-	ctlClient       func(uintptr) // s.withClient, bound once so a turn allocates nothing
-	ctlBoth         func(uintptr) // s.withBoth
-	done            func(Result)
-	turnErr         error
-	up, down        dir
-	slot, gen       uint32
-	cfd, bfd        int   // valid only inside the Controls of a turn
-	errSides        uint8 // sockets that reported EPOLLERR, by side bit
-	queued          bool
-	finished        bool
+	sh        *shard
+	done      func(Result)
+	up, down  dir
+	slot, gen uint32
+	cfd, bfd  int   // the sockets, owned by this session (see the file comment)
+	errSides  uint8 // sockets that reported EPOLLERR, by side bit
+	queued    bool  // in the shard's ready or again list
+	finished  bool  // torn down: fds closed, done called
+	live      bool  // registered: the shard serves it (guarded by shard.mu until set)
+	noted     bool  // an event came before live (guarded by shard.mu)
 }
 
 // dir is one direction of a session: src is read, dst is written.
