@@ -71,6 +71,9 @@ const (
 	epollFlags  = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
 )
 
+// Test hooks into Forward's registration (nil outside tests).
+var testHookRegister, testHookBeforeLive func(*shard, *session)
+
 // aLongTimeAgo is a read deadline in the past: it wakes a shard parked in Read.
 var aLongTimeAgo = time.Unix(1, 0)
 
@@ -140,6 +143,9 @@ func (f *epollForwarder) Forward(client, backend *net.TCPConn, done func(Result)
 	s := &session{sh: sh, done: done, cfd: cfd, bfd: bfd}
 	s.up.writable, s.down.writable = true, true
 	sh.publish(s)
+	if testHookRegister != nil {
+		testHookRegister(sh, s)
+	}
 	err = sh.register(bfd, s, sideBackend)
 	if err == nil {
 		err = sh.register(cfd, s, sideClient)
@@ -153,8 +159,11 @@ func (f *epollForwarder) Forward(client, backend *net.TCPConn, done func(Result)
 		done(Result{Err: err})
 		return
 	}
+	if testHookBeforeLive != nil {
+		testHookBeforeLive(sh, s)
+	}
 	if sh.goLive(s) {
-		sh.post(s, nil) // bytes were waiting already: the shard serves it now
+		sh.post(s) // bytes were waiting already: the shard serves it now
 	}
 	f.mu.RUnlock()
 }
@@ -194,7 +203,7 @@ func (f *epollForwarder) Close() error {
 		f.wg.Wait()
 		// Every shard goroutine is gone: what they owned is now ours alone.
 		for _, sh := range f.shards {
-			sh.drainInbox()
+			sh.takeInbox() // those sessions are in slots: ended below
 			for _, s := range sh.slots {
 				if s != nil && !s.finished {
 					sh.teardown(s, ErrClosed)
@@ -235,13 +244,8 @@ type shard struct {
 	gen   uint32
 
 	inboxMu sync.Mutex
-	inbox   []posted
+	inbox   []*session // live sessions with events from before they went live
 	posted  atomic.Bool
-}
-
-type posted struct {
-	s   *session
-	err error
 }
 
 func newShard(f *epollForwarder) (*shard, error) {
@@ -315,31 +319,32 @@ func (sh *shard) goLive(s *session) bool {
 	return noted
 }
 
-// post hands a session to its shard, to be served (err nil) or torn down with err,
-// and wakes the shard.
-func (sh *shard) post(s *session, err error) {
+// post asks the shard to serve a session that had events before it went live, and
+// wakes the shard.
+func (sh *shard) post(s *session) {
 	sh.inboxMu.Lock()
-	sh.inbox = append(sh.inbox, posted{s, err})
+	sh.inbox = append(sh.inbox, s)
 	sh.inboxMu.Unlock()
 	sh.posted.Store(true)
 	_ = sh.file.SetReadDeadline(aLongTimeAgo)
 }
 
-func (sh *shard) drainInbox() {
+// takeInbox empties the inbox.
+func (sh *shard) takeInbox() []*session {
 	if !sh.posted.Load() || !sh.posted.Swap(false) {
-		return
+		return nil
 	}
 	sh.inboxMu.Lock()
 	in := sh.inbox
 	sh.inbox = nil
 	sh.inboxMu.Unlock()
-	for _, p := range in {
-		switch {
-		case p.s.finished:
-		case p.err != nil:
-			sh.teardown(p.s, p.err)
-		default:
-			sh.serve(p.s)
+	return in
+}
+
+func (sh *shard) drainInbox() {
+	for _, s := range sh.takeInbox() {
+		if !s.finished && !s.queued {
+			sh.serve(s)
 		}
 	}
 }
@@ -593,7 +598,7 @@ func (sh *shard) pump(d *dir, src, dst int) error {
 				return err
 			}
 			if d.holding() {
-				sh.detach(d)
+				sh.keepHeld(d)
 				return nil
 			}
 		}
@@ -630,7 +635,7 @@ func (sh *shard) endStreak(d *dir) {
 	}
 }
 
-// readIn reads once into the shard buffer and writes what it got.
+// readIn reads once into the shard buffer; pump writes it next.
 func (sh *shard) readIn(d *dir, src int) (int, error) {
 	n, err := ignoringEINTR(func() (int, error) { return unix.Read(src, sh.buf) })
 	switch {
@@ -648,13 +653,13 @@ func (sh *shard) readIn(d *dir, src int) (int, error) {
 	} else if !d.hup {
 		d.readable = false // a short read drained the socket; EPOLLET reports the next bytes
 	}
-	d.held = sh.buf[:n] // borrowed: pump writes it at once, or detach hands it over
+	d.held = sh.buf[:n] // borrowed: pump writes it at once, or keepHeld hands it over
 	return n, nil
 }
 
-// detach gives the shard's buffer to a direction whose write could not finish, and
-// the shard a fresh one: only a direction waiting for room holds a buffer.
-func (sh *shard) detach(d *dir) {
+// keepHeld gives the shard's buffer to a direction whose write could not finish,
+// and the shard a fresh one: only a direction waiting for room holds a buffer.
+func (sh *shard) keepHeld(d *dir) {
 	if len(d.held) == 0 || d.heldBuf != nil {
 		return
 	}
