@@ -10,8 +10,8 @@ package forward
 //	go test -run '^$' -bench . -benchmem ./internal/forward/
 //
 // Throughput: MB/s (player → server, 1 MiB per op) and cpu-ms/GiB (this process's
-// user+system CPU per GiB moved). RTT: 64-byte ping-pong through the forwarder,
-// p50-µs, p99-µs and cpu-µs/rtt. Idle: sessions established, one byte moved each way,
+// user+system CPU per GiB moved). RTT: 64-byte ping-pong through the forwarder, on 1
+// session and on 256 at once: p50-µs, p99-µs, cpu-µs/rtt and ctxsw/rtt. Idle: sessions established, one byte moved each way,
 // then idle: rss-B/session and fds/session (VmRSS and /proc/self/fd growth over the
 // state before the first session, divided by the sessions), leftover-fds (fds still
 // open right after every session ended, no GC forced), and the sessions count, which
@@ -196,24 +196,30 @@ func BenchmarkThroughput(b *testing.B) {
 	}
 }
 
+// BenchmarkRTT bounces 64-byte messages player → server → player, one at a time per
+// session: with 1 session every message is its own wakeup (the worst case for the
+// epoll forwarder, which then pays its own epoll_wait on top of Go's), with 256 busy
+// sessions wakeups carry many events, as in a proxy full of players.
 func BenchmarkRTT(b *testing.B) {
-	for _, im := range benchImpls() {
-		b.Run(im.name, func(b *testing.B) {
-			h := startHarness(b, im.new(b), 1, nil)
-			cpu0, sw0 := cpuTime(), switches()
-			b.ResetTimer()
-			h.say(b, "rtt %d 64", b.N)
-			r := h.expect(b, "R")
-			b.StopTimer()
-			cpu := cpuTime() - cpu0
-			b.ReportMetric(float64(switches()-sw0)/float64(b.N), "ctxsw/rtt")
-			p50, _ := strconv.ParseFloat(r[0], 64)
-			p99, _ := strconv.ParseFloat(r[1], 64)
-			b.ReportMetric(p50/1e3, "p50-µs")
-			b.ReportMetric(p99/1e3, "p99-µs")
-			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/rtt")
-			h.finish(b)
-		})
+	for _, sessions := range []int{1, 256} {
+		for _, im := range benchImpls() {
+			b.Run(fmt.Sprintf("sessions=%d/%s", sessions, im.name), func(b *testing.B) {
+				h := startHarness(b, im.new(b), sessions, nil)
+				cpu0, sw0 := cpuTime(), switches()
+				b.ResetTimer()
+				h.say(b, "rtt %d 64", b.N)
+				r := h.expect(b, "R")
+				b.StopTimer()
+				cpu := cpuTime() - cpu0
+				b.ReportMetric(float64(switches()-sw0)/float64(b.N), "ctxsw/rtt")
+				p50, _ := strconv.ParseFloat(r[0], 64)
+				p99, _ := strconv.ParseFloat(r[1], 64)
+				b.ReportMetric(p50/1e3, "p50-µs")
+				b.ReportMetric(p99/1e3, "p99-µs")
+				b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/rtt")
+				h.finish(b)
+			})
+		}
 	}
 }
 
@@ -336,12 +342,24 @@ func runPeer() int {
 			}
 			fmt.Println("T", time.Since(start).Nanoseconds())
 		case "rtt":
+			// rtt COUNT SIZE: COUNT round trips spread over every session at once.
 			count, _ := strconv.Atoi(f[1])
 			size, _ := strconv.Atoi(f[2])
-			lat, err := peerRTT(players[0], servers[0], count, size)
-			if err != nil {
-				return fail(err)
+			lats := make([][]time.Duration, n)
+			errs := make(chan error, n)
+			for i := range n {
+				go func() {
+					var err error
+					lats[i], err = peerRTT(players[i], servers[i], (count+n-1-i)/n, size)
+					errs <- err
+				}()
 			}
+			for range n {
+				if err := <-errs; err != nil {
+					return fail(err)
+				}
+			}
+			lat := slices.Concat(lats...)
 			slices.Sort(lat)
 			fmt.Println("R", lat[len(lat)/2].Nanoseconds(), lat[len(lat)*99/100].Nanoseconds())
 		case "touch":

@@ -38,15 +38,17 @@ package forward
 //
 // Moving bytes. A readable socket is first read into the shard's 16 KiB buffer and
 // written at once (small Minecraft packets: read+write, no pipe). A read that fills the
-// buffer marks the direction bulk, and the rest of that streak goes through a splice
-// pipe taken from a pool shared by all shards (zero copy); the pipe goes back when the
-// streak ends. A write that cannot finish (the peer's send buffer is full) leaves the
-// rest in that buffer or pipe, which the direction then keeps; the direction stops
-// reading until EPOLLOUT says the peer drained. So a session never holds more than one
-// chunk per direction (≤ 16 KiB of memory or one pipe), and TCP flow control does the
-// rest. A short read means the socket is drained: with EPOLLET every later arrival
-// queues a new event, unless the event said RDHUP/HUP/ERR, then we read to EOF/EAGAIN.
-
+// buffer marks the direction bulk: from then on it splices through a pipe taken from a
+// pool shared by all shards (zero copy), until a splice brings less than 16 KiB; the
+// pipe goes back to the pool at the end of every turn in which it emptied. A write that
+// cannot finish (the peer's send buffer is full) leaves the rest in that buffer or
+// pipe, which the direction then keeps; the direction stops reading until EPOLLOUT says
+// the peer drained. So a session never holds more than one chunk per direction (≤ 16
+// KiB of memory or one pipe), and TCP flow control does the rest. A short buffer read
+// means the socket is drained: with EPOLLET every later arrival queues a new event,
+// unless the event said RDHUP/HUP/ERR, then we read to EOF/EAGAIN. The pool caps the
+// pipes alive at once; a direction that finds none free uses the buffer.
+//
 import (
 	"errors"
 	"fmt"
@@ -68,7 +70,10 @@ const (
 	turnBudget  = 512 << 10 // bytes a direction may move before other sessions get a turn
 	eventBatch  = 128       // events taken per epoll_wait
 	defaultMaxP = 64        // pipes alive at once when EpollOptions.MaxPipes is 0
-	epollFlags  = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
+	// A socket is registered for input only; EPOLLOUT is added the first time a write
+	// to it cannot finish, so a new session costs no wakeup for the "writable" that
+	// every fresh socket reports, and an idle one never gets it.
+	epollIn = unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLET
 )
 
 // Test hooks into Forward's registration (nil outside tests).
@@ -302,9 +307,19 @@ func (sh *shard) unpublish(s *session) {
 // register adds one socket to the epoll set; the event data names the session by
 // slot and generation, never by fd number.
 func (sh *shard) register(fd int, s *session, side int32) error {
-	ev := unix.EpollEvent{Events: epollFlags, Fd: int32(s.slot<<1) | side, Pad: int32(s.gen)}
+	ev := unix.EpollEvent{Events: epollIn, Fd: int32(s.slot<<1) | side, Pad: int32(s.gen)}
 	if err := unix.EpollCtl(sh.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		return fmt.Errorf("forward: epoll_ctl add (raise fs.epoll.max_user_watches or use the goroutine forwarder): %w", os.NewSyscallError("epoll_ctl", err))
+	}
+	return nil
+}
+
+// watchOut adds EPOLLOUT to a socket's registration; the modify reports the socket
+// writable at once if room came back since the write that could not finish.
+func (sh *shard) watchOut(s *session, fd int, side int32) error {
+	ev := unix.EpollEvent{Events: epollIn | unix.EPOLLOUT, Fd: int32(s.slot<<1) | side, Pad: int32(s.gen)}
+	if err := unix.EpollCtl(sh.epfd, unix.EPOLL_CTL_MOD, fd, &ev); err != nil {
+		return os.NewSyscallError("epoll_ctl", err)
 	}
 	return nil
 }
@@ -467,10 +482,10 @@ func (sh *shard) turn(s *session) error {
 			return err
 		}
 	}
-	if err := sh.pump(&s.up, s.cfd, s.bfd); err != nil {
+	if err := sh.pump(s, &s.up, s.cfd, s.bfd, sideBackend); err != nil {
 		return fmt.Errorf("forward client→backend: %w", err)
 	}
-	if err := sh.pump(&s.down, s.bfd, s.cfd); err != nil {
+	if err := sh.pump(s, &s.down, s.bfd, s.cfd, sideClient); err != nil {
 		return fmt.Errorf("forward backend→client: %w", err)
 	}
 	return nil
@@ -529,9 +544,10 @@ type dir struct {
 	readable bool // src may have bytes (an event came, no EAGAIN or short read since)
 	hup      bool // src reported RDHUP/HUP/ERR: read to EOF, a short read proves nothing
 	writable bool // dst is not known full (no EAGAIN since its last EPOLLOUT)
-	bulk     bool // the last read filled the buffer: splice the rest of the streak
+	bulk     bool // a read filled the buffer: splice until a chunk comes out small
 	eof      bool // src reached EOF
 	shut     bool // dst got its half-close: this direction is over
+	watching bool // dst's registration includes EPOLLOUT
 }
 
 func (d *dir) holding() bool { return d.pipeLen > 0 || len(d.held) > 0 }
@@ -583,7 +599,7 @@ func (s *session) pendingError() error {
 }
 
 // pump moves src→dst until src is drained, dst is full, or the turn's budget is spent.
-func (sh *shard) pump(d *dir, src, dst int) error {
+func (sh *shard) pump(s *session, d *dir, src, dst int, dstSide int32) error {
 	if d.shut {
 		return nil
 	}
@@ -599,6 +615,10 @@ func (sh *shard) pump(d *dir, src, dst int) error {
 			}
 			if d.holding() {
 				sh.keepHeld(d)
+				if !d.watching {
+					d.watching = true
+					return sh.watchOut(s, dst, dstSide)
+				}
 				return nil
 			}
 		}
@@ -682,17 +702,21 @@ func (sh *shard) spliceIn(d *dir, src int) (int, error) {
 	})
 	switch {
 	case err == unix.EAGAIN:
-		d.readable, d.bulk = false, false
+		d.readable = false // still bulk: the next streak starts with splice too
 		return 0, nil
-	case err == nil && n > 0 && n < bufSize && !d.hup && sh.f.move == moveSplice:
-		d.readable = false // splice-only mode keeps the buffer path's drained rule for small reads
-		d.pipeLen = n
-		return n, nil
 	case err != nil:
 		return 0, os.NewSyscallError("splice", err)
 	case n == 0:
 		d.eof = true
 		return 0, nil
+	}
+	if n < bufSize {
+		// A small chunk: the bulk is over, the next read goes through the buffer.
+		// (Splice-only mode keeps the buffer path's rule that a short read drained.)
+		d.bulk = false
+		if sh.f.move == moveSplice && !d.hup {
+			d.readable = false
+		}
 	}
 	d.pipeLen = n
 	return n, nil
