@@ -11,7 +11,8 @@ package forward
 //
 // Throughput: MB/s (player → server, 1 MiB per op) and cpu-ms/GiB (this process's
 // user+system CPU per GiB moved). RTT: 64-byte ping-pong through the forwarder, on 1
-// session and on 256 at once: p50-µs, p99-µs, cpu-µs/rtt and ctxsw/rtt. Idle: sessions established, one byte moved each way,
+// session and on 256 at once: p50-µs, p99-µs, cpu-µs/rtt and ctxsw/rtt. SessionCycle:
+// cpu-µs/session for a whole short session (connect, a byte each way, close). Idle: sessions established, one byte moved each way,
 // then idle: rss-B/session and fds/session (VmRSS and /proc/self/fd growth over the
 // state before the first session, divided by the sessions), leftover-fds (fds still
 // open right after every session ended, no GC forced), and the sessions count, which
@@ -223,6 +224,51 @@ func BenchmarkRTT(b *testing.B) {
 	}
 }
 
+// BenchmarkSessionCycle is one whole short session per op: the peer connects, the
+// forwarder gets the pair, one byte goes each way, both ends close, done runs. Its
+// cpu-µs/session is what a forwarder adds to a login (accept and dial included, the
+// same for both).
+func BenchmarkSessionCycle(b *testing.B) {
+	for _, im := range benchImpls()[:2] {
+		b.Run(im.name, func(b *testing.B) {
+			h := startHarness(b, im.new(b), 0, nil)
+			ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ln.Close()
+			h.say(b, "cycles %d %s", b.N, ln.Addr())
+			server := h.expect(b, "S2")[0]
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			for range b.N {
+				client, err := ln.AcceptTCP()
+				if err != nil {
+					b.Fatal(err)
+				}
+				backend, err := net.Dial("tcp", server)
+				if err != nil {
+					b.Fatal(err)
+				}
+				h.ended.Add(1)
+				h.f.Forward(client, backend.(*net.TCPConn), func(r Result) {
+					if r.Err != nil || r.Up != 1 || r.Down != 1 {
+						h.mu.Lock()
+						h.errs = append(h.errs, fmt.Errorf("session %+v", r))
+						h.mu.Unlock()
+					}
+					h.ended.Done()
+				})
+			}
+			h.expect(b, "CYCLED")
+			h.ended.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/session")
+			h.finish(b)
+		})
+	}
+}
+
 // idleSessions is how many idle sessions BenchmarkIdle asks for.
 const idleSessions = 10_000
 
@@ -362,6 +408,21 @@ func runPeer() int {
 			lat := slices.Concat(lats...)
 			slices.Sort(lat)
 			fmt.Println("R", lat[len(lat)/2].Nanoseconds(), lat[len(lat)*99/100].Nanoseconds())
+		case "cycles":
+			// cycles N PROXY: N short sessions in a row through a second listener.
+			count, _ := strconv.Atoi(f[1])
+			sl, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				return fail(err)
+			}
+			fmt.Println("S2", sl.Addr())
+			for range count {
+				if err := peerCycle(f[2], sl); err != nil {
+					return fail(err)
+				}
+			}
+			sl.Close()
+			fmt.Println("CYCLED")
 		case "touch":
 			one := []byte{1}
 			for i := range n {
@@ -388,6 +449,42 @@ func runPeer() int {
 		}
 	}
 	return 0
+}
+
+// peerCycle is one short session: connect, a byte each way, close both ends.
+func peerCycle(proxy string, ln *net.TCPListener) error {
+	c, err := net.Dial("tcp", proxy)
+	if err != nil {
+		return err
+	}
+	player := c.(*net.TCPConn)
+	defer player.Close()
+	server, err := ln.AcceptTCP()
+	if err != nil {
+		return err
+	}
+	defer server.Close()
+	one := []byte{1}
+	if _, err := player.Write(one); err != nil {
+		return err
+	}
+	if _, err := io.ReadFull(server, one); err != nil {
+		return err
+	}
+	if _, err := server.Write(one); err != nil {
+		return err
+	}
+	if _, err := io.ReadFull(player, one); err != nil {
+		return err
+	}
+	// A clean end both ways, as a player quitting and the server closing do.
+	player.CloseWrite()
+	server.CloseWrite()
+	if _, err := io.ReadAll(server); err != nil {
+		return err
+	}
+	_, err = io.ReadAll(player)
+	return err
 }
 
 // peerBulk writes total bytes from the player and reads them at the server.
