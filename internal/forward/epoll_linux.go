@@ -17,9 +17,12 @@ package forward
 // the socket (no second readiness event per packet, no pollDesc or netFD kept) and
 // nothing in Go can read, write or close it any more: a Close by the caller on a conn
 // it handed over is a harmless no-op. The session then holds exactly two fds, the
-// socket's only ones. (Keeping the conns and reaching the fds through RawConn.Control
-// also works, without the dup, but costs every packet a second event in Go's poller
-// and every turn two Control calls, and keeps ~1 KiB of Go state per session.)
+// socket's only ones. Keeping the conns and reaching the fds through RawConn.Control
+// instead also works, without the dup, and saves two fcntl and two close calls per
+// session; but every packet then also raises an event in Go's poller, every turn
+// takes two Control calls, and the conns' Go state stays: measured side by side
+// (BenchmarkIdle, 9 872 sessions) an idle session cost 2.5 KB of RSS that way against
+// 0.5 KB detached, with CPU per round trip and per short session equal within noise.
 //
 // Why an fd number is never used after it was closed and reused (the classic bug):
 //  1. a session's fds have one owner at a time: Forward until the session goes live,
