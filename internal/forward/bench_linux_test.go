@@ -176,7 +176,7 @@ func cpuTime() time.Duration {
 func switches() int64 {
 	var ru unix.Rusage
 	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
-	return ru.Nvcsw + ru.Nivcsw
+	return int64(ru.Nvcsw) + int64(ru.Nivcsw)
 }
 
 func BenchmarkThroughput(b *testing.B) {

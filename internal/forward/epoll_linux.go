@@ -398,7 +398,7 @@ func (sh *shard) pollOnce(epfd uintptr) bool {
 		if sh.stop.Load() {
 			return true
 		}
-		n, err := unix.EpollWait(int(epfd), sh.events, 0)
+		n, err := rawPollEvents(int(epfd), sh.events)
 		if err == unix.EINTR {
 			continue
 		}
@@ -660,7 +660,7 @@ func (sh *shard) endStreak(d *dir) {
 
 // readIn reads once into the shard buffer; pump writes it next.
 func (sh *shard) readIn(d *dir, src int) (int, error) {
-	n, err := ignoringEINTR(func() (int, error) { return unix.Read(src, sh.buf) })
+	n, err := ignoringEINTR(func() (int, error) { return rawRead(src, sh.buf) })
 	switch {
 	case err == unix.EAGAIN:
 		d.readable = false
@@ -700,8 +700,7 @@ func (sh *shard) spliceIn(d *dir, src int) (int, error) {
 		}
 	}
 	n, err := ignoringEINTR(func() (int, error) {
-		n, err := unix.Splice(src, nil, d.pipe.w, nil, spliceMax, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
-		return int(n), err
+		return rawSplice(src, d.pipe.w, spliceMax)
 	})
 	switch {
 	case err == unix.EAGAIN:
@@ -730,8 +729,7 @@ func (sh *shard) spliceIn(d *dir, src int) (int, error) {
 func (sh *shard) flush(d *dir, dst int) error {
 	for d.pipeLen > 0 {
 		n, err := ignoringEINTR(func() (int, error) {
-			n, err := unix.Splice(d.pipe.r, nil, dst, nil, d.pipeLen, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
-			return int(n), err
+			return rawSplice(d.pipe.r, dst, d.pipeLen)
 		})
 		if err == unix.EAGAIN {
 			d.writable = false
@@ -744,7 +742,7 @@ func (sh *shard) flush(d *dir, dst int) error {
 		d.n += int64(n)
 	}
 	for len(d.held) > 0 {
-		n, err := ignoringEINTR(func() (int, error) { return unix.Write(dst, d.held) })
+		n, err := ignoringEINTR(func() (int, error) { return rawWrite(dst, d.held) })
 		if err == unix.EAGAIN {
 			d.writable = false
 			return nil
