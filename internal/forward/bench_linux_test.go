@@ -9,14 +9,21 @@ package forward
 //
 //	go test -run '^$' -bench . -benchmem ./internal/forward/
 //
-// Throughput: MB/s (player → server, 1 MiB per op) and cpu-ms/GiB (this process's
-// user+system CPU per GiB moved). RTT: 64-byte ping-pong through the forwarder, on 1
+// Throughput: MB/s (player → server, 1 MiB per op), cpu-ms/GiB (this process's
+// user+system CPU per GiB moved) and ctxsw/MiB. RTT: 64-byte ping-pong through the forwarder, on 1
 // session and on 256 at once: p50-µs, p99-µs, cpu-µs/rtt and ctxsw/rtt. SessionCycle:
 // cpu-µs/session for a whole short session (connect, a byte each way, close). Idle: sessions established, one byte moved each way,
 // then idle: rss-B/session and fds/session (VmRSS and /proc/self/fd growth over the
 // state before the first session, divided by the sessions), leftover-fds (fds still
 // open right after every session ended, no GC forced), and the sessions count, which
 // is 10 000 or as many as RLIMIT_NOFILE allows for that forwarder.
+//
+// On a shared machine wall-clock figures swing with load while CPU per unit of work
+// swings less; -count repeats one sub-benchmark back to back, so to compare two
+// forwarders under the same load, alternate them, e.g.
+//
+//	for i in 1 2 3 4 5; do for f in goroutine epoll; do
+//	  go test -run '^$' -bench "Throughput/$f\$" ./internal/forward/; done; done
 
 import (
 	"bufio"
@@ -185,12 +192,13 @@ func BenchmarkThroughput(b *testing.B) {
 		b.Run(im.name, func(b *testing.B) {
 			h := startHarness(b, im.new(b), 1, nil)
 			b.SetBytes(chunk)
-			cpu0 := cpuTime()
+			cpu0, sw0 := cpuTime(), switches()
 			b.ResetTimer()
 			h.say(b, "bulk %d", int64(b.N)*chunk)
 			h.expect(b, "T")
 			b.StopTimer()
 			cpu := cpuTime() - cpu0
+			b.ReportMetric(float64(switches()-sw0)/float64(b.N), "ctxsw/MiB")
 			b.ReportMetric(float64(cpu.Milliseconds())/(float64(b.N)*chunk/(1<<30)), "cpu-ms/GiB")
 			h.finish(b)
 		})
