@@ -700,7 +700,7 @@ func (sh *shard) spliceIn(d *dir, src int) (int, error) {
 		}
 	}
 	n, err := ignoringEINTR(func() (int, error) {
-		return rawSplice(src, d.pipe.w, spliceMax)
+		return splice(src, d.pipe.w, spliceMax)
 	})
 	switch {
 	case err == unix.EAGAIN:
@@ -729,7 +729,7 @@ func (sh *shard) spliceIn(d *dir, src int) (int, error) {
 func (sh *shard) flush(d *dir, dst int) error {
 	for d.pipeLen > 0 {
 		n, err := ignoringEINTR(func() (int, error) {
-			return rawSplice(d.pipe.r, dst, d.pipeLen)
+			return splice(d.pipe.r, dst, d.pipeLen)
 		})
 		if err == unix.EAGAIN {
 			d.writable = false

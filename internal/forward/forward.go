@@ -12,7 +12,13 @@
 //   - done is called exactly once, after both sockets are closed, with the byte counts
 //     and the first error;
 //   - the forwarder owns both connections from Forward on: the caller must not read,
-//     write or close them (end sessions with Close).
+//     write or close them (end sessions with Close). Socket options set before, such
+//     as keepalive and TCP_NODELAY, stay in force. The epoll forwarder closes the
+//     caller's *net.TCPConn values at once and keeps the sockets under fds of its
+//     own, so a late Close on them does nothing; under the goroutine forwarder it
+//     would end the session with an error.
+//
+// New picks the forwarder a setting names; Auto is epoll on Linux, goroutine elsewhere.
 package forward
 
 import (
