@@ -1,0 +1,114 @@
+// Package forward moves the bytes of a passthrough session between a player and its
+// backend once the proxy has finished the handshake and login exchange.
+//
+// Two forwarders do the same job: the goroutine forwarder (portable: two io.Copy
+// goroutines per session, splice(2) on Linux) and the epoll forwarder (Linux: an idle
+// session is only its two sockets in an epoll set and a small record, and a burst of
+// traffic is moved by one of a few shard goroutines). Both keep the same contract:
+//
+//   - each direction is forwarded until its source reaches EOF; then its destination
+//     gets a half-close (shutdown SHUT_WR) and the other direction keeps going;
+//   - any error (RST, EPIPE, ...) on either side tears both sides down;
+//   - done is called exactly once, after both sockets are closed, with the byte counts
+//     and the first error;
+//   - the forwarder owns both connections from Forward on: the caller must not read,
+//     write or close them (end sessions with Close). Socket options set before, such
+//     as keepalive and TCP_NODELAY, stay in force. The epoll forwarder closes the
+//     caller's *net.TCPConn values at once and keeps the sockets under fds of its
+//     own, so a late Close on them does nothing; under the goroutine forwarder it
+//     would end the session with an error.
+//
+// New picks the forwarder a setting names; Auto is epoll on Linux, goroutine elsewhere.
+package forward
+
+import (
+	"errors"
+	"fmt"
+	"net"
+)
+
+// Result is what a finished session reports to its done callback.
+type Result struct {
+	Up   int64 // bytes written to the backend (client → backend)
+	Down int64 // bytes written to the client (backend → client)
+	Err  error // nil when both directions ended with a clean EOF; ErrClosed when Close ended it
+}
+
+// Forwarder forwards sessions whose handshake and login bytes were already exchanged.
+type Forwarder interface {
+	// Forward starts moving bytes both ways between client and backend and returns
+	// at once. done runs exactly once, when both directions are over and both
+	// connections are closed; it may run on any goroutine, even before Forward
+	// returns, must be short, and must not call Close.
+	Forward(client, backend *net.TCPConn, done func(Result))
+	// Close ends every session (their done gets ErrClosed), refuses new ones the
+	// same way, and returns once every done has run and every goroutine is gone.
+	Close() error
+}
+
+// ErrClosed is the Result.Err of sessions ended by Close or handed over after it.
+var ErrClosed = errors.New("forwarder closed")
+
+// ErrUnavailable says a forwarder kind does not exist on this platform.
+var ErrUnavailable = errors.New("forwarder not available on this platform")
+
+// Kind names a forwarder implementation, as a setting spells it.
+type Kind string
+
+// The forwarder kinds a setting may name.
+const (
+	Auto      Kind = "auto"      // epoll where available, else goroutine
+	Goroutine Kind = "goroutine" // two io.Copy goroutines per session; every platform
+	Epoll     Kind = "epoll"     // epoll readiness set and shard goroutines; Linux only
+)
+
+// ParseKind checks a setting's value; the empty string means Auto.
+func ParseKind(s string) (Kind, error) {
+	switch k := Kind(s); k {
+	case "":
+		return Auto, nil
+	case Auto, Goroutine, Epoll:
+		return k, nil
+	}
+	return "", fmt.Errorf("unknown forwarder %q: use %q, %q or %q", s, Auto, Goroutine, Epoll)
+}
+
+// New builds the forwarder of kind k; Auto falls back to the goroutine forwarder where
+// epoll is unavailable, an explicit Epoll there is an error wrapping ErrUnavailable.
+func New(k Kind) (Forwarder, error) {
+	switch k {
+	case Goroutine:
+		return NewGoroutine(), nil
+	case Epoll:
+		return NewEpoll(EpollOptions{})
+	case Auto, "":
+		if f, err := NewEpoll(EpollOptions{}); err == nil {
+			return f, nil
+		} else if !errors.Is(err, ErrUnavailable) {
+			return nil, err
+		}
+		return NewGoroutine(), nil
+	}
+	return nil, fmt.Errorf("unknown forwarder %q: use %q, %q or %q", k, Auto, Goroutine, Epoll)
+}
+
+// EpollOptions tunes the epoll forwarder; the zero value is the default.
+type EpollOptions struct {
+	// Shards is the number of event loops (each one goroutine and one epoll set);
+	// 0 means GOMAXPROCS.
+	Shards int
+	// MaxPipes caps the splice pipes alive at once (two fds each), shared by all
+	// sessions; 0 means 64. When none is free a chunk goes through a buffer instead.
+	MaxPipes int
+
+	move moveMode // how bytes move; tests and benchmarks compare the choices
+}
+
+// moveMode is how the epoll forwarder moves a chunk.
+type moveMode uint8
+
+const (
+	moveAdaptive moveMode = iota // read into a buffer; splice once a read fills it
+	moveBuffer                   // always read/write through the buffer
+	moveSplice                   // always splice through a pipe
+)

@@ -1,0 +1,93 @@
+package forward
+
+import (
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+)
+
+// goroutineForwarder runs two io.Copy goroutines per session. Between two raw
+// *net.TCPConn, io.Copy reaches the kernel's splice path on Linux (one pipe per
+// direction, held by the copy), and a plain read/write loop elsewhere.
+type goroutineForwarder struct {
+	mu       sync.Mutex
+	closed   bool
+	sessions map[*gsession]struct{}
+	wg       sync.WaitGroup
+}
+
+type gsession struct {
+	f               *goroutineForwarder
+	client, backend *net.TCPConn
+	done            func(Result)
+	up, down        int64
+	left            atomic.Int32 // directions still running
+	errOnce         sync.Once
+	err             error
+	closing         atomic.Bool // Close ended it: report ErrClosed
+}
+
+// NewGoroutine returns the portable forwarder: two goroutines per session.
+func NewGoroutine() Forwarder {
+	return &goroutineForwarder{sessions: map[*gsession]struct{}{}}
+}
+
+func (f *goroutineForwarder) Forward(client, backend *net.TCPConn, done func(Result)) {
+	s := &gsession{f: f, client: client, backend: backend, done: done}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		client.Close()
+		backend.Close()
+		done(Result{Err: ErrClosed})
+		return
+	}
+	f.sessions[s] = struct{}{}
+	f.wg.Add(2)
+	f.mu.Unlock()
+	s.left.Store(2)
+	go s.copy(backend, client, &s.up)
+	go s.copy(client, backend, &s.down)
+}
+
+// copy moves one direction; a clean EOF half-closes the destination, an error tears
+// both sides down. The last direction to end closes both and reports.
+func (s *gsession) copy(dst, src *net.TCPConn, n *int64) {
+	defer s.f.wg.Done()
+	c, err := io.Copy(dst, src)
+	*n = c
+	if err != nil {
+		s.errOnce.Do(func() { s.err = err })
+		s.client.Close()
+		s.backend.Close()
+	} else {
+		_ = dst.CloseWrite()
+	}
+	if s.left.Add(-1) != 0 {
+		return
+	}
+	s.client.Close()
+	s.backend.Close()
+	s.f.mu.Lock()
+	delete(s.f.sessions, s)
+	s.f.mu.Unlock()
+	r := Result{Up: s.up, Down: s.down, Err: s.err}
+	if s.closing.Load() {
+		r.Err = ErrClosed
+	}
+	s.done(r)
+}
+
+func (f *goroutineForwarder) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	for s := range f.sessions {
+		s.closing.Store(true)
+		s.client.Close()
+		s.backend.Close()
+	}
+	f.mu.Unlock()
+	f.wg.Wait()
+	return nil
+}
