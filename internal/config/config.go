@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/forward"
 	"github.com/infrarust-go/infrarust/internal/forwarding"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 	"github.com/infrarust-go/infrarust/internal/proxy/health"
@@ -41,6 +42,9 @@ type Config struct {
 	// intercepted servers (offline, client_only); -1 turns compression off. When it
 	// equals a backend's threshold, compressed frames pass through untouched.
 	CompressionThreshold int `toml:"compression_threshold"`
+	// Forwarder moves passthrough sessions' bytes: "auto" (epoll on Linux),
+	// "epoll", or "goroutine" (two copying goroutines per session, splice on Linux).
+	Forwarder forward.Kind `toml:"forwarder"`
 	// StallTimeout moves (or disconnects) an intercepted player whose backend sent
 	// nothing at all, not even a keep-alive, for this long; 0 turns it off.
 	StallTimeout Duration   `toml:"stall_timeout"`
@@ -320,6 +324,7 @@ func Default() *Config {
 			IPv6Prefix: 64, MaxTracked: 1 << 20,
 		},
 		CompressionThreshold: 256,
+		Forwarder:            forward.Auto,
 		StallTimeout:         Duration(30 * time.Second),
 		Auth:                 Auth{SessionServer: "https://sessionserver.mojang.com", Timeout: Duration(5 * time.Second)},
 		Forwarding: Forwarding{

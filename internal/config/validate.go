@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/infrarust-go/infrarust/internal/forward"
 	"github.com/infrarust-go/infrarust/internal/forwarding"
 	"github.com/infrarust-go/infrarust/internal/ipfilter"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
@@ -178,6 +179,11 @@ func (c *Config) validate(r *report, envKey string) {
 	}
 	if rl.MaxTracked < 0 {
 		r.check("rate_limit.max_tracked", "must be 0 (the built-in cap) or more")
+	}
+	if k, err := forward.ParseKind(string(c.Forwarder)); err != nil {
+		r.check("forwarder", "%v", err)
+	} else {
+		c.Forwarder = k
 	}
 	if c.StallTimeout < 0 {
 		r.check("stall_timeout", "must be 0 (off) or more")

@@ -36,7 +36,7 @@ func BenchmarkForward(b *testing.B) {
 				client, backend = struct{ net.Conn }{pc}, struct{ net.Conn }{bc}
 			}
 			done := make(chan struct{})
-			go func() { defer close(done); forward(client, backend) }()
+			go func() { defer close(done); copyBoth(client, backend) }()
 			sunk := make(chan int64)
 			go func() {
 				n, _ := io.Copy(io.Discard, struct{ io.Reader }{server})

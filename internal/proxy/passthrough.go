@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/forward"
 	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/metrics"
@@ -112,11 +113,28 @@ func (p *Proxy) passthroughSession(cn *conn, backend net.Conn, pending, first []
 		}
 	}
 	up0, down0 := int64(len(pending)), int64(len(first))
-	p.detach(cn, func() {
-		p.session(cn, backend, func() (int64, int64) {
-			up, down := forward(cn.c, backend)
-			return up + up0, down + down0
+	setKeepalive(cn.c, cn.st.cfg.Keepalive)
+	client, ok1 := cn.c.(*net.TCPConn)
+	be, ok2 := backend.(*net.TCPConn)
+	if !ok1 || !ok2 {
+		// Not plain TCP (a test's pipe): forward on a goroutine of its own.
+		p.detach(cn, func() {
+			p.session(cn, backend, func() (int64, int64) {
+				up, down := copyBoth(cn.c, backend)
+				return up + up0, down + down0
+			})
 		})
+		return
+	}
+	// The forwarder owns the two sockets from here; the admission's goroutine ends
+	// and, with the epoll forwarder, an idle player costs no goroutine at all.
+	leave := p.welcome(cn, newPlayer(cn, p.now()), cn.lease.Address())
+	cn.detached = true
+	p.fwd.Forward(client, be, func(r forward.Result) {
+		p.untrack(backend)
+		cn.lease.Release(p.now())
+		leave(r.Up+up0, r.Down+down0)
+		p.finish(cn)
 	})
 }
 
@@ -210,9 +228,9 @@ func (p *Proxy) session(cn *conn, backend net.Conn, relay func() (up, down int64
 	})
 }
 
-// forward copies both ways on the raw connections so Linux uses splice(2). When one
+// copyBoth copies both ways on the raw connections so Linux uses splice(2). When one
 // side finishes cleanly its peer gets a half-close; an error tears both down.
-func forward(client, backend net.Conn) (up, down int64) {
+func copyBoth(client, backend net.Conn) (up, down int64) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

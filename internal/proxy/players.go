@@ -169,6 +169,13 @@ func (p *Proxy) depart(pl *onlinePlayer) {
 // visit accounts for a player's whole stay: the list, counts, events and log
 // lines around relay, which moves their bytes until they leave.
 func (p *Proxy) visit(cn *conn, pl *onlinePlayer, address string, relay func() (up, down int64)) {
+	leave := p.welcome(cn, pl, address)
+	leave(relay())
+}
+
+// welcome counts a player in (the list, counts, the join event and log line) and
+// returns what counts them out when their bytes have stopped moving.
+func (p *Proxy) welcome(cn *conn, pl *onlinePlayer, address string) (leave func(up, down int64)) {
 	start := p.now()
 	p.arrive(pl, cn.srv, address)
 	p.roster.add(pl)
@@ -176,9 +183,11 @@ func (p *Proxy) visit(cn *conn, pl *onlinePlayer, address string, relay func() (
 	info := events.Player{Server: cn.srv.id, Address: address, Username: pl.name, UUID: pl.uuid, ClientIP: cn.ip.String()}
 	p.bus.Publish(events.PlayerJoin, info)
 	p.log.Info("player joined", "player", pl.name, "uuid", pl.uuid, "server", cn.srv.id, "address", address, "client", cn.client.Addr())
+	return func(up, down int64) { p.farewell(pl, info, start, up, down) }
+}
 
-	up, down := relay()
-
+// farewell counts a player out once their session is over.
+func (p *Proxy) farewell(pl *onlinePlayer, info events.Player, start time.Time, up, down int64) {
 	p.roster.remove(pl)
 	srv, addr := pl.where()
 	p.depart(pl)

@@ -17,6 +17,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/forward"
 	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/ipfilter"
 	"github.com/infrarust-go/infrarust/internal/manager"
@@ -82,9 +83,10 @@ type Proxy struct {
 	sem     chan struct{} // max_connections permits; nil = unlimited
 	perIP   ipCounter
 	limiter *ratelimit.Limiter
-	icpt    *interception // the intercepted modes' shared state
-	roster  roster        // connected players
-	maint   maintenance   // servers in maintenance
+	icpt    *interception     // the intercepted modes' shared state
+	fwd     forward.Forwarder // moves passthrough sessions' bytes
+	roster  roster            // connected players
+	maint   maintenance       // servers in maintenance
 
 	queuesMu sync.Mutex
 	queues   map[string]*waitQueue // full servers' limbo queues, by server id
@@ -149,6 +151,9 @@ func New(opts Options) (*Proxy, error) {
 	var err error
 	if p.icpt, err = newInterception(opts.Config); err != nil {
 		return nil, err
+	}
+	if p.fwd, err = forward.New(opts.Config.Forwarder); err != nil {
+		return nil, fmt.Errorf("forwarder: %w", err)
 	}
 	if err := p.Apply(opts.Config); err != nil {
 		return nil, err
@@ -254,7 +259,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	go func() { p.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		return nil
+		return p.fwd.Close()
 	case <-ctx.Done():
 	}
 	p.connMu.Lock()
@@ -263,6 +268,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 		c.Close()
 	}
 	p.connMu.Unlock()
+	_ = p.fwd.Close() // ends the sessions it moves, whose sockets it owns
 	<-done
 	if n > 0 {
 		return fmt.Errorf("shutdown timeout: closed %d connections", n)

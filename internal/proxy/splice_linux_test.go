@@ -15,6 +15,7 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/fakemc"
+	"github.com/infrarust-go/infrarust/internal/forward"
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
@@ -126,7 +127,7 @@ func TestForwardSplicesRawTCPConns(t *testing.T) {
 				client, backend = struct{ net.Conn }{pc}, struct{ net.Conn }{bc}
 			}
 			done := make(chan struct{})
-			go func() { defer close(done); forward(client, backend) }()
+			go func() { defer close(done); copyBoth(client, backend) }()
 			ss = append(ss, sess{player, server, done})
 		}
 		for _, s := range ss {
@@ -155,16 +156,20 @@ func TestForwardSplicesRawTCPConns(t *testing.T) {
 // TestSessionsForwardOnRawTCPConns drives real logins through the proxy, in both
 // proxy modes and with PROXY protocol in and out (where a wrapper would most likely
 // sneak in), and checks that every tracked connection is a *net.TCPConn and that
-// the live sessions hold splice pipes in both directions.
+// the forwarder got the raw sockets: the goroutine forwarder's live sessions hold
+// splice pipes in both directions; the epoll forwarder's hold no goroutine.
 func TestSessionsForwardOnRawTCPConns(t *testing.T) {
 	cases := []struct {
 		name string
 		mode config.ProxyMode
 		pp   bool
+		fwd  forward.Kind
 	}{
-		{"passthrough", "passthrough", false},
-		{"zero_copy", "zero_copy", false},
-		{"proxy_protocol_in_and_out", "passthrough", true},
+		{"passthrough", "passthrough", false, forward.Goroutine},
+		{"zero_copy", "zero_copy", false, forward.Goroutine},
+		{"proxy_protocol_in_and_out", "passthrough", true, forward.Goroutine},
+		{"epoll", "passthrough", false, forward.Epoll},
+		{"epoll_proxy_protocol", "passthrough", true, forward.Epoll},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -178,9 +183,10 @@ func TestSessionsForwardOnRawTCPConns(t *testing.T) {
 			srv := newServer("s", []string{"splice.test"}, be)
 			srv.ProxyMode = tc.mode
 			srv.SendProxyProtocol = tc.pp
-			p := startProxy(t, func(c *config.Config) { c.ReceiveProxyProtocol = tc.pp }, srv)
+			p := startProxy(t, func(c *config.Config) { c.ReceiveProxyProtocol = tc.pp; c.Forwarder = tc.fwd }, srv)
 
 			base := flushPipePool(t)
+			goroutines := runtime.NumGoroutine()
 			const k = 3
 			var players []net.Conn
 			for range k {
@@ -221,8 +227,14 @@ func TestSessionsForwardOnRawTCPConns(t *testing.T) {
 			if n != 2*k {
 				t.Errorf("tracked %d connections for %d sessions, want %d", n, k, 2*k)
 			}
-			if got := waitPipes(t, base+4*k); got < base+4*k {
-				t.Errorf("%d live sessions hold %d new pipe fds; splice in both directions needs %d", k, got-base, 4*k)
+			if tc.fwd == forward.Goroutine {
+				if got := waitPipes(t, base+4*k); got < base+4*k {
+					t.Errorf("%d live sessions hold %d new pipe fds; splice in both directions needs %d", k, got-base, 4*k)
+				}
+			} else if grown := runtime.NumGoroutine() - goroutines; grown > k+1 {
+				// The test backend holds one goroutine per connection; the proxy's
+				// side of an idle epoll session holds none (the goroutine forwarder: two).
+				t.Errorf("%d epoll sessions added %d goroutines; the backend's %d and none of the proxy's expected", k, grown, k)
 			}
 			for _, c := range players {
 				c.Close()
