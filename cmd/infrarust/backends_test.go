@@ -32,6 +32,7 @@ type cliRuntime struct {
 	*admintest.Roster
 	mu      sync.Mutex
 	servers map[string][]admin.Backend
+	maint   map[string]bool
 }
 
 // cliPlayersSince is when the CLI tests' players joined.
@@ -67,7 +68,7 @@ func (r *cliRuntime) Servers(time.Time) []admin.ServerInfo {
 	modes := map[string]string{"lobby": "offline", "hub": "client_only", "survival": "passthrough"}
 	var out []admin.ServerInfo
 	for id, bs := range r.servers {
-		out = append(out, admin.ServerInfo{ID: id, Strategy: "least_conn", AddressCount: len(bs), ProxyMode: modes[id], Players: r.Count(id, "")})
+		out = append(out, admin.ServerInfo{ID: id, Strategy: "least_conn", AddressCount: len(bs), ProxyMode: modes[id], Players: r.Count(id, ""), Maintenance: r.maint[id]})
 	}
 	slices.SortFunc(out, func(a, b admin.ServerInfo) int { return strings.Compare(a.ID, b.ID) })
 	return out
@@ -148,12 +149,17 @@ func startTestAdminWith(t *testing.T, rt admin.Runtime) (url, dataDir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	maint, err := admin.OpenMaintenanceStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := admin.NewServer(admin.ServerOptions{
-		Web:     config.Web{Bind: "127.0.0.1:0", DataDir: dir, RequestsPerMinute: 100000},
-		APIKey:  cliTestKey,
-		Runtime: rt,
-		Bans:    store,
-		Drains:  drains,
+		Maintenance: maint,
+		Web:         config.Web{Bind: "127.0.0.1:0", DataDir: dir, RequestsPerMinute: 100000},
+		APIKey:      cliTestKey,
+		Runtime:     rt,
+		Bans:        store,
+		Drains:      drains,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +178,7 @@ func runCLI(t *testing.T, args ...string) (string, error) {
 	root.SetOut(&out)
 	root.SetErr(&errb)
 	root.PersistentFlags().StringVarP(&g.configPath, "config", "c", filepath.Join(t.TempDir(), "absent.toml"), "")
-	root.AddCommand(newBackendsCmd(g), newBansCmd(g), newPlayersCmd(g))
+	root.AddCommand(newBackendsCmd(g), newBansCmd(g), newPlayersCmd(g), newServersCmd(g))
 	root.SetArgs(args)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -416,3 +422,16 @@ func completionCandidates(out string) []string {
 
 func (f *cliRuntime) StartServer(context.Context, string) error { return admin.ErrNotManaged }
 func (f *cliRuntime) StopServer(context.Context, string) error  { return admin.ErrNotManaged }
+
+func (f *cliRuntime) SetMaintenance(server string, on bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.servers[server]; !ok {
+		return admin.ErrUnknownServer
+	}
+	if f.maint == nil {
+		f.maint = map[string]bool{}
+	}
+	f.maint[server] = on
+	return nil
+}

@@ -13,12 +13,14 @@ import (
 func newServersCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "servers",
-		Short: "List servers with their manager state; start or stop a managed server",
+		Short: "List servers with their manager state; start or stop a managed server; maintenance",
 		Long: `Talks to the admin API of a running 'infrarust serve'. A server with a [server_manager]
-block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep now.`,
+block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep now.
+'maintenance' closes any server to all but its maintenance_staff.`,
 		Example: `  infrarust servers list
   infrarust servers start survival
-  infrarust servers stop survival`,
+  infrarust servers stop survival
+  infrarust servers maintenance survival on`,
 		Args: cobra.NoArgs,
 	}
 	conn := addAdminFlags(cmd)
@@ -49,6 +51,13 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 				state, manager := s.State, s.ManagerType
 				if manager == "" {
 					manager, state = "-", orDash(state)
+				}
+				if s.Maintenance {
+					if state == "-" {
+						state = "maintenance"
+					} else {
+						state += ",maintenance"
+					}
 				}
 				addrs := fmt.Sprintf("%d/%d healthy", s.HealthyCount, s.AddressCount)
 				if s.UnknownCount > 0 { // taking players, but nothing has checked them yet
@@ -98,6 +107,53 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 			},
 		})
 	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "maintenance SERVER on|off",
+		Short: "Close a server to everyone but its maintenance_staff, or open it again",
+		Long: `While a server is in maintenance only the players in its maintenance_staff join it. The
+others wait in the limbo when the server lists the "maintenance" limbo handler (they go in
+when it ends), or are told the server is in maintenance. The setting is kept in the data
+dir (maintenance.json), so a restart does not open a server the operator closed.`,
+		Example: `  infrarust servers maintenance survival on
+  infrarust servers maintenance survival off`,
+		Args: exactArgs(2),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, s string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) == 1 {
+				return []cobra.Completion{"on", "off"}, cobra.ShellCompDirectiveNoFileComp
+			}
+			if len(args) > 1 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return completeServers(conn, g)(cmd, args, s)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var on bool
+			switch strings.ToLower(args[1]) {
+			case "on", "true", "yes":
+				on = true
+			case "off", "false", "no":
+			default:
+				return fmt.Errorf("maintenance %q: say on or off", args[1])
+			}
+			c, err := conn.client(cmd, g)
+			if err != nil {
+				return err
+			}
+			st, err := c.SetMaintenance(cmd.Context(), args[0], on)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return printJSON(cmd.OutOrStdout(), st)
+			}
+			if st.Maintenance {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s is in maintenance: only its maintenance_staff join\n", st.ID)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s is open\n", st.ID)
+			}
+			return nil
+		},
+	})
 	return cmd
 }
 

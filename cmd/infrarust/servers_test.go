@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -110,5 +112,42 @@ func TestServersCompletionOffersOnlyManagedServers(t *testing.T) {
 		if got := out.String(); !strings.Contains(got, "survival\tlocal, sleeping") || strings.Contains(got, "lobby") {
 			t.Errorf("servers %s completion: %v\n%s\nwant survival only (lobby has no manager)", sub, err, got)
 		}
+	}
+}
+
+func TestServersMaintenanceCLI(t *testing.T) {
+	url, dir := startTestAdmin(t)
+	conn := []string{"--admin-url", url, "--api-key", cliTestKey}
+	run := func(args ...string) (string, error) {
+		return runCLI(t, append(append([]string{"servers"}, args...), conn...)...)
+	}
+
+	out, err := run("maintenance", "survival", "on")
+	if err != nil || out != "survival is in maintenance: only its maintenance_staff join\n" {
+		t.Fatalf("on: %q, %v", out, err)
+	}
+	stored, err := os.ReadFile(filepath.Join(dir, admin.MaintenanceFileName))
+	if err != nil || strings.TrimSpace(string(stored)) != `["survival"]` {
+		t.Fatalf("stored %q, %v", stored, err)
+	}
+	out, err = run("list")
+	if err != nil || !strings.Contains(out, "survival  passthrough  maintenance") || strings.Contains(out, "lobby     offline      maintenance") {
+		t.Fatalf("list after on:\n%s%v", out, err)
+	}
+	out, err = run("maintenance", "survival", "off", "-o", "json")
+	if err != nil || strings.Contains(out, `"maintenance"`) || !strings.Contains(out, `"id": "survival"`) {
+		t.Fatalf("off: %q, %v", out, err)
+	}
+	if stored, _ := os.ReadFile(filepath.Join(dir, admin.MaintenanceFileName)); strings.TrimSpace(string(stored)) != "[]" {
+		t.Fatalf("stored after off %q", stored)
+	}
+	if _, err := run("maintenance", "survival", "maybe"); err == nil || !strings.Contains(err.Error(), "say on or off") {
+		t.Errorf("bad word: %v", err)
+	}
+	if _, err := run("maintenance", "nosuch", "on"); err == nil || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("unknown server: %v", err)
+	}
+	if stored, _ := os.ReadFile(filepath.Join(dir, admin.MaintenanceFileName)); strings.TrimSpace(string(stored)) != "[]" {
+		t.Fatalf("an unknown server was stored: %q", stored)
 	}
 }

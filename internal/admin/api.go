@@ -40,6 +40,8 @@ type ServerInfo struct {
 	State        string   `json:"state,omitempty"` // server manager state when managed: online|offline|sleeping|starting|stopping|crashed
 	ManagerType  string   `json:"manager_type,omitempty"`
 	StateReason  string   `json:"state_reason,omitempty"`
+	// Maintenance: only maintenance_staff join; others wait in the limbo or are told.
+	Maintenance bool `json:"maintenance,omitempty"`
 }
 
 // Backend is one address of a server as the balancer sees it.
@@ -197,4 +199,6 @@ type Runtime interface {
 	// server has no [server_manager].
 	StartServer(ctx context.Context, server string) error
 	StopServer(ctx context.Context, server string) error
+	// SetMaintenance puts a server in maintenance or takes it out (ErrUnknownServer).
+	SetMaintenance(server string, on bool) error
 }

@@ -133,6 +133,13 @@ func (c *Client) StopServer(ctx context.Context, server string) (ServerInfo, err
 	return out, c.do(ctx, http.MethodPost, "/api/v1/servers/"+url.PathEscape(server)+"/stop", nil, &out)
 }
 
+// SetMaintenance puts a server in maintenance (only maintenance_staff join) or
+// takes it out; the change survives a restart.
+func (c *Client) SetMaintenance(ctx context.Context, server string, on bool) (ServerInfo, error) {
+	var out ServerInfo
+	return out, c.do(ctx, http.MethodPost, "/api/v1/servers/"+url.PathEscape(server)+"/maintenance", MaintenanceRequest{On: on}, &out)
+}
+
 // Stats returns the proxy-wide summary.
 func (c *Client) Stats(ctx context.Context) (Stats, error) {
 	var out Stats

@@ -151,26 +151,35 @@ func (s *DrainStore) Replay(rt Runtime, now time.Time) (dropped []string) {
 	return dropped
 }
 
-// persist writes m atomically: temp file in the same directory, fsync, rename over
-// drained.json, fsync the directory. A temp file left by a crash is never read.
+// persist writes m atomically (see writeFileAtomic).
 func (s *DrainStore) persist(m map[string][]string) error {
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode drain state: %w", err)
 	}
-	data = append(data, '\n')
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return fmt.Errorf("save drain state: create %s: %w", s.dir, err)
+	if err := writeFileAtomic(s.dir, s.path, drainTempPattern, append(data, '\n')); err != nil {
+		return fmt.Errorf("save drain state: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.dir, drainTempPattern)
+	return nil
+}
+
+// writeFileAtomic replaces path with data so that a crash at any instant leaves
+// the old or the new file: temp file in the same directory (named by
+// tempPattern, removed at the next open if a crash leaves it), fsync, rename,
+// fsync the directory.
+func writeFileAtomic(dir, path, tempPattern string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, tempPattern)
 	if err != nil {
-		return fmt.Errorf("save drain state in %s: %w", s.dir, err)
+		return fmt.Errorf("in %s: %w", dir, err)
 	}
 	name := tmp.Name()
 	fail := func(step string, err error) error {
 		tmp.Close()
 		os.Remove(name)
-		return fmt.Errorf("save drain state %s: %s: %w", s.path, step, err)
+		return fmt.Errorf("%s: %s: %w", path, step, err)
 	}
 	if _, err := tmp.Write(data); err != nil {
 		return fail("write", err)
@@ -181,14 +190,14 @@ func (s *DrainStore) persist(m map[string][]string) error {
 	if err := tmp.Close(); err != nil {
 		return fail("close", err)
 	}
-	if err := os.Rename(name, s.path); err != nil {
+	if err := os.Rename(name, path); err != nil {
 		os.Remove(name)
-		return fmt.Errorf("save drain state %s: rename: %w", s.path, err)
+		return fmt.Errorf("%s: rename: %w", path, err)
 	}
 	if runtime.GOOS != "windows" {
 		// Best effort: the rename already happened, so failing here would report
 		// an error for a change that is in place.
-		if d, err := os.Open(s.dir); err == nil {
+		if d, err := os.Open(dir); err == nil {
 			_ = d.Sync()
 			_ = d.Close()
 		}

@@ -14,15 +14,17 @@ import (
 
 // fakeRuntime is a proxy with fixed servers whose drain and reset calls are recorded.
 type fakeRuntime struct {
-	mu       sync.Mutex
-	servers  map[string][]Backend
-	drains   *DrainStore // when set, SetDrain checks the intent was persisted first
-	t        *testing.T
-	resets   []string
-	setCalls []string
-	stats    Stats
-	players  []Player
-	kicks    []string
+	mu         sync.Mutex
+	servers    map[string][]Backend
+	drains     *DrainStore       // when set, SetDrain checks the intent was persisted first
+	maintStore *MaintenanceStore // when set, SetMaintenance checks it was persisted first
+	maint      map[string]bool
+	t          *testing.T
+	resets     []string
+	setCalls   []string
+	stats      Stats
+	players    []Player
+	kicks      []string
 }
 
 func newFakeRuntime() *fakeRuntime {
@@ -47,7 +49,7 @@ func (f *fakeRuntime) Servers(time.Time) []ServerInfo {
 	defer f.mu.Unlock()
 	var out []ServerInfo
 	for id, bs := range f.servers {
-		out = append(out, ServerInfo{ID: id, Strategy: "round_robin", AddressCount: len(bs)})
+		out = append(out, ServerInfo{ID: id, Strategy: "round_robin", AddressCount: len(bs), Maintenance: f.maint[id]})
 	}
 	slices.SortFunc(out, func(a, b ServerInfo) int { return compareStrings(a.ID, b.ID) })
 	return out
@@ -135,6 +137,22 @@ func testLogger(buf *testutil.SyncBuffer) *slog.Logger {
 
 func (f *fakeRuntime) StartServer(_ context.Context, server string) error { return f.power(server) }
 func (f *fakeRuntime) StopServer(_ context.Context, server string) error  { return f.power(server) }
+
+func (f *fakeRuntime) SetMaintenance(server string, on bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.servers[server]; !ok {
+		return ErrUnknownServer
+	}
+	if f.maintStore != nil && slices.Contains(f.maintStore.All(), server) != on {
+		f.t.Errorf("maintenance of %s applied before it was persisted", server)
+	}
+	if f.maint == nil {
+		f.maint = map[string]bool{}
+	}
+	f.maint[server] = on
+	return nil
+}
 
 func (f *fakeRuntime) power(server string) error {
 	for _, s := range f.Servers(time.Time{}) {

@@ -63,6 +63,8 @@ type ServerOptions struct {
 	// Drains persists drain intent before it is applied; nil applies drains without
 	// persisting them (only for tests and the demo).
 	Drains *DrainStore
+	// Maintenance persists maintenance before it is applied; nil applies it only.
+	Maintenance *MaintenanceStore
 	// Ready reports why the proxy does not take players yet (starting, shutting
 	// down) for GET /api/v1/ready; nil means ready whenever the API answers.
 	Ready func() error
@@ -142,6 +144,7 @@ func (s *Server) routes() {
 	}
 	m.HandleFunc("GET /api/v1/servers/{id}", s.handleServer)
 	m.HandleFunc("POST /api/v1/servers/{id}/start", s.handleServerPower(powerStart))
+	m.HandleFunc("POST /api/v1/servers/{id}/maintenance", s.handleMaintenance)
 	m.HandleFunc("POST /api/v1/servers/{id}/stop", s.handleServerPower(powerStop))
 	m.HandleFunc("GET /api/v1/players", s.handlePlayers)
 	m.HandleFunc("POST /api/v1/players/{name}/send", s.handleSendPlayer)

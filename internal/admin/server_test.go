@@ -42,6 +42,11 @@ func newTestEnv(t *testing.T, opts ...envOpt) *testEnv {
 		t.Fatal(err)
 	}
 	rt.drains = drains
+	maint, err := OpenMaintenanceStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.maintStore = maint
 	clock := testutil.NewClock(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
 	store, err := bans.Open(filepath.Join(dir, "bans.json"), clock.Now())
 	if err != nil {
@@ -49,15 +54,16 @@ func newTestEnv(t *testing.T, opts ...envOpt) *testEnv {
 	}
 	logs := &testutil.SyncBuffer{}
 	o := ServerOptions{
-		Web:     config.Web{Enabled: true, Bind: "127.0.0.1:0", DataDir: dir, RequestsPerMinute: 100000},
-		APIKey:  testKey,
-		Runtime: rt,
-		Bus:     events.NewBus(),
-		Bans:    store,
-		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "infrarust_up 1\n") }),
-		Drains:  drains,
-		Logger:  testLogger(logs),
-		Now:     clock.Now,
+		Web:         config.Web{Enabled: true, Bind: "127.0.0.1:0", DataDir: dir, RequestsPerMinute: 100000},
+		APIKey:      testKey,
+		Runtime:     rt,
+		Bus:         events.NewBus(),
+		Bans:        store,
+		Metrics:     http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "infrarust_up 1\n") }),
+		Drains:      drains,
+		Maintenance: maint,
+		Logger:      testLogger(logs),
+		Now:         clock.Now,
 	}
 	for _, f := range opts {
 		f(&o)
@@ -112,6 +118,7 @@ func TestAuthOnEveryRoute(t *testing.T) {
 		{"POST", "/api/v1/servers/lobby/backends/10.0.0.1%3A25565/drain", "", false, 200},
 		{"POST", "/api/v1/servers/lobby/backends/10.0.0.1%3A25565/enable", "", false, 200},
 		{"POST", "/api/v1/servers/lobby/backends/10.0.0.1%3A25565/reset", "", false, 200},
+		{"POST", "/api/v1/servers/lobby/maintenance", `{"on":true}`, false, 200},
 		{"GET", "/api/v1/stats", "", false, 200},
 		{"GET", "/api/v1/snapshot", "", false, 200},
 		{"GET", "/api/v1/players", "", false, 200},

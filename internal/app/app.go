@@ -61,6 +61,7 @@ type App struct {
 
 	prober *health.Prober
 	drains *admin.DrainStore
+	maint  *admin.MaintenanceStore
 	hooks  *hooks.Dispatcher // player events: compiled-in handlers and [[webhooks]]
 	tracer *telemetry.Tracer // [telemetry]; nil when off
 	rt     *runtime
@@ -131,6 +132,9 @@ func build(opts Options) (*App, error) {
 	if a.drains, err = admin.OpenDrainStore(cfg.Web.DataDir); err != nil {
 		return nil, fmt.Errorf("drain store: %w (fix or move the file; it is never emptied silently)", err)
 	}
+	if a.maint, err = admin.OpenMaintenanceStore(cfg.Web.DataDir); err != nil {
+		return nil, fmt.Errorf("maintenance store: %w", err)
+	}
 	return a, nil
 }
 
@@ -166,6 +170,9 @@ func (a *App) run(ctx context.Context, opts Options) error {
 	}
 	for server, addrs := range a.drains.All() {
 		a.log.Info("drain replayed", "server", server, "addresses", addrs)
+	}
+	if ids := a.reapplyMaintenance(); len(ids) > 0 {
+		a.log.Info("maintenance replayed", "servers", ids)
 	}
 
 	ln, err := proxy.Listen(ctx, cfg.Bind, cfg.Keepalive)
@@ -267,7 +274,7 @@ func (a *App) startAdmin(ctx context.Context, version string) (string, error) {
 	}
 	srv, err := admin.NewServer(admin.ServerOptions{
 		Web: cfg.Web, APIKey: key, Runtime: a.runtime(version), Bus: a.bus, Bans: a.bans,
-		Metrics: a.met.Handler(), Drains: a.drains, Logger: a.log, Ready: a.ready.check,
+		Metrics: a.met.Handler(), Drains: a.drains, Maintenance: a.maint, Logger: a.log, Ready: a.ready.check,
 	})
 	if err != nil {
 		return "", err

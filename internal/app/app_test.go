@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/fakemc"
 	"github.com/infrarust-go/infrarust/internal/mc"
@@ -32,6 +35,13 @@ type testApp struct {
 // cleanup checks that Run returned: every goroutine it started has ended.
 func startApp(t *testing.T, files map[string]string) *testApp {
 	t.Helper()
+	return startAppWithData(t, files, nil)
+}
+
+// startAppWithData is startApp with files already in the data dir (state a
+// previous run left).
+func startAppWithData(t *testing.T, files, data map[string]string) *testApp {
+	t.Helper()
 	dir := t.TempDir()
 	servers := filepath.Join(dir, "servers")
 	if err := os.Mkdir(servers, 0o755); err != nil {
@@ -39,6 +49,12 @@ func startApp(t *testing.T, files map[string]string) *testApp {
 	}
 	for name, body := range files {
 		writeServerFile(t, servers, name, body)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range data {
+		writeServerFile(t, filepath.Join(dir, "data"), name, body)
 	}
 	cfg := config.Default()
 	cfg.Bind = "127.0.0.1:0"
@@ -295,5 +311,65 @@ func TestDrainHoldsAcrossReloads(t *testing.T) {
 	}
 	if n := b.Logins.Load(); n != 4 {
 		t.Fatalf("the other address got %d logins, want 4", n)
+	}
+}
+
+// Maintenance an operator set survives a restart (the store is replayed before
+// the first player), a reload that drops the server and brings it back, and
+// holds for a stored server that only appears at a later reload.
+func TestMaintenanceSurvivesRestartAndReload(t *testing.T) {
+	b := startBackend(t, "b")
+	ta := startAppWithData(t, map[string]string{"lobby.toml": serverFile(b.Addr(), "lobby.com")},
+		map[string]string{admin.MaintenanceFileName: `["gone", "lobby"]` + "\n"})
+	login := func() string {
+		c, err := net.Dial("tcp", ta.proxyAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_, _ = c.Write(mc.Handshake{ProtocolVersion: 767, ServerAddress: "lobby.com", ServerPort: 25565, NextState: mc.StateLogin}.Encode())
+		_, _ = c.Write(mc.LoginStart{Name: "p"}.Encode(767))
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		got, _ := io.ReadAll(io.LimitReader(c, 4096))
+		return string(got)
+	}
+	if got := login(); !strings.Contains(got, "lobby is under maintenance") {
+		t.Fatalf("a stored maintenance was not replayed at start: %q", got)
+	}
+	if !slices.Equal(ta.proxy.Maintenance(), []string{"lobby"}) {
+		t.Fatalf("proxy maintenance %v", ta.proxy.Maintenance())
+	}
+	if err := os.Rename(filepath.Join(ta.dir, "lobby.toml"), filepath.Join(ta.dir, "lobby.toml.off")); err != nil {
+		t.Fatal(err)
+	}
+	if err := ta.ReloadServers("away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(ta.dir, "lobby.toml.off"), filepath.Join(ta.dir, "lobby.toml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := ta.ReloadServers("back"); err != nil {
+		t.Fatal(err)
+	}
+	if got := login(); !strings.Contains(got, "lobby is under maintenance") {
+		t.Fatalf("maintenance lost across a reload: %q", got)
+	}
+	// A stored server that was not configured at start is closed when it appears.
+	writeServerFile(t, ta.dir, "gone.toml", serverFile(b.Addr(), "gone.com"))
+	if err := ta.ReloadServers("gone added"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ta.proxy.Maintenance(), []string{"gone", "lobby"}) {
+		t.Fatalf("proxy maintenance after gone came %v", ta.proxy.Maintenance())
+	}
+	if n := b.Logins.Load(); n != 0 {
+		t.Fatalf("the backend got %d logins during maintenance", n)
+	}
+	if err := ta.runtime("test").SetMaintenance("lobby", false); err != nil {
+		t.Fatal(err)
+	}
+	login()
+	if n := b.Logins.Load(); n != 1 {
+		t.Fatalf("after maintenance ended the backend got %d logins, want 1", n)
 	}
 }

@@ -41,6 +41,7 @@ func (a *App) ReloadServers(reason string) error {
 	}
 	a.prober.SetTargets(a.proxy.HealthTargets())
 	a.reapplyDrains()
+	a.reapplyMaintenance()
 	for _, e := range fileErrs {
 		a.log.Error("server file rejected; its previous version stays in force", "err", e)
 	}
@@ -65,6 +66,19 @@ func (a *App) reapplyDrains() {
 			_ = a.proxy.SetDrain(server, addr, true, now)
 		}
 	}
+}
+
+// reapplyMaintenance puts every stored maintenance on the proxy, so a server
+// that leaves the config and comes back (or a restart) is still closed. Stored
+// servers not configured now stay stored; it returns the ones applied.
+func (a *App) reapplyMaintenance() []string {
+	var applied []string
+	for _, id := range a.maint.All() {
+		if a.proxy.SetMaintenance(id, true) == nil {
+			applied = append(applied, id)
+		}
+	}
+	return applied
 }
 
 // mergeServersDir loads servers_dir over cur: files that failed to load keep their

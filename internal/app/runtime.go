@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,11 +40,13 @@ func (r *runtime) Servers(now time.Time) []admin.ServerInfo {
 	for _, st := range r.manager.Snapshot() {
 		reasons[st.ID] = st.Reason
 	}
+	maint := r.proxy.Maintenance()
 	for _, v := range views {
 		info := admin.ServerInfo{
 			ID: v.ID, Domains: v.Config.Domains, Strategy: string(v.Strategy),
 			AddressCount: len(v.Config.Addresses), Players: v.Players, ProxyMode: string(v.Config.ProxyMode),
 			HealthyCount: v.Serving(), UnknownCount: admin.CountUnknown(v.Backends),
+			Maintenance: slices.Contains(maint, v.ID),
 		}
 		if sm := v.Config.ServerManager; sm != nil {
 			info.State, info.ManagerType, info.StateReason = string(r.manager.State(v.ID)), sm.Type, reasons[v.ID]
@@ -69,6 +72,11 @@ func (r *runtime) Backends(server string, now time.Time) (admin.Backends, error)
 // SetDrain implements Runtime.
 func (r *runtime) SetDrain(server, address string, drained bool, now time.Time) error {
 	return mapProxyErr(r.proxy.SetDrain(server, address, drained, now))
+}
+
+// SetMaintenance implements Runtime.
+func (r *runtime) SetMaintenance(server string, on bool) error {
+	return mapProxyErr(r.proxy.SetMaintenance(server, on))
 }
 
 // Reset implements Runtime.

@@ -54,6 +54,7 @@ func (fixtureRuntime) Reset(string, string, time.Time) error          { return n
 func (f fixtureRuntime) Stats(time.Time) admin.Stats                  { return f.snap.Stats }
 func (fixtureRuntime) StartServer(context.Context, string) error      { return admin.ErrNotManaged }
 func (fixtureRuntime) StopServer(context.Context, string) error       { return admin.ErrNotManaged }
+func (fixtureRuntime) SetMaintenance(string, bool) error              { return admin.ErrUnknownServer }
 
 // requestLog records every request an admin server answered, with the simulated
 // time it arrived at.

@@ -297,6 +297,7 @@ type Runtime struct {
 	*Roster
 	// Version is reported in Stats.
 	Version string
+	maint   map[string]bool // guarded by Roster.mu
 }
 
 // NewRuntime builds a fake proxy with servers and no players.
@@ -320,7 +321,8 @@ func (r *Runtime) Servers(time.Time) []admin.ServerInfo {
 			}
 		}
 		out = append(out, admin.ServerInfo{ID: id, Domains: []string{id + ".example.com"}, Strategy: "least_conn",
-			AddressCount: len(s.Addresses), HealthyCount: healthy, Players: r.countLocked(id, ""), ProxyMode: s.ProxyMode})
+			AddressCount: len(s.Addresses), HealthyCount: healthy, Players: r.countLocked(id, ""), ProxyMode: s.ProxyMode,
+			Maintenance: r.maint[id]})
 	}
 	return out
 }
@@ -382,6 +384,20 @@ func (r *Runtime) StartServer(_ context.Context, id string) error { return r.unm
 
 // StopServer implements admin.Runtime; the fake manages no server.
 func (r *Runtime) StopServer(_ context.Context, id string) error { return r.unmanaged(id) }
+
+// SetMaintenance implements admin.Runtime.
+func (r *Runtime) SetMaintenance(id string, on bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.servers[id]; !ok {
+		return admin.ErrUnknownServer
+	}
+	if r.maint == nil {
+		r.maint = map[string]bool{}
+	}
+	r.maint[id] = on
+	return nil
+}
 
 func (r *Runtime) unmanaged(id string) error {
 	r.mu.Lock()
