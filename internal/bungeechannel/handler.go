@@ -16,8 +16,8 @@ import (
 // Errors Handle wraps, so the caller can tell a refused request from a broken
 // one in its debug line.
 var (
-	// ErrDenied: [forwarding.channel_permissions] does not allow the operation.
-	ErrDenied = errors.New("denied by [forwarding.channel_permissions]")
+	// ErrDenied: [plugin_messaging.bungeecord_permissions] does not allow the operation.
+	ErrDenied = errors.New("denied by [plugin_messaging.bungeecord_permissions]")
 	// ErrUnknownPlayer: the request names a player who is not online.
 	ErrUnknownPlayer = errors.New("no such player online")
 	// ErrUnknownServer: the request names a server the proxy does not have.

@@ -204,7 +204,7 @@ func TestHandleReportsProxyErrors(t *testing.T) {
 	}
 }
 
-// Each operation is refused exactly when its own [forwarding.channel_permissions]
+// Each operation is refused exactly when its own [plugin_messaging.bungeecord_permissions]
 // key is off: the key names match the config's toml tags, and turning one off
 // touches nothing else.
 func TestHandleDeniedByItsOwnKey(t *testing.T) {
@@ -220,7 +220,7 @@ func TestHandleDeniedByItsOwnKey(t *testing.T) {
 	for _, op := range Ops() {
 		field, ok := tags[op.Key()]
 		if !ok {
-			t.Fatalf("%s: key %q is not a [forwarding.channel_permissions] key", op, op.Key())
+			t.Fatalf("%s: key %q is not a [plugin_messaging.bungeecord_permissions] key", op, op.Key())
 		}
 		perms := allowAll()
 		reflect.ValueOf(&perms).Elem().Field(field).SetBool(false)

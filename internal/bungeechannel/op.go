@@ -28,7 +28,7 @@ const (
 )
 
 // opNames are the subchannel names as plugins write them (case matters) and
-// the [forwarding.channel_permissions] keys that allow them.
+// the [plugin_messaging.bungeecord_permissions] keys that allow them.
 var opNames = [numOps]struct{ sub, key string }{
 	OpUnknown:         {"", ""},
 	OpConnect:         {"Connect", "connect"},
@@ -68,7 +68,7 @@ func (o Op) String() string {
 	return opNames[o].sub
 }
 
-// Key is the [forwarding.channel_permissions] key that allows o ("connect_other").
+// Key is the [plugin_messaging.bungeecord_permissions] key that allows o ("connect_other").
 func (o Op) Key() string {
 	if o >= numOps {
 		return ""

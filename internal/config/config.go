@@ -50,6 +50,8 @@ type Config struct {
 	StallTimeout Duration   `toml:"stall_timeout"`
 	Auth         Auth       `toml:"auth"`
 	Forwarding   Forwarding `toml:"forwarding"`
+	// PluginMessaging is the BungeeCord plugin channel ([plugin_messaging]).
+	PluginMessaging PluginMessaging `toml:"plugin_messaging"`
 	// Webhooks and Telemetry are described in events.go.
 	Webhooks  []Webhook `toml:"webhooks"`
 	Telemetry Telemetry `toml:"telemetry"`
@@ -85,11 +87,16 @@ type Forwarding struct {
 	// SecretFile holds the velocity / bungeeguard secret; created (0600) with a
 	// random secret when missing. Relative to infrarust.toml's folder.
 	SecretFile string `toml:"secret_file"`
-	// BungeeCordChannel answers backends' requests on the BungeeCord plugin
-	// channel (Connect, PlayerCount, ...) instead of passing them to the client.
-	BungeeCordChannel bool `toml:"bungeecord_channel"`
-	// ChannelPermissions says which of those requests are carried out.
-	ChannelPermissions ChannelPermissions `toml:"channel_permissions"`
+}
+
+// PluginMessaging is the BungeeCord plugin channel backends' plugins use to ask
+// the proxy things (Connect, PlayerCount, ...), as the Rust Infrarust names it.
+type PluginMessaging struct {
+	// BungeeCord answers the channel's requests from the servers that set
+	// bungeecord_channel; off, every message goes on to the client.
+	BungeeCord bool `toml:"bungeecord"`
+	// BungeeCordPermissions says which of those requests are carried out.
+	BungeeCordPermissions ChannelPermissions `toml:"bungeecord_permissions"`
 }
 
 // Keepalive configures TCP keepalive on both sides, which is how dead peers are found
@@ -193,6 +200,9 @@ type Server struct {
 	// refusing them: "wake" (the server is asleep), "queue" (every address is
 	// full), "maintenance" (the server is in maintenance).
 	LimboHandlers []LimboHandler `toml:"limbo_handlers"`
+	// BungeeCordChannel lets this server's plugins use the BungeeCord channel when
+	// [plugin_messaging] bungeecord is on (intercepted servers only).
+	BungeeCordChannel bool `toml:"bungeecord_channel"`
 	// QueuePriority are player names or UUIDs that go to the head of the queue.
 	QueuePriority []string `toml:"queue_priority"`
 	// MaintenanceStaff are player names or UUIDs let through during maintenance.
@@ -329,8 +339,8 @@ func Default() *Config {
 		Auth:                 Auth{SessionServer: "https://sessionserver.mojang.com", Timeout: Duration(5 * time.Second)},
 		Forwarding: Forwarding{
 			RawMode: "none", Mode: forwarding.ModeNone, SecretFile: "forwarding.secret",
-			BungeeCordChannel: true, ChannelPermissions: DefaultChannelPermissions(),
 		},
+		PluginMessaging: PluginMessaging{BungeeCordPermissions: DefaultChannelPermissions()},
 		ActiveHealth: ActiveHealth{
 			Enabled: true, Kind: health.KindTCP, UnhealthyInterval: Duration(10 * time.Second),
 			Interval: Duration(30 * time.Second), Timeout: Duration(3 * time.Second), MaxConcurrent: 8,

@@ -263,7 +263,11 @@ func (r *report) table(m map[string]any, rv reflect.Value, path string, root ref
 		p := joinPath(path, k)
 		i, ok := fields[k]
 		if !ok {
-			r.unknown(p, unknownKeyHint(k, path, rv.Type(), root))
+			hint, moved := movedKeys[p]
+			if !moved {
+				hint = unknownKeyHint(k, path, rv.Type(), root)
+			}
+			r.unknown(p, hint)
 			continue
 		}
 		r.value(m[k], rv.Field(i), p, root)
@@ -410,7 +414,14 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// tomlFields maps a struct's toml keys to field indexes.
+// movedKeys are keys an earlier version read, with where they went.
+var movedKeys = map[string]string{
+	"forwarding.bungeecord_channel":  "; it moved: set [plugin_messaging] bungeecord = true, and bungeecord_channel = true in each server file whose plugins may use the channel",
+	"forwarding.channel_permissions": "; it moved to [plugin_messaging.bungeecord_permissions]",
+}
+
+// tomlFields maps a struct's toml keys (and their alias tag, another accepted
+// spelling) to field indexes.
 func tomlFields(t reflect.Type) map[string]int {
 	out := map[string]int{}
 	for i := range t.NumField() {
@@ -420,6 +431,9 @@ func tomlFields(t reflect.Type) map[string]int {
 			continue
 		}
 		out[tag] = i
+		if a := f.Tag.Get("alias"); a != "" {
+			out[a] = i
+		}
 	}
 	return out
 }

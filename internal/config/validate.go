@@ -295,6 +295,9 @@ func (s *Server) validate(r *report, global *Config) {
 			r.check(indexPath("limbo_handlers", i), "limbo handlers need an intercepted proxy_mode (offline or client_only): only then can the proxy hold a player")
 		}
 	}
+	if s.BungeeCordChannel && !s.ProxyMode.Intercepted() {
+		r.check("bungeecord_channel", "the BungeeCord channel needs an intercepted proxy_mode (offline or client_only): a passthrough server's messages are bytes the proxy does not read")
+	}
 	if s.RawForwardingMode != "" {
 		if m, err := forwarding.ParseMode(s.RawForwardingMode); err != nil {
 			r.check("forwarding_mode", "%v", err)

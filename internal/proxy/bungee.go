@@ -14,9 +14,11 @@ import (
 )
 
 // bungeeMessages is the session hook that answers backends on the BungeeCord
-// plugin channel when [forwarding] bungeecord_channel is on; nil otherwise.
+// plugin channel when [plugin_messaging] bungeecord is on, for the servers
+// that set bungeecord_channel; nil when it is off. A message from any other
+// server goes on to the client, as without a proxy.
 func (p *Proxy) bungeeMessages(pl *onlinePlayer) func(*session.Session, *session.Backend, string, []byte) bool {
-	if !pl.origin.st.cfg.Forwarding.BungeeCordChannel {
+	if !pl.origin.st.cfg.PluginMessaging.BungeeCord {
 		return nil
 	}
 	return func(s *session.Session, b *session.Backend, channel string, data []byte) bool {
@@ -24,7 +26,10 @@ func (p *Proxy) bungeeMessages(pl *onlinePlayer) func(*session.Session, *session
 			return false
 		}
 		st := p.state.Load()
-		h := bungeechannel.Handler{Proxy: bungeeProxy{p}, Permissions: st.cfg.Forwarding.ChannelPermissions}
+		if srv := st.servers[b.Server]; srv == nil || !srv.cfg.BungeeCordChannel || !st.cfg.PluginMessaging.BungeeCord {
+			return false
+		}
+		h := bungeechannel.Handler{Proxy: bungeeProxy{p}, Permissions: st.cfg.PluginMessaging.BungeeCordPermissions}
 		from := bungeechannel.Player{Name: pl.name, UUID: pl.uuid, Server: b.Server, Addr: pl.client}
 		op, reply, err := h.Handle(p.ctx, from, data)
 		if err != nil {

@@ -221,7 +221,10 @@ func (p *Proxy) queueOf(id string) *waitQueue {
 }
 
 // queueStay holds the player in t's queue: only the head tries the server, every
-// limboRetry, so players are let in in order as slots open.
+// limboRetry, so players are let in in order as slots open. The head leaves the
+// queue once it is in (Done), not when its login succeeds: a server counts a
+// player only when they are in its world, and the next head would otherwise
+// take the same slot.
 func (p *Proxy) queueStay(cn *conn, t *server) *session.Stay {
 	q := p.queueOf(t.id)
 	e := &queued{name: cn.player, prio: listed(t.cfg.QueuePriority, cn.player, cn.uuid)}
@@ -230,8 +233,8 @@ func (p *Proxy) queueStay(cn *conn, t *server) *session.Stay {
 		Message: func() limbo.Message {
 			return title(t.id+" is full", fmt.Sprintf("You are #%d in the queue", q.position(e)))
 		},
+		Done: func() { q.remove(e) },
 		Until: func(ctx context.Context) (*session.Backend, error) {
-			defer q.remove(e)
 			for {
 				if q.position(e) == 1 {
 					b, err := p.join(cn, t)

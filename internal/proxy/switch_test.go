@@ -455,11 +455,13 @@ func TestMovePlayersOffAnAddress(t *testing.T) {
 
 // A server plugin moves a player and asks questions through the BungeeCord
 // channel: the proxy answers on the same channel, moves the player on Connect,
-// and the client never sees the channel's messages.
+// and the client never sees the channel's messages; a server without
+// bungeecord_channel has its messages passed on to the client.
 func TestBungeeCordChannel(t *testing.T) {
 	a, b := startPlayBackend(t, "A"), startPlayBackend(t, "B")
 	lobby, games := networkServers(a, b)
-	tp := startProxy(t, nil, lobby, games)
+	lobby.BungeeCordChannel = true
+	tp := startProxy(t, func(c *config.Config) { c.PluginMessaging.BungeeCord = true }, lobby, games)
 	pc := joinAndPlay(t, tp.addr, "lobby.test", "Alex")
 	pc.await(t, "hello from A")
 
@@ -481,5 +483,14 @@ func TestBungeeCordChannel(t *testing.T) {
 	pc.await(t, "hello from B")
 	if info := tp.Players(""); len(info) != 1 || info[0].Server != "games" {
 		t.Fatalf("after Connect: %+v", info)
+	}
+
+	// games did not set bungeecord_channel: its request reaches the client untouched.
+	b.toPlayers("bungeecord:main", ask)
+	pc.await(t, string(ask))
+	select {
+	case data := <-b.bungee:
+		t.Fatalf("the proxy answered a server without bungeecord_channel: %q", data)
+	case <-time.After(200 * time.Millisecond):
 	}
 }

@@ -20,6 +20,10 @@ type Stay struct {
 	// logged in; an error ends the session with its text. ctx ends when the
 	// player leaves the limbo on their own.
 	Until func(ctx context.Context) (*Backend, error)
+	// Done, when set, runs once the player is out of the limbo: in the backend
+	// Until gave, or gone. A queue keeps its head until then, so the next player
+	// does not take the slot while this one is still on the way in.
+	Done func()
 }
 
 // enterWait bounds the client's answers while it enters the limbo.
@@ -29,10 +33,7 @@ const enterWait = 10 * time.Second
 // server waking up, a queue): from the limbo they go to the backend Until
 // gives, and the session goes on as Run's.
 func (s *Session) RunInLimbo(stay Stay) (up, down int64) {
-	b, err := s.hold(stay)
-	if err == nil {
-		err = s.leaveLimbo(b)
-	}
+	err := s.stay(stay)
 	if err == nil {
 		s.pumpClient()
 	} else if !errors.Is(err, limbo.ErrClientLeft) {
@@ -62,6 +63,19 @@ func (s *Session) takeLimbo() *Stay {
 	st := s.limbo
 	s.limbo = nil
 	return st
+}
+
+// stay holds the player in the limbo and moves them into the backend Until
+// gives.
+func (s *Session) stay(stay Stay) error {
+	if stay.Done != nil {
+		defer stay.Done()
+	}
+	b, err := s.hold(stay)
+	if err != nil {
+		return err
+	}
+	return s.leaveLimbo(b)
 }
 
 // hold puts the player in the limbo and keeps them there until stay.Until has

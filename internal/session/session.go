@@ -418,11 +418,7 @@ func (s *Session) pumpClient() {
 		if stay := s.takeLimbo(); stay != nil {
 			// The server is gone and a handler holds the player in the limbo; the
 			// limbo reads the client from here (and drops what was meant for the server).
-			b, err := s.hold(*stay)
-			if err == nil {
-				err = s.leaveLimbo(b)
-			}
-			if err != nil {
+			if err := s.stay(*stay); err != nil {
 				if !errors.Is(err, limbo.ErrClientLeft) {
 					s.Kick(err.Error())
 				}
