@@ -211,7 +211,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 			stay = p.queueStay(cn, target)
 			break
 		}
-		next, kickText := p.kickedFrom(cn, cn.srv, cause, msg, true, interceptedFamily)
+		next, kickText := p.kickedFrom(cn, cn.srv, cause, msg, interceptedFamily)
 		if next == nil || round >= maxRedirects {
 			end(o, "backend", err.Error(), kickText)
 			return

@@ -52,7 +52,7 @@ func (passthrough) serveLogin(p *Proxy, cn *conn) {
 		if cause == hooks.CauseStartFailed {
 			o, msg = metrics.LoginServerStarting, err.Error()
 		}
-		next, kickText := p.kickedFrom(cn, cn.srv, cause, msg, true, passthroughFamily)
+		next, kickText := p.kickedFrom(cn, cn.srv, cause, msg, passthroughFamily)
 		if next == nil || round >= maxRedirects {
 			p.loginOutcome(cn, o)
 			p.kick(cn, kickText)

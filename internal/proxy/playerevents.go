@@ -133,12 +133,12 @@ func (p *Proxy) preConnect(cn *conn, target *server, previous string, fam family
 	return target, "", true
 }
 
-// kickedFrom fires KickedFromServer for a server the player could not get onto
-// (or was kicked from): a handler may redirect them (another round), otherwise
-// the player reads text.
-func (p *Proxy) kickedFrom(cn *conn, srv *server, cause, text string, duringLogin bool, fam family) (*server, string) {
+// kickedFrom fires KickedFromServer for a server a logging-in player could not
+// get onto: a handler may redirect them (another round), otherwise the player
+// reads text. (A player kicked once in play goes through fallback in switch.go.)
+func (p *Proxy) kickedFrom(cn *conn, srv *server, cause, text string, fam family) (*server, string) {
 	ev := &cn.ev
-	k := hooks.KickedFromServer{Connection: ev.conn, Profile: cn.hookProfile(), Server: srv.id, Cause: cause, Reason: text, DuringLogin: duringLogin}
+	k := hooks.KickedFromServer{Connection: ev.conn, Profile: cn.hookProfile(), Server: srv.id, Cause: cause, Reason: text, DuringLogin: true}
 	res := hooks.Fire(p.opts.Hooks, ev.ctx, &k)
 	if res.Redirected() {
 		if t, ok := p.redirectTarget(cn, res, fam); ok {
