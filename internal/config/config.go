@@ -45,6 +45,8 @@ type Config struct {
 	StallTimeout Duration   `toml:"stall_timeout"`
 	Auth         Auth       `toml:"auth"`
 	Forwarding   Forwarding `toml:"forwarding"`
+	// Fleet shares operator state, players and wakes with other proxies (fleet.go).
+	Fleet Fleet `toml:"fleet"`
 
 	// Servers are loaded from ServersDir, sorted by id.
 	Servers []*Server `toml:"-"`
@@ -173,6 +175,9 @@ type Server struct {
 	// FallbackSkipKicks are kick texts (case-insensitive substrings) that end the
 	// session instead of moving the player (a ban is meant to end it).
 	FallbackSkipKicks []string `toml:"fallback_skip_kicks"`
+	// FleetPlayerCount makes the status answer count this server's players on
+	// every proxy of the [fleet] instead of what the backend says (fleet.go).
+	FleetPlayerCount bool `toml:"fleet_player_count"`
 	// ForwardingMode is RawForwardingMode parsed; nil means the global [forwarding] mode.
 	ForwardingMode *forwarding.Mode `toml:"-"`
 
@@ -287,6 +292,7 @@ func Default() *Config {
 		StallTimeout:         Duration(30 * time.Second),
 		Auth:                 Auth{SessionServer: "https://sessionserver.mojang.com", Timeout: Duration(5 * time.Second)},
 		Forwarding:           Forwarding{RawMode: "none", Mode: forwarding.ModeNone, SecretFile: "forwarding.secret"},
+		Fleet:                defaultFleet(),
 		ActiveHealth: ActiveHealth{
 			Enabled: true, Kind: health.KindTCP, UnhealthyInterval: Duration(10 * time.Second),
 			Interval: Duration(30 * time.Second), Timeout: Duration(3 * time.Second), MaxConcurrent: 8,
