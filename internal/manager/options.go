@@ -30,6 +30,9 @@ type Options struct {
 	// Providers maps a [server_manager] type to what builds its provider; nil means
 	// the built-in "local" and "pterodactyl". Tests add fakes here.
 	Providers map[string]ProviderFunc
+	// Fleet coordinates starts and idle stops with the other proxies of a
+	// [fleet] (fleet.go); nil means this proxy is on its own.
+	Fleet Fleet
 }
 
 // Clock is the manager's time source, injected so tests cross start_timeout,
@@ -100,6 +103,9 @@ func (m *Manager) newProvider(e *entry, sm *config.ServerManager) (Provider, err
 	)
 	if ok {
 		p, err = build(e.id, sm, func() { m.providerChanged(e) })
+		if err == nil {
+			p = m.fleetProvider(p, e) // fleet.go
+		}
 	} else {
 		err = fmt.Errorf("type %q is not one of local, pterodactyl", sm.Type)
 	}
