@@ -19,6 +19,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/fleet"
 	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy"
@@ -55,6 +56,7 @@ type App struct {
 	prober *health.Prober
 	drains *admin.DrainStore
 	rt     *runtime
+	fleet  *fleet.Fleet // nil without [fleet] (fleet.go)
 
 	reloadMu sync.Mutex // one reload at a time (watcher, signal, tests)
 
@@ -95,7 +97,10 @@ func build(opts Options) (*App, error) {
 	// The manager tells the app when a woken server's address is ready; the app
 	// puts it into the proxy's slow start. a.proxy is set below, before the
 	// manager's loops (the only callers) start in run.
-	a.mgr = manager.New(manager.Options{Bus: a.bus, Logger: log, OnReady: a.serverReady})
+	if err := a.buildFleet(opts); err != nil { // fleet.go
+		return nil, err
+	}
+	a.mgr = manager.New(manager.Options{Bus: a.bus, Logger: log, OnReady: a.serverReady, Fleet: a.managerFleet()})
 	a.proxy, err = proxy.New(proxy.Options{
 		Config: cfg, Logger: log, Bus: a.bus, Metrics: a.met, Bans: a.bans,
 		Manager: a.mgr, Version: opts.Version,
@@ -170,6 +175,7 @@ func (a *App) run(ctx context.Context, opts Options) error {
 		ln.Close()
 		return err
 	}
+	a.startFleet(bg, ln.Addr().String(), adminAddr) // fleet.go
 	a.goroutine(func() { a.prober.Run(bg) })
 	a.goroutine(func() { a.proxy.RunMaintenance(bg) })
 	a.goroutine(func() { a.mgr.Run(bg) })
@@ -232,7 +238,7 @@ func (a *App) startAdmin(ctx context.Context, version string) (string, error) {
 	}
 	srv, err := admin.NewServer(admin.ServerOptions{
 		Web: cfg.Web, APIKey: key, Runtime: a.runtime(version), Bus: a.bus, Bans: a.bans,
-		Metrics: a.met.Handler(), Drains: a.drains, Logger: a.log,
+		Metrics: a.met.Handler(), Drains: a.drains, Logger: a.log, Fleet: a.adminFleet(),
 	})
 	if err != nil {
 		return "", err
