@@ -112,6 +112,9 @@ needed: the URL comes from [web] bind and the key from <data_dir>/admin.key of -
 					}
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), line)
+				if note := fleetNote(res.Fleet); note != "" { // fleet.go
+					fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+note)
+				}
 				return nil
 			},
 		}
