@@ -322,6 +322,10 @@ func (f *Fleet) Run(ctx context.Context) {
 // (re)subscription, since messages sent meanwhile were lost.
 func (f *Fleet) subscribe(ctx context.Context, inbox chan<- string, resub chan<- struct{}) {
 	ps := f.rdb.Subscribe(ctx, f.k.changes())
+	// Receive does not return when ctx ends while it waits for a message;
+	// closing the subscription does.
+	stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
+	defer stop()
 	defer ps.Close()
 	backoff := minBackoff
 	for {
