@@ -1,3 +1,5 @@
+//go:build unix
+
 package fleet
 
 import (
@@ -219,7 +221,11 @@ type proxyOpts struct {
 	id      string
 	redis   *redisServer
 	servers map[string]string // servers/<name>.toml contents
-	fleet   string            // extra [fleet] lines
+	// heartbeat is [fleet] heartbeat_interval ("200ms", timeout "2s", when empty;
+	// else the timeout is 10h).
+	heartbeat string
+	// noFleet leaves [fleet] out: a proxy on its own, the baseline of the benchmarks.
+	noFleet bool
 }
 
 // proxyProc is one running `infrarust serve` process.
@@ -267,16 +273,22 @@ requests_per_minute = 0
 
 [active_health]
 enabled = false
-
+`, p.proxyAddr, strings.TrimPrefix(p.adminURL, "http://"), adminKey)
+	if !o.noFleet {
+		hb, hbTimeout := o.heartbeat, "10h"
+		if hb == "" {
+			hb, hbTimeout = "200ms", "2s"
+		}
+		cfg += fmt.Sprintf(`
 [fleet]
 redis = "env:%s"
 id = %q
-heartbeat_interval = "200ms"
-heartbeat_timeout = "2s"
+heartbeat_interval = %q
+heartbeat_timeout = %q
 wake_lock_ttl = "3s"
 timeout = "500ms"
-%s
-`, p.proxyAddr, strings.TrimPrefix(p.adminURL, "http://"), adminKey, redisEnvVa, o.id, o.fleet)
+`, redisEnvVa, o.id, hb, hbTimeout)
+	}
 	if err := os.WriteFile(p.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +305,10 @@ func (p *proxyProc) start(r *redisServer) {
 		p.t.Fatal(err)
 	}
 	p.cmd = exec.Command(infrarust(p.t), "serve", "--config", p.config)
-	p.cmd.Env = append(os.Environ(), redisEnvVa+"="+r.url(), "INFRARUST_API_KEY=")
+	p.cmd.Env = append(os.Environ(), "INFRARUST_API_KEY=")
+	if r != nil {
+		p.cmd.Env = append(p.cmd.Env, redisEnvVa+"="+r.url())
+	}
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatal(err)
