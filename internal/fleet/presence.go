@@ -175,13 +175,13 @@ func (f *Fleet) refreshView(ctx context.Context) error {
 		}
 		list = append(list, seen{id, int64(at)})
 	}
-	infos := make([]*redis.StringCmd, len(list))
+	infos := make([]any, len(list))
 	if len(list) > 0 {
-		pipe := f.rdb.Pipeline()
+		names := make([]string, len(list))
 		for i, s := range list {
-			infos[i] = pipe.Get(cctx, f.k.proxy(s.id))
+			names[i] = f.k.proxy(s.id)
 		}
-		if _, err := pipe.Exec(cctx); err != nil && err != redis.Nil {
+		if infos, err = f.rdb.MGet(cctx, names...).Result(); err != nil {
 			return fmt.Errorf("fleet view: %w", err)
 		}
 	}
@@ -191,7 +191,7 @@ func (f *Fleet) refreshView(ctx context.Context) error {
 	for i, s := range list {
 		st := ProxyStatus{ProxyInfo: ProxyInfo{ID: s.id}, LastHeartbeat: time.UnixMilli(s.at).UTC(),
 			HeartbeatAgeSecs: float64(nowMS-s.at) / 1000, Live: nowMS-s.at <= timeout, Self: s.id == f.id}
-		if raw, err := infos[i].Result(); err == nil && len(raw) <= maxEntryBytes {
+		if raw, ok := infos[i].(string); ok && len(raw) <= maxEntryBytes {
 			var info ProxyInfo
 			if json.Unmarshal([]byte(raw), &info) == nil && info.ID == s.id {
 				st.ProxyInfo = info
