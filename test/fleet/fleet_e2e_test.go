@@ -410,3 +410,46 @@ func lineWith(out string, parts ...string) bool {
 	}
 	return false
 }
+
+// Redis hangs (SIGSTOP: connections open, nothing answers): logins are not held up,
+// an operator's drain answers after [fleet] timeout saying it is queued, and it
+// reaches the others once Redis answers again.
+func TestE2ERedisHung(t *testing.T) {
+	r := startRedis(t)
+	one, two := plainBackend(t, "one"), plainBackend(t, "two")
+	ps := startFleet(t, r, 2, map[string]string{"lobby": lobbyFile(one.Addr(), two.Addr())})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := r.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			_ = r.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}
+	defer resume()
+	for i := range 20 {
+		name := "Hung" + strconv.Itoa(i)
+		start := time.Now()
+		text, err := loginText(ctx, ps[i%2].proxyAddr, playHost, name)
+		if err != nil || text != "You reached one (as "+name+")" {
+			t.Fatalf("login with Redis hung: %q %v", text, err)
+		}
+		if d := time.Since(start); d > 400*time.Millisecond {
+			t.Logf("a login took %s with Redis hung (the [fleet] timeout is 500ms; logins must not wait for it)", d)
+		}
+	}
+	start := time.Now()
+	_, errOut, err := ps[0].cli(t, "backends", "drain", "lobby", one.Addr())
+	if err != nil || !strings.Contains(errOut, "warning: not shared with the fleet yet") {
+		t.Fatalf("drain with Redis hung: %v, stderr %q", err, errOut)
+	}
+	t.Logf("the drain's answer with Redis hung took %s ([fleet] timeout 500ms)", time.Since(start).Round(time.Millisecond))
+	resume()
+	eventually(t, 40*time.Second, "p2 gets the drain once Redis answers", func() bool {
+		return backendState(ps[1], "lobby", one.Addr()) == "draining"
+	})
+}
