@@ -148,8 +148,9 @@ type Fleet struct {
 	// published is the players hash as last written (the Run goroutine's alone).
 	published map[string]string
 
-	ops atomic.Uint64 // Redis commands sent, for the metrics and the benchmarks
-	wg  sync.WaitGroup
+	ops     atomic.Uint64 // Redis commands sent, for the metrics and the benchmarks
+	wg      sync.WaitGroup
+	leaving chan struct{} // closed when Run ends: wake lock renewals stop
 }
 
 // New checks the options and prepares the Redis client; it does no I/O, so a
@@ -202,6 +203,7 @@ func New(opts Options) (*Fleet, error) {
 		opts: opts, cfg: cfg, id: id, url: config.RedactURL(raw), k: keys{prefix: cfg.KeyPrefix},
 		rdb: redis.NewClient(ropts), log: opts.Logger.With("fleet", id), now: opts.Now,
 		j: j, waiting: map[string][]*Receipt{}, kick: make(chan struct{}, 1), published: map[string]string{},
+		leaving: make(chan struct{}),
 	}
 	f.rdb.AddHook(countHook{&f.ops})
 	quietRedis.Do(func() { redis.SetLogger(discardLogger{}) })
@@ -285,6 +287,7 @@ func (f *Fleet) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			f.leave()
+			close(f.leaving)
 			<-subDone
 			f.wg.Wait()
 			return

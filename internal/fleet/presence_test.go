@@ -144,9 +144,11 @@ func TestWakeLock(t *testing.T) {
 	if _, held, holder, err := b.TryWake(ctx, "survival"); err != nil || held || holder != "a" {
 		t.Fatalf("b while a holds it: held %v holder %q %v", held, holder, err)
 	}
-	if _, held, _, _ := b.TryWake(ctx, "lobby"); !held {
+	rl, held, _, _ := b.TryWake(ctx, "lobby")
+	if !held {
 		t.Fatal("another server's lock is independent")
 	}
+	rl()
 	release()
 	release() // twice is fine
 	rb, held, _, err := b.TryWake(ctx, "survival")

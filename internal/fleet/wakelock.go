@@ -74,6 +74,8 @@ func (f *Fleet) renew(key, value string, ttl time.Duration, stop <-chan struct{}
 		select {
 		case <-stop:
 			return
+		case <-f.leaving: // the proxy is exiting; the lock expires by itself
+			return
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), f.cfg.Timeout.D())
