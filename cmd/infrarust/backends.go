@@ -124,6 +124,9 @@ time.`,
 					}
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), line)
+				if note := fleetNote(res.Fleet); note != "" { // fleet.go
+					fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+note)
+				}
 				return nil
 			},
 		}

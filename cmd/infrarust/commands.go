@@ -12,6 +12,7 @@ func commands(g *globalFlags) []*cobra.Command {
 		newBansCmd(g),
 		newServersCmd(g),
 		newPlayersCmd(g),
+		newFleetCmd(g),
 		newTopCmd(g),
 		newHealthCmd(g),
 		newGenDocsCmd(g),

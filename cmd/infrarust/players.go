@@ -32,17 +32,29 @@ forwards their bytes. To move everyone off one address, see 'backends drain --mo
 	addOutputFlag(cmd, &output)
 
 	var server string
+	var fleetWide bool
 	list := &cobra.Command{
-		Use:   "list [--server SERVER]",
+		Use:   "list [--server SERVER] [--fleet]",
 		Short: "Show the players online, with their server, address, version and mode",
 		Example: `  infrarust players list
   infrarust players list --server lobby
+  infrarust players list --fleet
   infrarust players list -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := conn.client(cmd, g)
 			if err != nil {
 				return err
+			}
+			if fleetWide { // fleet.go
+				players, err := c.FleetPlayers(cmd.Context(), server)
+				if err != nil {
+					return err
+				}
+				if output == "json" {
+					return printJSON(cmd.OutOrStdout(), players)
+				}
+				return printFleetPlayersTable(cmd.OutOrStdout(), players, server, time.Now())
 			}
 			players, err := c.Players(cmd.Context(), server)
 			if err != nil {
@@ -55,6 +67,7 @@ forwards their bytes. To move everyone off one address, see 'backends drain --mo
 		},
 	}
 	list.Flags().StringVar(&server, "server", "", "only the players of this server")
+	list.Flags().BoolVar(&fleetWide, "fleet", false, "the players of every proxy of the [fleet], with the proxy each is on")
 	_ = list.RegisterFlagCompletionFunc("server", completeServers(conn, g))
 	cmd.AddCommand(list)
 

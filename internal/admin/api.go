@@ -165,6 +165,9 @@ type ActionResult struct {
 	Backend Backend `json:"backend"`
 	// Move is set by a drain with {"move": true}: how many players left the address.
 	Move *MoveResult `json:"move,omitempty"`
+	// Fleet says whether the other proxies of the [fleet] have the change; absent
+	// without [fleet] (fleet.go).
+	Fleet *FleetDelivery `json:"fleet,omitempty"`
 }
 
 // Snapshot is GET /api/v1/snapshot: everything `infrarust top` shows, read at one
@@ -177,6 +180,8 @@ type Snapshot struct {
 	// Players is GET /api/v1/players, so the dashboard's players pane costs no
 	// request of its own.
 	Players []Player `json:"players"`
+	// Fleet is GET /api/v1/fleet, for the dashboard's header; absent without [fleet].
+	Fleet *FleetStatus `json:"fleet,omitempty"`
 }
 
 // Errors a Runtime returns so the API can answer 404 rather than 500.

@@ -17,15 +17,24 @@ import (
 func (s *Server) handlePlayers(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	for k := range q {
-		if k != "server" {
+		if k != "server" && k != "fleet" {
 			writeError(w, http.StatusBadRequest, "BAD_REQUEST",
-				fmt.Sprintf("unknown query parameter %q; the only filter is ?server=ID", k))
+				fmt.Sprintf("unknown query parameter %q; the filters are ?server=ID and ?fleet=true", k))
 			return
 		}
+	}
+	fleet, err := fleetQuery(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", err.Error())
+		return
 	}
 	server := q.Get("server")
 	if server != "" && !s.serverExists(server) {
 		s.writeRuntimeError(w, server, "", ErrUnknownServer)
+		return
+	}
+	if fleet {
+		s.handleFleetPlayers(w, r, server) // fleet.go
 		return
 	}
 	writeData(w, http.StatusOK, s.players(server))

@@ -68,6 +68,9 @@ type ServerOptions struct {
 	// Ready reports why the proxy does not take players yet (starting, shutting
 	// down) for GET /api/v1/ready; nil means ready whenever the API answers.
 	Ready func() error
+	// Fleet shares drains, resets and bans with the other proxies of a [fleet]
+	// and serves the fleet routes (fleet.go); nil when the proxy is on its own.
+	Fleet Fleet
 	// Logger receives the audit lines; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock (rate limiter, ban expiry, runtime calls); nil means time.Now.
@@ -155,6 +158,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/bans", s.handleListBans)
 	m.HandleFunc("POST /api/v1/bans", s.handleAddBan)
 	m.HandleFunc("DELETE /api/v1/bans/{type}/{value}", s.handleRemoveBan)
+	m.HandleFunc("GET /api/v1/fleet", s.handleFleet) // fleet.go
 	if s.opts.Metrics != nil {
 		m.Handle(routeMetrics, s.opts.Metrics)
 	}
@@ -391,7 +395,8 @@ func (s *Server) handleSnapshot(w http.ResponseWriter, _ *http.Request) {
 		s.writeRuntimeError(w, err.server, "", err.err)
 		return
 	}
-	writeData(w, http.StatusOK, Snapshot{Stats: s.opts.Runtime.Stats(now), Servers: servers, Backends: backends, Players: s.players("")})
+	writeData(w, http.StatusOK, Snapshot{Stats: s.opts.Runtime.Stats(now), Servers: servers, Backends: backends, Players: s.players(""),
+		Fleet: s.fleetStatus()})
 }
 
 func (s *Server) handleBackends(w http.ResponseWriter, r *http.Request) {
@@ -485,7 +490,7 @@ func (s *Server) handleAction(action Action) http.HandlerFunc {
 			audit = append(audit, "move", true)
 		}
 		s.log.Info("admin action", audit...)
-		res := ActionResult{Server: id, Address: addr, Action: action}
+		res := ActionResult{Server: id, Address: addr, Action: action, Fleet: s.shareBackend(r, action, id, addr)}
 		if body.Move {
 			// Outside actionMu: moving many players takes a while and must not hold
 			// up other drains.

@@ -122,6 +122,7 @@ func TestAuthOnEveryRoute(t *testing.T) {
 		{"GET", "/api/v1/stats", "", false, 200},
 		{"GET", "/api/v1/snapshot", "", false, 200},
 		{"GET", "/api/v1/players", "", false, 200},
+		{"GET", "/api/v1/fleet", "", false, 200},
 		{"POST", "/api/v1/players/Notch/send", `{"server":"survival"}`, false, 200},
 		{"POST", "/api/v1/players/jeb_/kick", "", false, 200},
 		{"GET", "/api/v1/events", "", false, 200},

@@ -20,6 +20,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/discovery"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/fleet"
 	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/metrics"
@@ -68,6 +69,7 @@ type App struct {
 	notify *sdnotify.Notifier // systemd Type=notify; does nothing outside systemd
 	ready  *readiness         // GET /api/v1/ready
 	disc   *discovery.Set     // discovered servers' latest lists (discovery.go); nil when none is enabled
+	fleet  *fleet.Fleet       // nil without [fleet] (fleet.go)
 
 	reloadMu sync.Mutex // one reload at a time (watcher, signal, tests)
 
@@ -108,7 +110,10 @@ func build(opts Options) (*App, error) {
 	// The manager tells the app when a woken server's address is ready; the app
 	// puts it into the proxy's slow start. a.proxy is set below, before the
 	// manager's loops (the only callers) start in run.
-	a.mgr = manager.New(manager.Options{Bus: a.bus, Logger: log, OnReady: a.serverReady, Docker: cfg.Docker, Kubernetes: cfg.Kubernetes})
+	if err := a.buildFleet(opts); err != nil { // fleet.go
+		return nil, err
+	}
+	a.mgr = manager.New(manager.Options{Bus: a.bus, Logger: log, OnReady: a.serverReady, Docker: cfg.Docker, Kubernetes: cfg.Kubernetes, Fleet: a.managerFleet()})
 	if a.hooks, err = hooks.New(hooks.Options{Handlers: opts.Extensions, Webhooks: cfg.Webhooks, Logger: log}); err != nil {
 		return nil, fmt.Errorf("[[webhooks]]: %w", err)
 	}
@@ -197,6 +202,7 @@ func (a *App) run(ctx context.Context, opts Options) error {
 		ln.Close()
 		return err
 	}
+	a.startFleet(bg, ln.Addr().String(), adminAddr) // fleet.go
 	a.goroutine(func() { a.prober.Run(bg) })
 	a.goroutine(func() { a.proxy.RunMaintenance(bg) })
 	a.goroutine(func() { a.mgr.Run(bg) })
@@ -275,6 +281,7 @@ func (a *App) startAdmin(ctx context.Context, version string) (string, error) {
 	srv, err := admin.NewServer(admin.ServerOptions{
 		Web: cfg.Web, APIKey: key, Runtime: a.runtime(version), Bus: a.bus, Bans: a.bans,
 		Metrics: a.met.Handler(), Drains: a.drains, Maintenance: a.maint, Logger: a.log, Ready: a.ready.check,
+		Fleet: a.adminFleet(),
 	})
 	if err != nil {
 		return "", err

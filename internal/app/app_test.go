@@ -27,20 +27,21 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type testApp struct {
 	*App
 	proxyAddr string
+	adminAddr string
 	dir       string
 	reload    chan os.Signal
 }
 
 // startApp runs the composition root the way serve does (minus cobra), and at
 // cleanup checks that Run returned: every goroutine it started has ended.
-func startApp(t *testing.T, files map[string]string) *testApp {
+func startApp(t *testing.T, files map[string]string, mutate ...func(*config.Config)) *testApp {
 	t.Helper()
-	return startAppWithData(t, files, nil)
+	return startAppWithData(t, files, nil, mutate...)
 }
 
 // startAppWithData is startApp with files already in the data dir (state a
 // previous run left).
-func startAppWithData(t *testing.T, files, data map[string]string) *testApp {
+func startAppWithData(t *testing.T, files, data map[string]string, mutate ...func(*config.Config)) *testApp {
 	t.Helper()
 	dir := t.TempDir()
 	servers := filepath.Join(dir, "servers")
@@ -68,6 +69,9 @@ func startAppWithData(t *testing.T, files, data map[string]string) *testApp {
 		t.Fatal(errs)
 	}
 	cfg.Servers = loaded
+	for _, m := range mutate {
+		m(cfg)
+	}
 	level := slog.LevelError + 100
 	if os.Getenv("INFRARUST_TEST_DEBUG") != "" {
 		level = slog.LevelDebug
@@ -80,7 +84,8 @@ func startAppWithData(t *testing.T, files, data map[string]string) *testApp {
 	reload := make(chan os.Signal, 1)
 	opts.Reload = reload
 	ready := make(chan string, 1)
-	opts.Ready = func(p, _ string) { ready <- p }
+	var adminAddr string
+	opts.Ready = func(p, ad string) { adminAddr = ad; ready <- p }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.run(ctx, opts) }()
@@ -102,7 +107,7 @@ func startAppWithData(t *testing.T, files, data map[string]string) *testApp {
 			t.Error("Run did not return within 10s of its context ending")
 		}
 	})
-	return &testApp{App: a, proxyAddr: addr, dir: servers, reload: reload}
+	return &testApp{App: a, proxyAddr: addr, adminAddr: adminAddr, dir: servers, reload: reload}
 }
 
 func writeServerFile(t *testing.T, dir, name, body string) {

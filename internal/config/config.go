@@ -58,6 +58,8 @@ type Config struct {
 	// Docker and Kubernetes discover servers beside servers_dir (discovery.go).
 	Docker     Docker     `toml:"docker"`
 	Kubernetes Kubernetes `toml:"kubernetes"`
+	// Fleet shares operator state, players and wakes with other proxies (fleet.go).
+	Fleet Fleet `toml:"fleet"`
 
 	// Servers are loaded from ServersDir, sorted by id.
 	Servers []*Server `toml:"-"`
@@ -207,6 +209,9 @@ type Server struct {
 	QueuePriority []string `toml:"queue_priority"`
 	// MaintenanceStaff are player names or UUIDs let through during maintenance.
 	MaintenanceStaff []string `toml:"maintenance_staff"`
+	// FleetPlayerCount makes the status answer count this server's players on
+	// every proxy of the [fleet] instead of what the backend says (fleet.go).
+	FleetPlayerCount bool `toml:"fleet_player_count"`
 	// ForwardingMode is RawForwardingMode parsed; nil means the global [forwarding] mode.
 	ForwardingMode *forwarding.Mode `toml:"-"`
 	// Discovered names the discovery source that produced this server ("docker",
@@ -341,6 +346,7 @@ func Default() *Config {
 			RawMode: "none", Mode: forwarding.ModeNone, SecretFile: "forwarding.secret",
 		},
 		PluginMessaging: PluginMessaging{BungeeCordPermissions: DefaultChannelPermissions()},
+		Fleet:           defaultFleet(),
 		ActiveHealth: ActiveHealth{
 			Enabled: true, Kind: health.KindTCP, UnhealthyInterval: Duration(10 * time.Second),
 			Interval: Duration(30 * time.Second), Timeout: Duration(3 * time.Second), MaxConcurrent: 8,

@@ -202,6 +202,7 @@ func (c *Config) validate(r *report, envKey string) {
 	} else {
 		c.Forwarding.Mode = m
 	}
+	c.validateFleet(r)
 	validateActiveHealth(r, "active_health", c.ActiveHealth)
 	if c.ActiveHealth.MaxConcurrent < 1 {
 		r.check("active_health.max_concurrent", "must be at least 1")

@@ -40,7 +40,8 @@ const (
 // Lagged), in a stable order for help texts and error messages.
 func Subscribable() []Type {
 	return []Type{BackendHealthChange, PlayerJoin, PlayerLeave, PlayerSwitch, ConfigReload,
-		BanCreated, BanRemoved, StatsTick, ServerStateChange}
+		BanCreated, BanRemoved, StatsTick, ServerStateChange,
+		FleetConnectivity} // fleet.go
 }
 
 // ParseType turns a name from a client (?types=) into a Type, so unknown names are

@@ -42,6 +42,7 @@ func (m *Manager) check() {
 	}
 	now := m.clock.Now()
 	for _, e := range m.servers {
+		m.fleetPlayers(e, now) // fleet.go: players elsewhere in the fleet hold off the idle stop
 		if idle := e.sm.ShutdownAfter.D(); idle > 0 && e.state == StateOnline && e.owner == ownerNone &&
 			e.players == 0 && !e.idleSince.IsZero() && now.Sub(e.idleSince) >= idle {
 			m.beginStop(e, fmt.Sprintf("no players for %s (shutdown_after)", idle))
@@ -134,6 +135,10 @@ type startRun struct {
 func (m *Manager) beginStart(e *entry, why string) {
 	r := m.takeStart(e, why)
 	m.spawn(func() {
+		if m.fleet != nil {
+			m.fleetStart(r) // fleet.go: one proxy of the fleet starts it
+			return
+		}
 		if m.requestStart(r) {
 			m.awaitReady(r)
 		}

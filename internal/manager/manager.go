@@ -83,6 +83,7 @@ type Manager struct {
 	tick      time.Duration
 	http      *http.Client
 	providers map[string]ProviderFunc
+	fleet     Fleet // nil unless in a [fleet] (fleet.go)
 
 	base       context.Context // ends at Shutdown: start loops and polls stop
 	baseCancel context.CancelFunc
@@ -99,7 +100,7 @@ func New(opts Options) *Manager {
 	opts = opts.withDefaults()
 	m := &Manager{
 		bus: opts.Bus, log: opts.Logger, clock: opts.Clock, onReady: opts.OnReady,
-		tick: opts.Tick, http: opts.HTTPClient, providers: opts.Providers,
+		tick: opts.Tick, http: opts.HTTPClient, providers: opts.Providers, fleet: opts.Fleet,
 		servers: map[string]*entry{},
 	}
 	m.base, m.baseCancel = context.WithCancel(context.Background())

@@ -35,6 +35,9 @@ type Options struct {
 	// APIs ([docker], [kubernetes]); zero values are the defaults.
 	Docker     config.Docker
 	Kubernetes config.Kubernetes
+	// Fleet coordinates starts and idle stops with the other proxies of a
+	// [fleet] (fleet.go); nil means this proxy is on its own.
+	Fleet Fleet
 }
 
 // Clock is the manager's time source, injected so tests cross start_timeout,
@@ -109,6 +112,9 @@ func (m *Manager) newProvider(e *entry, sm *config.ServerManager) (Provider, err
 	)
 	if ok {
 		p, err = build(e.id, sm, func() { m.providerChanged(e) })
+		if err == nil {
+			p = m.fleetProvider(p, e) // fleet.go
+		}
 	} else {
 		err = fmt.Errorf("type %q is not one of %s", sm.Type, strings.Join(config.ManagerTypes, ", "))
 	}

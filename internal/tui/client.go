@@ -65,6 +65,8 @@ type Snapshot struct {
 	Players []admin.Player
 	// At is when the snapshot was taken; the "secs ago" fields are relative to it.
 	At time.Time
+	// Fleet is the [fleet] the proxy belongs to, for the header (fleet.go); nil without one.
+	Fleet *admin.FleetStatus
 }
 
 // Fetch takes a full snapshot through r in one request.
@@ -80,5 +82,5 @@ func Fetch(ctx context.Context, r Reader, now time.Time) (Snapshot, error) {
 	if s.Backends == nil {
 		s.Backends = map[string]admin.Backends{}
 	}
-	return Snapshot{Stats: s.Stats, Servers: s.Servers, Backends: s.Backends, Players: s.Players, At: now}, nil
+	return Snapshot{Stats: s.Stats, Servers: s.Servers, Backends: s.Backends, Players: s.Players, At: now, Fleet: s.Fleet}, nil
 }

@@ -95,6 +95,9 @@ func (m *Model) viewHeader(w int) []string {
 			kv("conn/s", fmtRate(s.ConnectionsPerSec)),
 			kv("rej/s", fmtRate(s.RejectionsPerSec)),
 		)
+		if seg := m.fleetSegment(); seg != "" { // fleet.go
+			segs = append(segs, seg)
+		}
 	}
 	last := "-"
 	if m.lastEv != "" {

@@ -1,0 +1,134 @@
+package fleet
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/bans"
+)
+
+// Kind says what an Entry changes.
+type Kind string
+
+const (
+	// KindDrain is an address's drain intent (drained or enabled); it is stored.
+	KindDrain Kind = "drain"
+	// KindBan is a ban or its lifting; it is stored.
+	KindBan Kind = "ban"
+	// KindReset clears an address's failures on every proxy; it is only published:
+	// it is about this moment's failures, so it is never replayed later.
+	KindReset Kind = "reset"
+)
+
+// maxEntryBytes bounds one entry read from Redis: a ban with a long reason is a few
+// KiB; anything bigger is not ours and is skipped.
+const maxEntryBytes = 64 << 10
+
+// Entry is one change of shared operator state, as stored in the state hash, sent
+// on the changes channel and kept in the proxy's journal.
+type Entry struct {
+	Kind    Kind   `json:"kind"`
+	Server  string `json:"server,omitempty"`
+	Address string `json:"address,omitempty"`
+	Drained bool   `json:"drained,omitempty"`
+	// BanType and BanValue name a ban (value normalised by the ban store), so a
+	// lifted ban keeps its identity after Ban is gone.
+	BanType  bans.Type `json:"ban_type,omitempty"`
+	BanValue string    `json:"ban_value,omitempty"`
+	// Ban is the ban in force; nil when it was lifted.
+	Ban *bans.Ban `json:"ban,omitempty"`
+	V   Version   `json:"v"`
+}
+
+// Field is the entry's identity in the state hash and the journal: later changes
+// of the same field replace earlier ones.
+func (e Entry) Field() string {
+	switch e.Kind {
+	case KindBan:
+		return "ban|" + string(e.BanType) + "|" + e.BanValue
+	default:
+		return string(e.Kind) + "|" + e.Server + "|" + e.Address
+	}
+}
+
+// check refuses an entry this proxy cannot act on (a newer build's kind, a
+// half-written one), so bad data in Redis is skipped with a reason, never applied.
+func (e Entry) check() error {
+	switch e.Kind {
+	case KindDrain, KindReset:
+		if e.Server == "" || e.Address == "" {
+			return errors.New("a drain or reset without server or address")
+		}
+	case KindBan:
+		if e.BanType == "" || e.BanValue == "" {
+			return errors.New("a ban without type or value")
+		}
+		if e.Ban != nil && (e.Ban.Type != e.BanType || e.Ban.Value != e.BanValue) {
+			return errors.New("a ban whose body names another ban")
+		}
+	default:
+		return fmt.Errorf("unknown kind %q (a newer proxy's?)", e.Kind)
+	}
+	if e.V.Proxy == "" {
+		return errors.New("no version")
+	}
+	return nil
+}
+
+// decodeEntry reads one entry from Redis, bounded and checked.
+func decodeEntry(data string) (Entry, error) {
+	var e Entry
+	if len(data) > maxEntryBytes {
+		return e, fmt.Errorf("entry of %d bytes is over the %d-byte limit", len(data), maxEntryBytes)
+	}
+	if err := json.Unmarshal([]byte(data), &e); err != nil {
+		return e, fmt.Errorf("entry is not JSON: %w", err)
+	}
+	return e, e.check()
+}
+
+// encode is the entry's stored form.
+func (e Entry) encode() string {
+	b, _ := json.Marshal(e) // plain data: cannot fail
+	return string(b)
+}
+
+// dead reports whether the entry no longer changes anything on any proxy (an
+// expired or lifted ban), so it may be forgotten once old enough.
+func (e Entry) dead(now time.Time) bool {
+	return e.Kind == KindBan && (e.Ban == nil || (e.Ban.ExpiresAt != nil && !now.Before(*e.Ban.ExpiresAt)))
+}
+
+// describe names the change for logs and messages.
+func (e Entry) describe() string {
+	switch e.Kind {
+	case KindDrain:
+		if e.Drained {
+			return "drain of " + e.Address + " on " + e.Server
+		}
+		return "enable of " + e.Address + " on " + e.Server
+	case KindReset:
+		return "reset of " + e.Address + " on " + e.Server
+	case KindBan:
+		if e.Ban == nil {
+			return "unban of " + string(e.BanType) + " " + e.BanValue
+		}
+		return "ban of " + string(e.BanType) + " " + e.BanValue
+	}
+	return strings.TrimSpace(string(e.Kind) + " " + e.Field())
+}
+
+// sameBan reports whether two bans say the same thing, so applying a ban the
+// store already holds is skipped (no file write, no duplicate event).
+func sameBan(a, b bans.Ban) bool {
+	if a.Type != b.Type || a.Value != b.Value || a.Reason != b.Reason || a.CreatedBy != b.CreatedBy || !a.CreatedAt.Equal(b.CreatedAt) {
+		return false
+	}
+	if (a.ExpiresAt == nil) != (b.ExpiresAt == nil) {
+		return false
+	}
+	return a.ExpiresAt == nil || a.ExpiresAt.Equal(*b.ExpiresAt)
+}
