@@ -59,8 +59,11 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("idle figures for %d modes, want 3 (passthrough, offline, client_only): %+v", len(res.Idle), res.Idle)
 	}
 	for _, id := range res.Idle {
-		if id.Sessions != 50 || id.GoroutinesPerSess <= 0 || id.GoroutinesLeft > 2 {
-			t.Errorf("idle %s: %+v; want 50 sessions holding proxy goroutines, none left after close", id.Mode, id)
+		// A passthrough session on the epoll forwarder (Linux's default) is its two
+		// sockets and no goroutine; an intercepted one has its relay goroutines.
+		holds := id.FDsPerSess >= 2 && (id.Mode == "passthrough" || id.GoroutinesPerSess > 0)
+		if id.Sessions != 50 || !holds || id.GoroutinesLeft > 2 {
+			t.Errorf("idle %s: %+v; want 50 sessions holding their sockets (and relay goroutines when intercepted), none left after close", id.Mode, id)
 		}
 	}
 	if res.LoadStart == "" || res.LoadEnd == "" {

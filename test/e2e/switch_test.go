@@ -129,10 +129,12 @@ func TestRealClientSwitching(t *testing.T) {
 			if p, err := api.SendPlayer(ctx, "Mover", "games"); err != nil || p.Server != "games" {
 				t.Fatalf("send through the API: %+v, %v", p, err)
 			}
-			if _, err := b.Wait(ctx, nmp.Match("join", "Mover")); err != nil {
-				t.Fatal(err)
+			// Ticks and keep-alives now go to B: wait until it has had both.
+			for _, ev := range []string{"join", "first_keepalive", "first_payload"} {
+				if _, err := b.Wait(ctx, nmp.Match(ev, "Mover")); err != nil {
+					t.Fatalf("B: no %s of Mover: %v", ev, err)
+				}
 			}
-			time.Sleep(time.Second) // ticks now go to B
 			// Through the CLI: games (B) -> lobby (A).
 			out, err := exec.CommandContext(ctx, bin, "players", "send", "Mover", "lobby", "--admin-url", adminURL, "--api-key", e2eAdminKey).CombinedOutput()
 			if err != nil {

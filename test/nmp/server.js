@@ -177,10 +177,13 @@ server.on('connection', (client) => {
   let payloads = 0
   let payloadBytes = 0
   let keepAlives = 0
+  // The first answered keep-alive and the first plugin message of a connection are
+  // events too, so a test can wait for them instead of sleeping.
   client.on('packet', (data, meta) => {
-    if (meta.name === 'keep_alive') keepAlives++
+    if (meta.name === 'keep_alive' && keepAlives++ === 0) emit({ event: 'first_keepalive', username: client.username })
     if (meta.name !== 'custom_payload' || !Buffer.isBuffer(data.data)) return
     const copy = Buffer.from(data.data)
+    if (payloads === 0) emit({ event: 'first_payload', username: client.username })
     payloads++
     payloadBytes += copy.length
     hash.update(copy)
