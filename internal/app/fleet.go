@@ -48,6 +48,15 @@ func (a *App) managerFleet() manager.Fleet {
 	return a.fleet
 }
 
+// proxyFleet is what the status path asks the fleet; nil without [fleet] (a nil
+// *fleet.Fleet must not become a non-nil interface).
+func (a *App) proxyFleet() proxy.FleetCounter {
+	if a.fleet == nil {
+		return nil
+	}
+	return a.fleet
+}
+
 // adminFleet is the admin API's view of the fleet; nil without [fleet].
 func (a *App) adminFleet() admin.Fleet {
 	if a.fleet == nil {

@@ -47,6 +47,15 @@ type Options struct {
 	Hooks *hooks.Dispatcher
 	// Tracer traces sessions ([telemetry]); nil traces nothing.
 	Tracer *telemetry.Tracer
+	// Fleet counts the players other proxies of a [fleet] have on a server, for
+	// fleet_player_count; nil means this proxy is on its own.
+	Fleet FleetCounter
+}
+
+// FleetCounter is what the status path asks the fleet: memory reads only.
+type FleetCounter interface {
+	// RemoteOnline is the players on server through the other live proxies.
+	RemoteOnline(server string) int
 }
 
 // Manager is the server manager as the proxy sees it: a login for a managed server

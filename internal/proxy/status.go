@@ -188,7 +188,53 @@ func (p *Proxy) relayStatus(cn *conn) []byte {
 	if frame != nil && key != cn.protocol {
 		frame = echoProtocol(frame, key, cn.protocol)
 	}
+	if frame != nil && srv.cfg.FleetPlayerCount {
+		frame = withOnline(frame, p.fleetOnline(srv))
+	}
 	return frame
+}
+
+// fleetOnline is the server's players on this proxy and, in a [fleet], on the
+// others, for fleet_player_count.
+func (p *Proxy) fleetOnline(srv *server) int {
+	n := int(srv.players.Load())
+	if f := p.opts.Fleet; f != nil {
+		n += f.RemoteOnline(srv.id)
+	}
+	return n
+}
+
+// withOnline is a status frame with players.online set to n (the cached frame
+// is not changed: the count is per answer).
+func withOnline(frame []byte, n int) []byte {
+	return patchStatus(frame, func(doc map[string]json.RawMessage) bool {
+		var players map[string]json.RawMessage
+		if json.Unmarshal(doc["players"], &players) != nil || players == nil {
+			players = map[string]json.RawMessage{"max": json.RawMessage("0")}
+		}
+		players["online"] = json.RawMessage(strconv.Itoa(n))
+		b, err := json.Marshal(players)
+		doc["players"] = b
+		return err == nil
+	})
+}
+
+// patchStatus decodes a status frame's JSON, lets edit change it, and encodes it
+// again; the frame is returned unchanged when it does not parse or edit says no.
+func patchStatus(frame []byte, edit func(doc map[string]json.RawMessage) bool) []byte {
+	body, err := mc.ReadStatusResponse(bufio.NewReader(bytes.NewReader(frame)))
+	if err != nil {
+		return frame
+	}
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(body, &doc) != nil || doc == nil || !edit(doc) {
+		return frame
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return frame
+	}
+	return mc.EncodeStatusResponse(out)
 }
 
 // statusKey is the protocol a status query is asked and cached as: the client's
@@ -215,30 +261,19 @@ func statusKey(protocol int32) int32 {
 // compatible (it echoed its number), the client's own number is echoed instead, as
 // the backend would have. An answer that cannot be rewritten is served as it is.
 func echoProtocol(frame []byte, key, protocol int32) []byte {
-	body, err := mc.ReadStatusResponse(bufio.NewReader(bytes.NewReader(frame)))
-	if err != nil {
-		return frame
-	}
-	var doc map[string]json.RawMessage
-	if json.Unmarshal(body, &doc) != nil {
-		return frame
-	}
-	var version struct {
-		Name     string `json:"name"`
-		Protocol int32  `json:"protocol"`
-	}
-	if json.Unmarshal(doc["version"], &version) != nil || version.Protocol != key {
-		return frame
-	}
-	version.Protocol = protocol
-	if doc["version"], err = json.Marshal(version); err != nil {
-		return frame
-	}
-	out, err := json.Marshal(doc)
-	if err != nil {
-		return frame
-	}
-	return mc.EncodeStatusResponse(out)
+	return patchStatus(frame, func(doc map[string]json.RawMessage) bool {
+		var version struct {
+			Name     string `json:"name"`
+			Protocol int32  `json:"protocol"`
+		}
+		if json.Unmarshal(doc["version"], &version) != nil || version.Protocol != key {
+			return false
+		}
+		version.Protocol = protocol
+		b, err := json.Marshal(version)
+		doc["version"] = b
+		return err == nil
+	})
 }
 
 // firstAnswer runs query on the server's addresses in status order (no rotation
