@@ -53,14 +53,17 @@ func (m *Model) fleetWanted() bool {
 	return m.fleetShown() && m.playersVisible() && m.conn == connUp && m.ctx.Err() == nil
 }
 
-// toggleFleet is the f key.
+// toggleFleet is the f key: it switches the players pane between this proxy
+// and the whole fleet, or shows the pane with the whole fleet when it is hidden.
 func (m *Model) toggleFleet() {
 	if !m.fleetConfigured() {
 		m.say("this proxy is not in a fleet ([fleet] in infrarust.toml): the players pane shows its own players")
 		return
 	}
-	m.fleetMode = !m.fleetMode
-	if !m.playersVisible() {
+	if m.playersVisible() {
+		m.fleetMode = !m.fleetMode
+	} else {
+		m.fleetMode = true
 		m.playersPref = prefShown
 	}
 	m.focus = panePlayers
@@ -143,26 +146,25 @@ func (m *Model) fleetUnreachable() bool {
 }
 
 // fleetNote is the line under the pane's title in fleet mode: why the other
-// proxies' players may be old, or that they are on their way; "" when the list
-// is current.
+// proxies' players may be old (the age first, the error last, so a narrow
+// terminal cuts only the error), or that they are on their way; "" when the
+// list is current.
 func (m *Model) fleetNote() string {
 	st := m.st
-	var why string
-	switch {
-	case m.fleetErr == nil && m.fleetHave:
-		return ""
-	case m.fleetErr == nil:
+	if m.fleetErr == nil {
+		if m.fleetHave {
+			return ""
+		}
 		return st.faint.Render("  fetching the other proxies' players…")
-	case m.fleetUnreachable():
-		why = "✖ fleet unreachable (Redis does not answer)"
-	default:
-		why = "✖ fleet list failed: " + describeErr(m.fleetErr)
 	}
-	old := "not listed yet"
+	others := "only this proxy's players are listed"
 	if m.fleetHave {
-		old = "as of " + fmtAgo(m.now().Sub(m.fleetAt)) + " ago"
+		others = "other proxies' players as of " + fmtAgo(m.now().Sub(m.fleetAt)) + " ago"
 	}
-	return "  " + st.err.Render(why) + st.faint.Render(" · other proxies' players "+old+"; this proxy's are live")
+	if m.fleetUnreachable() {
+		return "  " + st.err.Render("✖ fleet unreachable: "+others)
+	}
+	return "  " + st.err.Render("✖ fleet list failed, "+others+": ") + st.faint.Render(describeErr(m.fleetErr))
 }
 
 // fleetKeyHint is the footer's word for f: where it switches to.
