@@ -20,7 +20,8 @@ import (
 // The players pane: everyone online, from the snapshot, kept current between
 // snapshots by player.join, player.leave and player.switch events; m sends the
 // selected player to another server, x kicks them, each behind a prompt and a
-// y/n confirm.
+// y/n confirm. With [fleet], f lists the whole fleet's players instead
+// (fleetplayers.go); m and x still act on this proxy's only.
 
 // playersAutoHeight is the terminal height from which the players pane shows
 // by itself; smaller terminals show it when the operator presses p.
