@@ -172,6 +172,13 @@ func startTestAdminWith(t *testing.T, rt admin.Runtime) (url, dataDir string) {
 // runCLI executes the command tree with args and returns stdout and the error.
 func runCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
+	out, _, err := runCLIStderr(t, args...)
+	return out, err
+}
+
+// runCLIStderr is runCLI that also returns what the command wrote on stderr.
+func runCLIStderr(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	g := &globalFlags{stdout: &out, stderr: &errb}
 	root := &cobra.Command{Use: "infrarust", SilenceUsage: true, SilenceErrors: true}
@@ -183,7 +190,7 @@ func runCLI(t *testing.T, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := root.ExecuteContext(ctx)
-	return out.String(), err
+	return out.String(), errb.String(), err
 }
 
 func TestBackendsCommands(t *testing.T) {

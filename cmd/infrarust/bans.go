@@ -89,7 +89,10 @@ are kept in <data_dir>/bans.json.`,
 		if output == "json" {
 			return printJSON(cmd.OutOrStdout(), b)
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "banned %s %s %s\n", b.Type, b.Value, expiryText(b, time.Now()))
+		fmt.Fprintf(cmd.OutOrStdout(), "banned %s %s %s\n", b.Type, b.Value, expiryText(b.Ban, time.Now()))
+		if note := fleetNote(b.Fleet); note != "" { // fleet.go
+			fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+note)
+		}
 		return nil
 	}
 	f := add.Flags()
@@ -139,6 +142,9 @@ still works but is deprecated.`,
 			return printJSON(cmd.OutOrStdout(), removed)
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "removed %s ban on %s\n", removed.Type, removed.Value)
+		if note := fleetNote(removed.Fleet); note != "" { // fleet.go
+			fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+note)
+		}
 		return nil
 	}
 	cmd.AddCommand(remove)

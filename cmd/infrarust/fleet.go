@@ -112,8 +112,9 @@ func printFleetPlayersTable(w io.Writer, players []admin.FleetPlayer, server str
 	return tw.Flush()
 }
 
-// fleetNote is the line `backends drain` (and the others) add when the change did
-// not reach the fleet; "" when it did or there is no fleet.
+// fleetNote is the warning `backends drain` (and the others) and `bans add` /
+// `bans remove` print when the change did not reach the fleet; "" when it did or
+// there is no fleet.
 func fleetNote(d *admin.FleetDelivery) string {
 	if d == nil || d.Shared() {
 		return ""

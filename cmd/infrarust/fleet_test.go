@@ -2,11 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/bans"
+	"github.com/infrarust-go/infrarust/internal/config"
 )
 
 func TestPrintFleet(t *testing.T) {
@@ -64,5 +69,70 @@ func TestFleetNote(t *testing.T) {
 		if got := fleetNote(c.d); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.d, got, c.want)
 		}
+	}
+}
+
+// deliveryFleet is a fleet whose every change ends as delivery says.
+type deliveryFleet struct{ delivery admin.FleetDelivery }
+
+func (f deliveryFleet) ShareBackend(context.Context, admin.Action, string, string) admin.FleetDelivery {
+	return f.delivery
+}
+func (f deliveryFleet) ShareBan(context.Context, bans.Ban, bool) admin.FleetDelivery {
+	return f.delivery
+}
+func (deliveryFleet) Status() admin.FleetStatus {
+	return admin.FleetStatus{Enabled: true, ID: "p1", Proxies: []admin.FleetProxy{}}
+}
+func (deliveryFleet) Players(context.Context, string) ([]admin.FleetPlayer, error) {
+	return nil, admin.ErrFleetUnreachable
+}
+
+// TestChangesWarnWhenTheFleetLacksThem: `backends drain`, `bans add` and `bans
+// remove` print the change on stdout and, when the fleet did not take it, a
+// warning on stderr (exit status 0: the change holds on this proxy).
+func TestChangesWarnWhenTheFleetLacksThem(t *testing.T) {
+	for _, c := range []struct {
+		delivery admin.FleetDelivery
+		warning  string
+	}{
+		{admin.FleetDelivery{State: admin.FleetShared}, ""},
+		{admin.FleetDelivery{State: admin.FleetQueued, Message: "Redis at 127.0.0.1:6379 does not answer; published when it does"},
+			"warning: not shared with the fleet yet: Redis at 127.0.0.1:6379 does not answer; published when it does\n"},
+		{admin.FleetDelivery{State: admin.FleetSuperseded, Message: "a newer unban from p2"},
+			"warning: the fleet keeps a newer change instead: a newer unban from p2\n"},
+	} {
+		t.Run(c.delivery.State, func(t *testing.T) {
+			dir := t.TempDir()
+			store, err := bans.Open(filepath.Join(dir, "bans.json"), time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			drains, err := admin.OpenDrainStore(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := admin.NewServer(admin.ServerOptions{Web: config.Web{DataDir: dir, RequestsPerMinute: 100000}, APIKey: cliTestKey,
+				Runtime: newCLIRuntime(), Bans: store, Drains: drains, Fleet: deliveryFleet{c.delivery}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs := httptest.NewServer(s)
+			t.Cleanup(hs.Close)
+			conn := []string{"--admin-url", hs.URL, "--api-key", cliTestKey}
+			for _, step := range []struct {
+				args []string
+				out  string
+			}{
+				{[]string{"backends", "drain", "lobby", "10.0.0.1:25565"}, "drained 10.0.0.1:25565 on lobby"},
+				{[]string{"bans", "add", "--ip", "203.0.113.7", "--reason", "bot joins"}, "banned ip 203.0.113.7 permanently"},
+				{[]string{"bans", "remove", "--ip", "203.0.113.7"}, "removed ip ban on 203.0.113.7"},
+			} {
+				out, errOut, err := runCLIStderr(t, append(step.args, conn...)...)
+				if err != nil || !strings.Contains(out, step.out) || errOut != c.warning {
+					t.Errorf("%s: err %v\nstdout %q\nstderr %q, want %q", strings.Join(step.args, " "), err, out, errOut, c.warning)
+				}
+			}
+		})
 	}
 }

@@ -34,12 +34,16 @@ Keys: tab/←→ switch pane, ↑↓/j k select, d drain, e enable, r reset (eac
 / filter the focused list, s sort, ? help, q quit. p shows the players pane (name,
 server, address, version, mode, time online; shown by itself from 30 rows): m sends
 the selected player to another server (type or tab-complete it), x kicks them (type a
-reason or take the default), each after a y/n. v shows the event log (shown by itself
-when the terminal has room: beside the tables from 160 columns, below them from 40 rows).
+reason or take the default), each after a y/n. With [fleet], f switches the players
+pane to the whole fleet, with the proxy each player is on (send and kick still act on
+this proxy's players only; while Redis is unreachable the last list stays, marked).
+v shows the event log (shown by itself when the terminal has room: beside the tables
+from 160 columns, below them from 40 rows).
 
 The dashboard makes one admin API request per --interval (the players come in the
-same snapshot) and follows the event stream for everything in between (12 requests a
-minute by default, far inside the API's per-IP limit); after a 429 it waits as long as
+same snapshot), one more while the players pane shows the whole fleet, and follows the
+event stream for everything in between (12 requests a minute by default, 24 with the
+fleet's players, far inside the API's per-IP limit); after a 429 it waits as long as
 Retry-After says. When the proxy goes away the dashboard says so and reconnects by
 itself. With --once, or when stdout is not a terminal, one snapshot is printed as plain
 tables. NO_COLOR turns colour off.`,

@@ -111,7 +111,7 @@ func (s *Server) handleAddBan(w http.ResponseWriter, r *http.Request) {
 	s.log.Info("admin action", "action", "ban", "type", saved.Type, "value", saved.Value, "reason", saved.Reason,
 		"expires_at", saved.ExpiresAt, "client_ip", clientIP(r))
 	s.opts.Bus.Publish(events.BanCreated, saved)
-	writeData(w, http.StatusCreated, banAnswer{Ban: saved, Fleet: s.shareBan(r, saved, false)})
+	writeData(w, http.StatusCreated, BanResult{Ban: saved, Fleet: s.shareBan(r, saved, false)})
 }
 
 // decodeBanRequest reads exactly one ban request (see decodeStrict).
@@ -193,5 +193,5 @@ func (s *Server) handleRemoveBan(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("admin action", "action", "unban", "type", removed.Type, "value", removed.Value, "client_ip", clientIP(r))
 	s.opts.Bus.Publish(events.BanRemoved, removed)
-	writeData(w, http.StatusOK, banAnswer{Ban: removed, Fleet: s.shareBan(r, removed, true)})
+	writeData(w, http.StatusOK, BanResult{Ban: removed, Fleet: s.shareBan(r, removed, true)})
 }

@@ -158,15 +158,17 @@ func (c *Client) Bans(ctx context.Context) ([]bans.Ban, error) {
 	return out, c.do(ctx, http.MethodGet, "/api/v1/bans", nil, &out)
 }
 
-// AddBan adds or replaces a ban and returns it as stored (normalised value, expiry).
-func (c *Client) AddBan(ctx context.Context, req BanRequest) (bans.Ban, error) {
-	var out bans.Ban
+// AddBan adds or replaces a ban and returns it as stored (normalised value,
+// expiry), with what the fleet made of it.
+func (c *Client) AddBan(ctx context.Context, req BanRequest) (BanResult, error) {
+	var out BanResult
 	return out, c.do(ctx, http.MethodPost, "/api/v1/bans", req, &out)
 }
 
-// RemoveBan lifts the ban of type typ on value and returns the ban as it was.
-func (c *Client) RemoveBan(ctx context.Context, typ bans.Type, value string) (bans.Ban, error) {
-	var out bans.Ban
+// RemoveBan lifts the ban of type typ on value and returns the ban as it was,
+// with what the fleet made of the change.
+func (c *Client) RemoveBan(ctx context.Context, typ bans.Type, value string) (BanResult, error) {
+	var out BanResult
 	return out, c.do(ctx, http.MethodDelete, "/api/v1/bans/"+url.PathEscape(string(typ))+"/"+url.PathEscape(value), nil, &out)
 }
 

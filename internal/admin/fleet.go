@@ -101,8 +101,10 @@ type FleetPlayer struct {
 	Proxy string `json:"proxy"`
 }
 
-// banAnswer is a ban answer with what the fleet made of it.
-type banAnswer struct {
+// BanResult is the answer to adding or lifting a ban: the ban, and what the
+// fleet made of the change (nil without [fleet]), so the CLI can warn when it
+// did not reach the other proxies yet.
+type BanResult struct {
 	bans.Ban
 	Fleet *FleetDelivery `json:"fleet,omitempty"`
 }

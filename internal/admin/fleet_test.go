@@ -134,11 +134,18 @@ func TestFleetSharesBans(t *testing.T) {
 	if got := strings.Join(ff.shared, ","); got != want {
 		t.Fatalf("shared %s, want %s", got, want)
 	}
-	// The client still reads a ban answer as a ban.
+	// The client reads a ban answer as the ban and what the fleet made of it.
 	c := NewClient(env.http.URL, testKey)
+	ff.mu.Lock()
+	ff.delivery = FleetDelivery{State: FleetQueued, Message: "Redis does not answer"}
+	ff.mu.Unlock()
 	b, err := c.AddBan(context.Background(), BanRequest{Type: "ip", Value: "203.0.113.9"})
-	if err != nil || b.Value != "203.0.113.9" {
+	if err != nil || b.Value != "203.0.113.9" || b.Fleet == nil || b.Fleet.State != FleetQueued || b.Fleet.Message != "Redis does not answer" {
 		t.Fatalf("client: %+v %v", b, err)
+	}
+	removed, err := c.RemoveBan(context.Background(), bans.TypeIP, "203.0.113.9")
+	if err != nil || removed.Value != "203.0.113.9" || removed.Fleet == nil || removed.Fleet.State != FleetQueued {
+		t.Fatalf("client remove: %+v %v", removed, err)
 	}
 }
 

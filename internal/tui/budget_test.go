@@ -13,6 +13,7 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/admin/admintest"
+	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 )
@@ -96,11 +97,40 @@ func (l *requestLog) wrap(h http.Handler) http.Handler {
 	})
 }
 
-// TestTopStaysWithinTheDefaultAdminLimit runs the dashboard with its defaults for
-// ten simulated minutes against a real admin API with the default limit of 60
-// requests a minute ([web] defaults): it must never be throttled, and any minute holds at most one
-// snapshot request per DefaultInterval plus the event stream.
-func TestTopStaysWithinTheDefaultAdminLimit(t *testing.T) {
+// proxyFleet is an admin.Fleet of two proxies for the budget tests: eu-1 (this
+// one) and eu-2 with two players; unreachable turns its player list into the
+// API's 503.
+type proxyFleet struct {
+	mu          sync.Mutex
+	unreachable bool
+}
+
+func (*proxyFleet) ShareBackend(context.Context, admin.Action, string, string) admin.FleetDelivery {
+	return admin.FleetDelivery{State: admin.FleetShared}
+}
+func (*proxyFleet) ShareBan(context.Context, bans.Ban, bool) admin.FleetDelivery {
+	return admin.FleetDelivery{State: admin.FleetShared}
+}
+func (*proxyFleet) Status() admin.FleetStatus {
+	return admin.FleetStatus{Enabled: true, ID: "eu-1", Connected: true, LiveProxies: 2, Players: 7}
+}
+func (f *proxyFleet) Players(context.Context, string) ([]admin.FleetPlayer, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.unreachable {
+		return nil, admin.ErrFleetUnreachable
+	}
+	return []admin.FleetPlayer{
+		{Player: admin.Player{Name: "Steve", Server: "survival", Since: t0}, Proxy: "eu-2"},
+		{Player: admin.Player{Name: "carol", Server: "lobby", Since: t0}, Proxy: "eu-2"},
+	}, nil
+}
+
+// topAgainstAdmin runs a dashboard with its default interval against a real admin
+// API with the default limit of 60 requests a minute ([web] defaults), in a
+// fleet when fleet is not nil; every request is logged at its simulated time.
+func topAgainstAdmin(t *testing.T, fleet admin.Fleet) (*harness, *requestLog) {
+	t.Helper()
 	const key = "0123456789abcdef0123456789abcdef"
 	log := &requestLog{now: t0}
 	defaults := config.Default()
@@ -110,6 +140,7 @@ func TestTopStaysWithinTheDefaultAdminLimit(t *testing.T) {
 		Runtime: newFixtureRuntime(),
 		Bus:     events.NewBus(),
 		Now:     log.Now,
+		Fleet:   fleet,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -127,28 +158,41 @@ func TestTopStaysWithinTheDefaultAdminLimit(t *testing.T) {
 	}
 	h.holdStreams()
 	t.Cleanup(h.m.Close)
+	return h, log
+}
 
+// perMinute counts the requests of each of the first n minutes, failing on any 429.
+func (l *requestLog) perMinute(t *testing.T, n int) (counts []int, byPath map[string]int) {
+	t.Helper()
+	l.mu.Lock()
+	reqs := append([]loggedRequest(nil), l.reqs...)
+	l.mu.Unlock()
+	counts, byPath = make([]int, n), map[string]int{}
+	for _, r := range reqs {
+		if r.status == http.StatusTooManyRequests {
+			t.Fatalf("throttled at %v on %s: the dashboard must live within the default limit", r.at.Sub(t0), r.path)
+		}
+		if m := int(r.at.Sub(t0) / time.Minute); m < n {
+			counts[m]++
+		}
+		byPath[r.path]++
+	}
+	return counts, byPath
+}
+
+// TestTopStaysWithinTheDefaultAdminLimit runs the dashboard with its defaults for
+// ten simulated minutes against a real admin API with the default limit: it must
+// never be throttled, and any minute holds at most one snapshot request per
+// DefaultInterval plus the event stream.
+func TestTopStaysWithinTheDefaultAdminLimit(t *testing.T) {
+	h, log := topAgainstAdmin(t, nil)
 	for _, msg := range run(h.m.Init()) {
 		h.send(msg)
 	}
 	h.runUntil(t0.Add(10*time.Minute), log.setNow)
 
-	log.mu.Lock()
-	reqs := append([]loggedRequest(nil), log.reqs...)
-	log.mu.Unlock()
-	perMinute := make([]int, 10)
-	snapshots := 0
-	for _, r := range reqs {
-		if r.status == http.StatusTooManyRequests {
-			t.Fatalf("throttled at %v on %s: the dashboard must live within the default limit", r.at.Sub(t0), r.path)
-		}
-		if m := int(r.at.Sub(t0) / time.Minute); m < len(perMinute) {
-			perMinute[m]++
-		}
-		if r.path == "/api/v1/snapshot" {
-			snapshots++
-		}
-	}
+	perMinute, byPath := log.perMinute(t, 10)
+	snapshots := byPath["/api/v1/snapshot"]
 	limit := int(time.Minute/DefaultInterval) + 1 // + the event stream
 	for m, n := range perMinute {
 		if n > limit {
@@ -158,6 +202,64 @@ func TestTopStaysWithinTheDefaultAdminLimit(t *testing.T) {
 	t.Logf("requests per minute with the defaults: %v (%d snapshot requests in 10 minutes)", perMinute, snapshots)
 	if snapshots < 10*int(time.Minute/DefaultInterval) {
 		t.Errorf("only %d snapshot requests in 10 minutes: the view is not being refreshed", snapshots)
+	}
+}
+
+// TestTopFleetModeStaysWithinTheDefaultAdminLimit: with the players pane showing
+// the whole fleet, the fleet's list is one more request per interval (two
+// with the snapshot, 24 a minute plus the stream by default, still far inside
+// 60), across a Redis outage too; hidden, or back in local mode, it costs nothing.
+func TestTopFleetModeStaysWithinTheDefaultAdminLimit(t *testing.T) {
+	fleet := &proxyFleet{}
+	h, log := topAgainstAdmin(t, fleet)
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 40}) // the players pane shows by itself
+	for _, msg := range run(h.m.Init()) {
+		h.send(msg)
+	}
+	h.keys("f")
+	if !h.m.fleetShown() {
+		t.Fatalf("f did not show the fleet: %q", h.m.status)
+	}
+	h.runUntil(t0.Add(5*time.Minute), log.setNow)
+	if got := len(h.m.visiblePlayers()); got != 7 {
+		t.Fatalf("%d rows in fleet mode, want 5 of this proxy + 2 of eu-2", got)
+	}
+	fleet.mu.Lock()
+	fleet.unreachable = true // Redis goes away for five minutes: 503s, same cadence
+	fleet.mu.Unlock()
+	h.runUntil(t0.Add(10*time.Minute), log.setNow)
+	if !h.m.fleetUnreachable() || len(h.m.visiblePlayers()) != 7 {
+		t.Fatalf("Redis away: unreachable %v, %d rows (want the last list's 7)", h.m.fleetUnreachable(), len(h.m.visiblePlayers()))
+	}
+
+	perMinute, byPath := log.perMinute(t, 10)
+	perInterval := int(time.Minute / DefaultInterval)
+	limit := 2*perInterval + 1 + 1 // snapshot + fleet list per interval, the stream, f's first list
+	for m, n := range perMinute {
+		if n > limit {
+			t.Errorf("minute %d: %d requests, want at most %d", m, n, limit)
+		}
+	}
+	lists := byPath["/api/v1/players"]
+	t.Logf("requests per minute in fleet mode: %v (%d snapshots, %d fleet lists in 10 minutes)", perMinute, byPath["/api/v1/snapshot"], lists)
+	if lists < 10*perInterval-1 || lists > 10*perInterval+1 {
+		t.Errorf("%d fleet lists in 10 minutes, want one per interval (%d)", lists, 10*perInterval)
+	}
+
+	// Back in local mode (f), shown: no fleet list for five minutes; then fleet
+	// mode again (one list at once) and hidden (p): none for five more.
+	h.keys("f")
+	if h.m.fleetShown() || !h.m.playersVisible() {
+		t.Fatal("not back in local mode with the pane shown")
+	}
+	h.runUntil(t0.Add(15*time.Minute), log.setNow)
+	h.keys("f", "p")
+	if !h.m.fleetMode || h.m.playersVisible() {
+		t.Fatal("not in fleet mode with the pane hidden")
+	}
+	h.runUntil(t0.Add(20*time.Minute), log.setNow)
+	if _, byPath := log.perMinute(t, 20); byPath["/api/v1/players"] != lists+1 {
+		t.Errorf("%d fleet lists in local mode or hidden, want only the one f asked for", byPath["/api/v1/players"]-lists)
 	}
 }
 

@@ -31,6 +31,9 @@ type Client interface {
 	Act(ctx context.Context, action admin.Action, server, addr string) (admin.ActionResult, error)
 	SendPlayer(ctx context.Context, name, server string) (admin.Player, error)
 	KickPlayer(ctx context.Context, name, reason string) (admin.KickResult, error)
+	// FleetPlayers lists the whole fleet's players with the proxy each is on
+	// (GET /api/v1/players?fleet=true); the players pane's fleet mode (f) reads it.
+	FleetPlayers(ctx context.Context, server string) ([]admin.FleetPlayer, error)
 }
 
 // Event is one entry of the admin event stream, kept independent of the admin

@@ -97,6 +97,31 @@ type fakeClient struct {
 	// clock, when set, timestamps every snapshot request into requestTimes.
 	clock        func() time.Time
 	requestTimes []time.Time
+	// fleet is what FleetPlayers answers, or fleetErr; fleetRequests counts the
+	// calls, timestamped by clock into fleetTimes.
+	fleet         []admin.FleetPlayer
+	fleetErr      error
+	fleetRequests int
+	fleetTimes    []time.Time
+}
+
+func (f *fakeClient) FleetPlayers(_ context.Context, server string) ([]admin.FleetPlayer, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fleetRequests++
+	if f.clock != nil {
+		f.fleetTimes = append(f.fleetTimes, f.clock())
+	}
+	if f.fleetErr != nil {
+		return nil, f.fleetErr
+	}
+	var out []admin.FleetPlayer
+	for _, p := range f.fleet {
+		if server == "" || p.Server == server {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeClient) Snapshot(context.Context) (admin.Snapshot, error) {
@@ -106,7 +131,7 @@ func (f *fakeClient) Snapshot(context.Context) (admin.Snapshot, error) {
 	if f.clock != nil {
 		f.requestTimes = append(f.requestTimes, f.clock())
 	}
-	return admin.Snapshot{Stats: f.snap.Stats, Servers: f.snap.Servers, Backends: f.snap.Backends, Players: f.snap.Players}, f.err
+	return admin.Snapshot{Stats: f.snap.Stats, Servers: f.snap.Servers, Backends: f.snap.Backends, Players: f.snap.Players, Fleet: f.snap.Fleet}, f.err
 }
 
 func (f *fakeClient) findPlayer(name string) (admin.Player, bool) {

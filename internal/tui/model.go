@@ -120,6 +120,7 @@ type Model struct {
 	selServer     string
 	selBackend    string
 	selPlayer     string
+	selProxy      string // the fleet id of the selected player's proxy
 	filter        string // of the servers pane
 	playerFilter  string // of the players pane
 	filtering     bool
@@ -137,6 +138,17 @@ type Model struct {
 	status        string
 	statusErr     bool // the status line reports a failure (shown in the error style)
 	quitting      bool
+
+	// the players pane's fleet mode (fleetplayers.go)
+	fleetMode      bool                // f: the pane lists the whole fleet
+	fleetList      []admin.FleetPlayer // the fleet's players as last fetched
+	fleetHave      bool                // fleetList has been fetched at least once
+	fleetAt        time.Time           // when fleetList was fetched
+	fleetErr       error               // the last fleet request's failure; nil after a success
+	fleetFetching  bool
+	fleetScheduled bool      // a fleetRefreshMsg is on its way
+	fleetLast      time.Time // when the last fleet request started
+	fleetHold      time.Time // no fleet request before this (a 429's Retry-After)
 }
 
 type logEntry struct {
@@ -246,32 +258,53 @@ func (m *Model) Close() {
 
 // Update applies one message; every state change happens here, so the model needs no locks.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	if m.quitting {
+		return m, cmd
+	}
+	// The fleet list follows whatever the message changed (fleetplayers.go).
+	if fc := m.fleetTick(); fc != nil {
+		if cmd == nil {
+			return m, fc
+		}
+		return m, tea.Batch(cmd, fc)
+	}
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		return m, nil
+		return nil
 	case tea.KeyMsg:
-		return m, m.handleKey(msg)
+		return m.handleKey(msg)
 	case snapshotMsg:
-		return m, m.onSnapshot(msg)
+		return m.onSnapshot(msg)
 	case streamOpenMsg:
-		return m, m.onStreamOpen(msg)
+		return m.onStreamOpen(msg)
 	case eventMsg:
-		return m, m.onEvent(msg)
+		return m.onEvent(msg)
 	case actionMsg:
-		return m, m.onAction(msg)
+		return m.onAction(msg)
 	case playerActionMsg:
-		return m, m.onPlayerAction(msg)
+		return m.onPlayerAction(msg)
+	case fleetPlayersMsg:
+		m.onFleetPlayers(msg)
+		return nil
+	case fleetRefreshMsg:
+		m.fleetScheduled = false // fleetTick sends the request if it is still wanted
+		return nil
 	case refreshMsg:
 		if msg.gen != m.refreshGen || m.retryPending {
-			return m, nil // superseded, or the pending retry refreshes
+			return nil // superseded, or the pending retry refreshes
 		}
-		return m, m.refresh()
+		return m.refresh()
 	case clockMsg:
-		return m, m.after(time.Second, clockMsg{})
+		return m.after(time.Second, clockMsg{})
 	case retryMsg:
 		if msg.gen != m.retryGen || !m.retryPending {
-			return m, nil
+			return nil
 		}
 		m.retryPending = false
 		m.conn = connRetrying
@@ -279,9 +312,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.source != nil && m.stream == nil {
 			cmds = append(cmds, m.subscribeCmd())
 		}
-		return m, tea.Batch(cmds...)
+		return tea.Batch(cmds...)
 	}
-	return m, nil
+	return nil
 }
 
 // ---- data and connection ----
@@ -684,9 +717,9 @@ func (m *Model) move(delta int) {
 		}
 	case panePlayers:
 		ps := m.visiblePlayers()
-		i := slices.IndexFunc(ps, func(p admin.Player) bool { return p.Name == m.selPlayer })
+		i := slices.IndexFunc(ps, m.isSelected)
 		if j := clampIndex(i+delta, len(ps)); j >= 0 {
-			m.selPlayer = ps[j].Name
+			m.selectPlayer(ps[j])
 		}
 	}
 	m.fixSelection()
@@ -834,6 +867,8 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 			m.playersPref = prefShown
 			m.focus = panePlayers
 		}
+	case "f":
+		m.toggleFleet() // fleetplayers.go
 	case "m":
 		m.startPlayerAction(verbSend)
 	case "x":

@@ -20,7 +20,8 @@ import (
 // The players pane: everyone online, from the snapshot, kept current between
 // snapshots by player.join, player.leave and player.switch events; m sends the
 // selected player to another server, x kicks them, each behind a prompt and a
-// y/n confirm.
+// y/n confirm. With [fleet], f lists the whole fleet's players instead
+// (fleetplayers.go); m and x still act on this proxy's only.
 
 // playersAutoHeight is the terminal height from which the players pane shows
 // by itself; smaller terminals show it when the operator presses p.
@@ -76,20 +77,48 @@ func (m *Model) playersVisible() bool {
 	return m.height >= playersAutoHeight
 }
 
-// visiblePlayers is the player list after the players filter (name or server)
-// and the chosen sort.
-func (m *Model) visiblePlayers() []admin.Player {
+// playerRow is one row of the players pane: a player and the fleet id of the
+// proxy they are on. This proxy's own players carry its id ("" without
+// [fleet]) and local; only those can be sent or kicked from here.
+type playerRow struct {
+	admin.Player
+	proxy string
+	local bool
+}
+
+// playerRows is every row of the pane's current mode, unfiltered: this proxy's
+// players, or in fleet mode the whole fleet's (fleetplayers.go).
+func (m *Model) playerRows() []playerRow {
+	if m.fleetShown() {
+		return m.fleetRows()
+	}
+	self := m.selfProxy()
+	out := make([]playerRow, len(m.snap.Players))
+	for i, p := range m.snap.Players {
+		out[i] = playerRow{Player: p, proxy: self, local: true}
+	}
+	return out
+}
+
+// visiblePlayers is the player list after the players filter (name or server,
+// and the proxy in fleet mode) and the chosen sort.
+func (m *Model) visiblePlayers() []playerRow {
 	f := strings.ToLower(m.playerFilter)
-	out := make([]admin.Player, 0, len(m.snap.Players))
-	for _, p := range m.snap.Players {
-		if f == "" || strings.Contains(strings.ToLower(p.Name), f) || strings.Contains(strings.ToLower(p.Server), f) {
+	fleet := m.fleetShown()
+	rows := m.playerRows()
+	out := make([]playerRow, 0, len(rows))
+	for _, p := range rows {
+		if f == "" || strings.Contains(strings.ToLower(p.Name), f) || strings.Contains(strings.ToLower(p.Server), f) ||
+			(fleet && strings.Contains(strings.ToLower(p.proxy), f)) {
 			out = append(out, p)
 		}
 	}
-	byName := func(a, b admin.Player) int { return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) }
+	byName := func(a, b playerRow) int {
+		return cmp.Or(strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), strings.Compare(a.proxy, b.proxy))
+	}
 	switch playerSorts[m.playerSort] {
 	case "server":
-		slices.SortStableFunc(out, func(a, b admin.Player) int {
+		slices.SortStableFunc(out, func(a, b playerRow) int {
 			if c := strings.Compare(a.Server, b.Server); c != 0 {
 				return c
 			}
@@ -98,7 +127,7 @@ func (m *Model) visiblePlayers() []admin.Player {
 	case "name":
 		slices.SortStableFunc(out, byName)
 	case "online": // longest online first
-		slices.SortStableFunc(out, func(a, b admin.Player) int {
+		slices.SortStableFunc(out, func(a, b playerRow) int {
 			if c := a.Since.Compare(b.Since); c != 0 {
 				return c
 			}
@@ -108,23 +137,31 @@ func (m *Model) visiblePlayers() []admin.Player {
 	return out
 }
 
+// isSelected reports whether p is the row under the players pane's cursor: the
+// same name on the same proxy (two proxies of a fleet may each have a player of a name).
+func (m *Model) isSelected(p playerRow) bool {
+	return p.Name == m.selPlayer && p.proxy == m.selProxy
+}
+
+func (m *Model) selectPlayer(p playerRow) { m.selPlayer, m.selProxy = p.Name, p.proxy }
+
 // selectedPlayer is the player under the cursor of the players pane.
-func (m *Model) selectedPlayer() (admin.Player, bool) {
-	for _, p := range m.snap.Players {
-		if p.Name == m.selPlayer {
+func (m *Model) selectedPlayer() (playerRow, bool) {
+	for _, p := range m.playerRows() {
+		if m.isSelected(p) {
 			return p, true
 		}
 	}
-	return admin.Player{}, false
+	return playerRow{}, false
 }
 
-// fixPlayerSelection keeps the cursor on a listed player, by name.
+// fixPlayerSelection keeps the cursor on a listed player, by name and proxy.
 func (m *Model) fixPlayerSelection() {
 	ps := m.visiblePlayers()
-	if !slices.ContainsFunc(ps, func(p admin.Player) bool { return p.Name == m.selPlayer }) {
-		m.selPlayer = ""
+	if !slices.ContainsFunc(ps, m.isSelected) {
+		m.selPlayer, m.selProxy = "", ""
 		if len(ps) > 0 {
-			m.selPlayer = ps[0].Name
+			m.selectPlayer(ps[0])
 		}
 	}
 }
@@ -139,12 +176,18 @@ func (m *Model) startPlayerAction(verb playerVerb) {
 		m.say("press p to show the players, then select one")
 		return
 	}
-	p, ok := m.selectedPlayer()
+	row, ok := m.selectedPlayer()
 	if !ok {
 		m.say("no player selected")
 		return
 	}
 	m.focus = panePlayers
+	p := row.Player
+	if !row.local {
+		// Send and kick go through this proxy's API, which only reaches its own players.
+		m.fail(fmt.Sprintf("%s is on proxy %s: connect top to that proxy to act on them", p.Name, row.proxy))
+		return
+	}
 	if verb == verbSend && !p.Switchable {
 		m.fail(fmt.Sprintf("%s cannot be sent: %s is %s, whose players the proxy cannot move (x kicks)", p.Name, p.Server, dash(p.ProxyMode)))
 		return
@@ -373,24 +416,37 @@ func (m *Model) applyPlayerEvent(ev Event, now time.Time) bool {
 }
 
 // playerCols lays the players pane's columns out in w cells; ADDRESS takes
-// what is left.
-func playerCols(w int, ps []admin.Player) []column {
-	nameW, srvW := 4, 6
+// what is left. Fleet mode adds PROXY after NAME, and gives up MODE when the
+// terminal is too narrow for both.
+func playerCols(w int, ps []playerRow, fleet bool) []column {
+	nameW, srvW, proxyW := 4, 6, 5
 	for _, p := range ps {
 		nameW = max(nameW, ansi.StringWidth(p.Name))
 		srvW = max(srvW, ansi.StringWidth(p.Server))
+		proxyW = max(proxyW, ansi.StringWidth(p.proxy))
 	}
-	cols := []column{{"NAME", min(nameW, 16), false}, {"SERVER", min(srvW, 14), false}, {"ADDRESS", 0, false},
-		{"VERSION", 9, false}, {"MODE", 11, false}, {"ONLINE", 6, true}}
-	fixed := 2 + len(cols) - 1
-	for _, c := range cols {
-		fixed += c.w
+	cols := []column{{"NAME", min(nameW, 16), false}}
+	if fleet {
+		cols = append(cols, column{"PROXY", min(proxyW, 12), false})
+	}
+	cols = append(cols, column{"SERVER", min(srvW, 14), false}, column{"ADDRESS", 0, false},
+		column{"VERSION", 9, false}, column{"MODE", 11, false}, column{"ONLINE", 6, true})
+	width := func() int {
+		n := 2 + len(cols) - 1
+		for _, c := range cols {
+			n += c.w
+		}
+		return n
+	}
+	addr := slices.IndexFunc(cols, func(c column) bool { return c.title == "ADDRESS" })
+	if fleet && width()+7 > w {
+		cols = slices.DeleteFunc(cols, func(c column) bool { return c.title == "MODE" })
 	}
 	addrW := 7
 	for _, p := range ps {
 		addrW = max(addrW, ansi.StringWidth(p.Address))
 	}
-	cols[2].w = max(7, min(addrW, w-fixed))
+	cols[addr].w = max(7, min(addrW, w-width()))
 	return cols
 }
 
@@ -406,20 +462,36 @@ func versionText(p admin.Player) string {
 	return "-"
 }
 
-func (m *Model) viewPlayers(ps []admin.Player, w, rows int) []string {
-	title := fmt.Sprintf("PLAYERS %d · sort %s", len(ps), playerSorts[m.playerSort])
-	if len(ps) != len(m.snap.Players) {
-		title = fmt.Sprintf("PLAYERS %d of %d · sort %s", len(ps), len(m.snap.Players), playerSorts[m.playerSort])
+func (m *Model) viewPlayers(ps []playerRow, w, rows int) []string {
+	fleet := m.fleetShown()
+	total := len(m.playerRows())
+	title := fmt.Sprintf("PLAYERS %d", len(ps))
+	if len(ps) != total {
+		title = fmt.Sprintf("PLAYERS %d of %d", len(ps), total)
 	}
+	switch {
+	case fleet:
+		title += " · whole fleet"
+	case m.fleetConfigured():
+		title += " · this proxy " + m.selfProxy()
+	}
+	title += " · sort " + playerSorts[m.playerSort]
 	if m.playerFilter != "" {
 		title += " · filter " + m.playerFilter
 	}
-	cols := playerCols(w, ps)
+	cols := playerCols(w, ps, fleet)
 	titles := make([]string, len(cols))
 	for i, c := range cols {
 		titles[i] = c.title
 	}
-	out := []string{m.paneTitle(title, m.focus == panePlayers, w), "  " + m.st.label.Render(renderRow(cols, titles))}
+	out := []string{m.paneTitle(title, m.focus == panePlayers, w)}
+	if fleet {
+		if note := m.fleetNote(); note != "" { // fleetplayers.go
+			out = append(out, note)
+			rows = max(1, rows-1)
+		}
+	}
+	out = append(out, "  "+m.st.label.Render(renderRow(cols, titles)))
 	if len(ps) == 0 {
 		msg := "  no players online"
 		if m.playerFilter != "" {
@@ -428,7 +500,7 @@ func (m *Model) viewPlayers(ps []admin.Player, w, rows int) []string {
 		return append(out, m.st.faint.Render(msg))
 	}
 	now := m.now()
-	sel := slices.IndexFunc(ps, func(p admin.Player) bool { return p.Name == m.selPlayer })
+	sel := slices.IndexFunc(ps, m.isSelected)
 	start, end := window(max(sel, 0), len(ps), rows)
 	for i := start; i < end; i++ {
 		p := ps[i]
@@ -436,19 +508,23 @@ func (m *Model) viewPlayers(ps []admin.Player, w, rows int) []string {
 		if !p.Since.IsZero() {
 			online = fmtAgo(now.Sub(p.Since))
 		}
-		cells := []string{p.Name, p.Server, p.Address, versionText(p), dash(p.ProxyMode), online}
+		cells := map[string]string{"NAME": p.Name, "PROXY": p.proxy, "SERVER": p.Server, "ADDRESS": p.Address,
+			"VERSION": versionText(p.Player), "MODE": dash(p.ProxyMode), "ONLINE": online}
 		parts := make([]string, len(cols))
 		for j, c := range cols {
 			if c.right {
-				parts[j] = fitRight(cells[j], c.w)
+				parts[j] = fitRight(cells[c.title], c.w)
 			} else {
-				parts[j] = fit(cells[j], c.w)
+				parts[j] = fit(cells[c.title], c.w)
+			}
+			switch {
+			case c.title == "MODE" && !p.Switchable:
+				parts[j] = m.st.faint.Render(parts[j]) // cannot be moved
+			case c.title == "PROXY" && !p.local:
+				parts[j] = m.st.faint.Render(parts[j]) // send and kick act here only
 			}
 		}
-		if !p.Switchable {
-			parts[4] = m.st.faint.Render(parts[4]) // cannot be moved
-		}
-		out = append(out, m.cursor(p.Name == m.selPlayer && m.focus == panePlayers)+strings.Join(parts, " "))
+		out = append(out, m.cursor(m.isSelected(p) && m.focus == panePlayers)+strings.Join(parts, " "))
 	}
 	return out
 }

@@ -34,7 +34,7 @@ func withPlayers(t *testing.T, name string) (*harness, *fakeClient) {
 	return h, fc
 }
 
-func names(ps []admin.Player) []string {
+func names(ps []playerRow) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = p.Name

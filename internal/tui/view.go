@@ -136,7 +136,7 @@ func (m *Model) viewStatus(w int) string {
 		return st.prompt.Render(fmt.Sprintf("%s %s on %s? [y/n]", c.verb, c.address, c.server))
 	case m.filtering:
 		if m.filterPlays {
-			return st.prompt.Render("filter players: ") + m.playerFilter + "▏" + st.faint.Render("  (name or server · enter keep · esc clear)")
+			return st.prompt.Render("filter players: ") + m.playerFilter + "▏" + st.faint.Render("  ("+m.fleetFilterHint()+" · enter keep · esc clear)")
 		}
 		return st.prompt.Render("filter servers: ") + m.filter + "▏" + st.faint.Render("  (enter keep · esc clear)")
 	case m.conn == connDown:
@@ -174,6 +174,9 @@ func (m *Model) viewFooter(w int) string {
 	actions := []key{{"d", "drain", 9}, {"e", "enable", 9}, {"r", "reset", 9}}
 	if m.focus == panePlayers {
 		actions = []key{{"m", "send", 9}, {"x", "kick", 9}}
+		if m.fleetConfigured() {
+			actions = append(actions, key{"f", m.fleetKeyHint(), 4})
+		}
 	}
 	keys := slices.Concat([]key{{"tab", "pane", 9}, {"↑↓", "move", 9}}, actions, []key{
 		{"/", "filter", 2}, {"p", "players", 3}, {"s", "sort", 1}, {"v", "events", 2}, {"?", "help", 9}, {"q", "quit", 9},
@@ -202,11 +205,11 @@ func (m *Model) viewHelp(w int) []string {
 		"  ↑ ↓ j k       move the selection (g / G: first / last)",
 		"  d e r         drain, enable or reset the selected backend (asks y/n)",
 		"  m x           send or kick the selected player (asks where or why, then y/n)",
-		"  /             filter the focused list: servers by id or domain, players by name",
+		"  /             filter servers (id, domain) or players (name, server, proxy)",
 		"  s             cycle the sort order of the focused pane",
 		"  v p           show or hide the event log / the players pane",
-		"  R             refresh now",
-		"  q ctrl+c      quit",
+		"  f             players of this proxy or of the whole fleet (with [fleet])",
+		"  R             refresh now    q ctrl+c  quit",
 		"",
 		"  " + m.st.unknown.Render("○ unknown") + "   takes players; not checked yet (no login, probe or ping so far)",
 		"  " + m.st.healthy.Render("● healthy") + "   takes players; seen working",
