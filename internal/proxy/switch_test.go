@@ -34,6 +34,9 @@ type playBackend struct {
 	bungee chan []byte  // BungeeCord channel messages received (the proxy's replies)
 	play   []*mc.Conn   // players in play, for sending them packets
 	order  []string     // players in the order they got into play
+	// arrived gets the name of each player who gets into play, when there is
+	// room (a benchmark's "the switch is complete").
+	arrived chan string
 	// maxPlay refuses logins while that many players are in play (0: no limit).
 	maxPlay int
 	ln      net.Listener
@@ -58,20 +61,20 @@ func (b *playBackend) toPlayers(channel string, data []byte) {
 	}
 }
 
-func startPlayBackend(t *testing.T, name string) *playBackend {
+func startPlayBackend(t testing.TB, name string) *playBackend {
 	t.Helper()
 	return startPlayBackendAt(t, "127.0.0.1:0", name, 0)
 }
 
 // startPlayBackendAt is startPlayBackend on addr, refusing logins with "The
 // server is full!" while maxPlay players are in play (0: no limit).
-func startPlayBackendAt(t *testing.T, addr, name string, maxPlay int) *playBackend {
+func startPlayBackendAt(t testing.TB, addr, name string, maxPlay int) *playBackend {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &playBackend{name: name, addr: ln.Addr().String(), bungee: make(chan []byte, 16), maxPlay: maxPlay, ln: ln}
+	b := &playBackend{name: name, addr: ln.Addr().String(), bungee: make(chan []byte, 16), arrived: make(chan string, 16), maxPlay: maxPlay, ln: ln}
 	z, _ := mc.NewZlib(-1)
 	var wg sync.WaitGroup
 	go func() {
@@ -155,6 +158,10 @@ func (b *playBackend) serve(c net.Conn, z *mc.Zlib) {
 		}
 	}
 	b.joined.Add(1)
+	select {
+	case b.arrived <- ls.Name:
+	default:
+	}
 	b.mu.Lock()
 	b.play = append(b.play, conn)
 	b.order = append(b.order, ls.Name)
@@ -210,7 +217,7 @@ type playClient struct {
 	joins    chan struct{} // a join game: the client is in a world (a server's or the limbo's)
 }
 
-func joinAndPlay(t *testing.T, addr, host, name string) *playClient {
+func joinAndPlay(t testing.TB, addr, host, name string) *playClient {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
