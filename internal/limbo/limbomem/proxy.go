@@ -86,20 +86,30 @@ enabled = false
 	}
 	t := &proxyTarget{cmd: cmd, dir: dir, addr: addr, metrics: "http://" + web + "/metrics", done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(t.done) }()
+	// Both listeners: the admin API may come up after the proxy's.
+	for _, a := range []string{addr, web} {
+		if err := t.awaitListening(a); err != nil {
+			t.Close()
+			return nil, fmt.Errorf("%s: %w", binary, err)
+		}
+	}
+	return t, nil
+}
+
+// awaitListening waits until the proxy accepts connections on addr.
+func (t *proxyTarget) awaitListening(addr string) error {
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
-			return t, nil
+			return nil
 		}
 		select {
 		case <-t.done:
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("%s exited before listening on %s", binary, addr)
+			return fmt.Errorf("exited before listening on %s", addr)
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Close()
-			return nil, fmt.Errorf("%s is not listening on %s after 10s", binary, addr)
+			return fmt.Errorf("not listening on %s after 10s", addr)
 		}
 	}
 }
