@@ -53,14 +53,14 @@ func newServer(id string, domains []string, addrs ...string) *config.Server {
 	return s
 }
 
-func startProxy(t *testing.T, mutate func(*config.Config), servers ...*config.Server) *testProxy {
+func startProxy(t testing.TB, mutate func(*config.Config), servers ...*config.Server) *testProxy {
 	t.Helper()
 	return startProxyOpts(t, mutate, Options{}, servers...)
 }
 
 // startProxyOpts runs a proxy on 127.0.0.1:0 with the given servers; opts carries what a
 // test injects (Now, Bans, Manager, Bus). Everything is shut down at cleanup.
-func startProxyOpts(t *testing.T, mutate func(*config.Config), opts Options, servers ...*config.Server) *testProxy {
+func startProxyOpts(t testing.TB, mutate func(*config.Config), opts Options, servers ...*config.Server) *testProxy {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Bind = "127.0.0.1:0"

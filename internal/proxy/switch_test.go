@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/bungeechannel"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/limbo"
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
@@ -34,6 +36,9 @@ type playBackend struct {
 	bungee chan []byte  // BungeeCord channel messages received (the proxy's replies)
 	play   []*mc.Conn   // players in play, for sending them packets
 	order  []string     // players in the order they got into play
+	// arrived gets the name of each player who gets into play, when there is
+	// room (a benchmark's "the switch is complete").
+	arrived chan string
 	// maxPlay refuses logins while that many players are in play (0: no limit).
 	maxPlay int
 	ln      net.Listener
@@ -58,20 +63,20 @@ func (b *playBackend) toPlayers(channel string, data []byte) {
 	}
 }
 
-func startPlayBackend(t *testing.T, name string) *playBackend {
+func startPlayBackend(t testing.TB, name string) *playBackend {
 	t.Helper()
 	return startPlayBackendAt(t, "127.0.0.1:0", name, 0)
 }
 
 // startPlayBackendAt is startPlayBackend on addr, refusing logins with "The
 // server is full!" while maxPlay players are in play (0: no limit).
-func startPlayBackendAt(t *testing.T, addr, name string, maxPlay int) *playBackend {
+func startPlayBackendAt(t testing.TB, addr, name string, maxPlay int) *playBackend {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &playBackend{name: name, addr: ln.Addr().String(), bungee: make(chan []byte, 16), maxPlay: maxPlay, ln: ln}
+	b := &playBackend{name: name, addr: ln.Addr().String(), bungee: make(chan []byte, 16), arrived: make(chan string, 16), maxPlay: maxPlay, ln: ln}
 	z, _ := mc.NewZlib(-1)
 	var wg sync.WaitGroup
 	go func() {
@@ -155,6 +160,10 @@ func (b *playBackend) serve(c net.Conn, z *mc.Zlib) {
 		}
 	}
 	b.joined.Add(1)
+	select {
+	case b.arrived <- ls.Name:
+	default:
+	}
 	b.mu.Lock()
 	b.play = append(b.play, conn)
 	b.order = append(b.order, ls.Name)
@@ -210,7 +219,7 @@ type playClient struct {
 	joins    chan struct{} // a join game: the client is in a world (a server's or the limbo's)
 }
 
-func joinAndPlay(t *testing.T, addr, host, name string) *playClient {
+func joinAndPlay(t testing.TB, addr, host, name string) *playClient {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -492,5 +501,49 @@ func TestBungeeCordChannel(t *testing.T) {
 	case data := <-b.bungee:
 		t.Fatalf("the proxy answered a server without bungeecord_channel: %q", data)
 	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// A pre-1.20.2 player is moved with the join game / respawn sequence: the client
+// gets the new backend's join game exactly as the backend sent it (registry
+// codec included), then a respawn into that world, and stays connected.
+func TestSendPlayerByRejoin(t *testing.T) {
+	const p = mc.V1_20
+	jg, _, err := limbo.Describe(limbo.DefaultRegistries, p, limbo.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jg.EntityID = 7
+	join, err := jg.AppendPayload(nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, g := startJoinGameBackend(t, p, join), startJoinGameBackend(t, p, join)
+	lobby := interceptedServer("lobby", config.ModeOffline, a)
+	games := interceptedServer("games", config.ModeOffline, g)
+	lobby.Network, games.Network = "main", "main"
+	tp := startProxy(t, nil, lobby, games)
+	pl := dialRejoinPlayer(t, tp.addr, "lobby.test", "Alex", p)
+	if seq := pl.awaitWorld(t); len(seq) != 1 || !bytes.Equal(seq[0].Payload, join) {
+		t.Fatalf("the first world: %d packets, want lobby's join game relayed", len(seq))
+	}
+	for _, to := range []string{"games", "lobby"} {
+		if _, err := tp.SendPlayer(context.Background(), "Alex", to); err != nil {
+			t.Fatalf("move to %s: %v", to, err)
+		}
+		seq := pl.awaitWorld(t)
+		if len(seq) != 2 {
+			t.Fatalf("move to %s: %d packets put the player in a world, want a join game and a respawn", to, len(seq))
+		}
+		if !bytes.Equal(seq[0].Payload, join) {
+			t.Fatalf("move to %s: the client's join game differs from the backend's", to)
+		}
+		rs, err := mc.DecodeRespawn(seq[1].Payload, p)
+		if err != nil || rs.Spawn.WorldName != jg.Spawn.WorldName || rs.Spawn.DimensionType != jg.Spawn.DimensionType {
+			t.Fatalf("move to %s: respawn %+v, %v; want into %s", to, rs.Spawn, err, jg.Spawn.WorldName)
+		}
+		if info := tp.Players(""); len(info) != 1 || info[0].Server != to {
+			t.Fatalf("after the move to %s: %+v", to, info)
+		}
 	}
 }

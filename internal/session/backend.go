@@ -45,12 +45,14 @@ func (b BackendLogin) Run(conn *mc.Conn) (Outcome, error) {
 	reg := b.Registry
 	p := reg.Protocol()
 	hsID, _ := reg.ID(mc.HandshakeState, mc.Serverbound, mc.PacketHandshake)
-	if err := conn.WritePacket(hsID, b.Handshake.AppendPayload(nil)); err != nil {
-		return Outcome{}, err
-	}
 	start := mc.LoginStart{Name: b.Player.Profile.Name, UUID: b.Player.Profile.ID, HasUUID: true}
 	lsID, _ := reg.ID(mc.LoginState, mc.Serverbound, mc.PacketLoginStart)
-	if err := conn.WritePacket(lsID, start.AppendPayload(nil, p)); err != nil {
+	// One write for both (a server reads a stream; TCP may join them anyway): a
+	// system call fewer on every login and every switch.
+	if err := conn.WritePackets(
+		mc.OutPacket{ID: hsID, Payload: b.Handshake.AppendPayload(nil)},
+		mc.OutPacket{ID: lsID, Payload: start.AppendPayload(nil, p)},
+	); err != nil {
 		return Outcome{}, err
 	}
 	for {

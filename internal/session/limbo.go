@@ -173,7 +173,7 @@ func (s *Session) leaveLimbo(b *Backend) error {
 		}
 	} else {
 		_ = b.Net.SetReadDeadline(time.Now().Add(enterWait))
-		jg, early, err := readJoinGame(b, reg)
+		jg, _, early, err := readJoinGame(b, reg)
 		_ = b.Net.SetReadDeadline(time.Time{})
 		if err == nil {
 			err = limbo.Rejoin(p, jg)

@@ -269,14 +269,27 @@ func (s *Session) Switch(next *Backend, wait time.Duration) error {
 // server created has been removed.
 func (s *Session) switchByRejoin(next *Backend, wait time.Duration) error {
 	_ = next.Net.SetReadDeadline(time.Now().Add(wait))
-	jg, early, err := readJoinGame(next, s.client.Registry)
+	jg, raw, early, err := readJoinGame(next, s.client.Registry)
 	if err != nil {
 		next.Net.Close()
 		next.Release()
 		return fmt.Errorf("the new server's join game: %w", err)
 	}
 	_ = next.Net.SetReadDeadline(time.Time{})
-	seq, err := jg.SwitchSequence(s.client.Protocol)
+	// From 1.16 the switch sequence's join game is the backend's own, unchanged
+	// (mc.JoinGame.SwitchSequence): it goes to the client as the backend sent it,
+	// so its registry codec (~40 KB) is not encoded again and, when both sides
+	// compress at the same threshold, not deflated again either; only the
+	// respawn after it is the proxy's.
+	relayJoin := s.client.Protocol.AtLeast(mc.V1_16)
+	var seq []mc.Packet
+	if relayJoin {
+		var rp []byte
+		rp, err = jg.Respawn().AppendPayload(nil, s.client.Protocol)
+		seq = []mc.Packet{{Type: mc.PacketRespawn, Payload: rp}}
+	} else {
+		seq, err = jg.SwitchSequence(s.client.Protocol)
+	}
 	if err != nil {
 		next.Net.Close()
 		next.Release()
@@ -303,7 +316,20 @@ func (s *Session) switchByRejoin(next *Backend, wait time.Duration) error {
 	if old != nil {
 		old.Net.Close()
 	}
-	err = s.sendClient(mc.PlayState, append(cleanup, seq...))
+	if relayJoin {
+		if len(cleanup) > 0 {
+			err = s.sendClient(mc.PlayState, cleanup)
+		}
+		if err == nil {
+			// Batched with the respawn into one write when no re-framing is needed.
+			err = s.client.Conn.WriteRelay(raw, true)
+		}
+		if err == nil {
+			err = s.sendClient(mc.PlayState, seq)
+		}
+	} else {
+		err = s.sendClient(mc.PlayState, append(cleanup, seq...))
+	}
 	for _, f := range early {
 		if err == nil {
 			err = s.client.Conn.WriteRaw(f)
@@ -330,32 +356,30 @@ func (s *Session) switchByRejoin(next *Backend, wait time.Duration) error {
 // maxBeforeJoin bounds the packets a backend may send before its join game.
 const maxBeforeJoin = 64
 
-// readJoinGame reads a backend's first play packets up to its join game; the
-// packets before it (a server's plugin channel registrations) are returned to
-// be relayed after the join sequence.
-func readJoinGame(b *Backend, reg *mc.Registry) (mc.JoinGame, []mc.RawFrame, error) {
-	var early []mc.RawFrame
+// readJoinGame reads a backend's first play packets up to its join game, which
+// it returns decoded and as it came (raw); the packets before it (a server's
+// plugin channel registrations) are returned to be relayed after the join
+// sequence.
+func readJoinGame(b *Backend, reg *mc.Registry) (jg mc.JoinGame, raw mc.RawFrame, early []mc.RawFrame, err error) {
 	for range maxBeforeJoin {
 		f, err := b.Conn.ReadRaw()
 		if err != nil {
-			return mc.JoinGame{}, nil, err
+			return mc.JoinGame{}, mc.RawFrame{}, nil, err
 		}
-		id, err := b.Conn.PeekID(f)
+		// Decoded whole rather than peeked: the join game, usually the first,
+		// is decoded anyway, and a peek inflates up to 32 KiB of it as well.
+		full, err := b.Conn.Decode(f)
 		if err != nil {
-			return mc.JoinGame{}, nil, err
+			return mc.JoinGame{}, mc.RawFrame{}, nil, err
 		}
-		if t, _ := reg.Type(mc.PlayState, mc.Clientbound, id); t != mc.PacketJoinGame {
+		if t, _ := reg.Type(mc.PlayState, mc.Clientbound, full.ID); t != mc.PacketJoinGame {
 			early = append(early, f)
 			continue
 		}
-		full, err := b.Conn.Decode(f)
-		if err != nil {
-			return mc.JoinGame{}, nil, err
-		}
 		jg, err := mc.DecodeJoinGame(full.Payload, reg.Protocol())
-		return jg, early, err
+		return jg, f, early, err
 	}
-	return mc.JoinGame{}, nil, fmt.Errorf("no join game among its first %d packets", maxBeforeJoin)
+	return mc.JoinGame{}, mc.RawFrame{}, nil, fmt.Errorf("no join game among its first %d packets", maxBeforeJoin)
 }
 
 // sendClient writes packets the proxy makes to the client, in one write.

@@ -7,7 +7,15 @@
 // per held player (from /proc/self/status) and its CPU time per second while
 // it holds them. LIMBOMEM_CPUPROFILE=file profiles the holder over the window.
 //
+// With -binary, the holder is the real proxy instead: `infrarust serve` with a
+// generated configuration whose one server is in maintenance with the
+// "maintenance" limbo handler, so every client is held by a whole intercepted
+// session (its login, the session, the handler's wait and its title every
+// second), measured from /proc/<pid> and the proxy's /metrics.
+//
 //	go run ./internal/limbo/limbomem -players 5000 -version 1.21.4 -window 60s
+//	go build -o /tmp/infrarust ./cmd/infrarust
+//	go run ./internal/limbo/limbomem -binary /tmp/infrarust -players 5000 -window 60s
 package main
 
 import (
@@ -42,12 +50,22 @@ func main() {
 	version := flag.String("version", "1.21.4", "Minecraft version of the clients")
 	window := flag.Duration("window", 60*time.Second, "how long to measure CPU while holding")
 	message := flag.Bool("message", false, "show a title and an action bar refreshed every second (and clients send a position every second, as vanilla)")
+	binary := flag.String("binary", "", "measure this infrarust binary holding the players (a server in maintenance) instead of the bare limbo")
 	flag.Parse()
 	var err error
-	if *serve {
+	switch {
+	case *serve:
 		err = runHolder(*message)
-	} else {
-		err = runParent(*players, *version, *window, *message)
+	case *binary != "":
+		var t *proxyTarget
+		if t, err = startProxy(*binary); err == nil {
+			err = runParent(t, *players, *version, *window, *message)
+		}
+	default:
+		var t *holder
+		if t, err = startHolder(*message); err == nil {
+			err = runParent(t, *players, *version, *window, *message)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "limbomem:", err)
@@ -55,7 +73,8 @@ func main() {
 	}
 }
 
-// stats is the holder's answer to "stats".
+// stats is the holder's answer to "stats"; for the proxy, Held is -1 (the
+// clients count themselves).
 type stats struct {
 	Held       int64   `json:"held"`
 	Failed     int64   `json:"failed"`
@@ -149,11 +168,23 @@ func rssKiB() int64 {
 	return -1
 }
 
+// target is the process holding the players, seen from the parent.
+type target interface {
+	Addr() string
+	// Settle collects garbage and returns free pages to the OS, when it can.
+	Settle() bool
+	Stats() (stats, error)
+	// Profile starts (on) or stops the CPU profile, when it can.
+	Profile(on bool)
+	Close()
+}
+
 // holder is the child process seen from the parent.
 type holder struct {
-	in  *os.File
-	out *bufio.Scanner
-	cmd *exec.Cmd
+	in   *os.File
+	out  *bufio.Scanner
+	cmd  *exec.Cmd
+	addr string
 }
 
 func (h *holder) ask(cmd string) string {
@@ -164,20 +195,27 @@ func (h *holder) ask(cmd string) string {
 	return h.out.Text()
 }
 
-func (h *holder) stats() (stats, error) {
+func (h *holder) Addr() string { return h.addr }
+func (h *holder) Settle() bool { h.ask("gc"); return true }
+func (h *holder) Close()       { h.in.Close(); _ = h.cmd.Wait() }
+func (h *holder) Profile(on bool) {
+	if on {
+		h.ask("profile-start")
+	} else {
+		h.ask("profile-stop")
+	}
+}
+
+func (h *holder) Stats() (stats, error) {
 	var s stats
 	err := json.Unmarshal([]byte(h.ask("stats")), &s)
 	return s, err
 }
 
-func runParent(players int, version string, window time.Duration, message bool) error {
-	proto, ok := mc.ParseVersion(version)
-	if !ok {
-		return fmt.Errorf("unknown version %q", version)
-	}
+func startHolder(message bool) (*holder, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	args := []string{"-serve"}
 	if message {
@@ -187,24 +225,35 @@ func runParent(players int, version string, window time.Duration, message bool) 
 	cmd.Stderr = os.Stderr
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cmd.Stdin = inR
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, err
 	}
-	defer func() { inW.Close(); _ = cmd.Wait() }()
+	inR.Close()
 	h := &holder{in: inW, out: bufio.NewScanner(stdout), cmd: cmd}
 	if !h.out.Scan() || !strings.HasPrefix(h.out.Text(), "addr ") {
-		return errors.New("holder did not start")
+		h.Close()
+		return nil, errors.New("holder did not start")
 	}
-	addr := strings.TrimPrefix(h.out.Text(), "addr ")
-	h.ask("gc")
-	base, err := h.stats()
+	h.addr = strings.TrimPrefix(h.out.Text(), "addr ")
+	return h, nil
+}
+
+func runParent(h target, players int, version string, window time.Duration, message bool) error {
+	defer h.Close()
+	proto, ok := mc.ParseVersion(version)
+	if !ok {
+		return fmt.Errorf("unknown version %q", version)
+	}
+	addr := h.Addr()
+	h.Settle()
+	base, err := h.Stats()
 	if err != nil {
 		return err
 	}
@@ -213,7 +262,7 @@ func runParent(players int, version string, window time.Duration, message bool) 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var wg sync.WaitGroup
-	var joined, clientErrs atomic.Int64
+	var joined, clientErrs, dropped atomic.Int64
 	var firstErr atomic.Value
 	sem := make(chan struct{}, 64) // logins in flight
 	began := time.Now()
@@ -222,8 +271,12 @@ func runParent(players int, version string, window time.Duration, message bool) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := runClient(ctx, addr, proto, fmt.Sprintf("p%d", i), message, func() { joined.Add(1); <-sem })
+			in := false
+			err := runClient(ctx, addr, proto, fmt.Sprintf("p%d", i), message, func() { in = true; joined.Add(1); <-sem })
 			if err != nil && ctx.Err() == nil {
+				if in {
+					dropped.Add(1)
+				}
 				if clientErrs.Add(1) == 1 {
 					firstErr.Store(err)
 				}
@@ -238,40 +291,55 @@ func runParent(players int, version string, window time.Duration, message bool) 
 		fmt.Printf(", first: %v", e)
 	}
 	fmt.Println(")")
+	// held is what the holder says, or for the proxy what the clients say.
+	held := func(s stats) int64 {
+		if s.Held >= 0 {
+			return s.Held
+		}
+		return joined.Load() - dropped.Load()
+	}
 
 	// Let the joins' garbage go, then measure memory twice: as the runtime
-	// left it, and after returning free pages to the OS.
+	// left it, and (when the holder can) after returning free pages to the OS.
 	time.Sleep(5 * time.Second)
-	loaded, err := h.stats()
+	loaded, err := h.Stats()
 	if err != nil {
 		return err
 	}
-	h.ask("gc")
-	settled, err := h.stats()
-	if err != nil {
-		return err
+	per := func(s stats) float64 { return float64(s.RSSKiB-base.RSSKiB) / float64(max(held(s), 1)) }
+	if h.Settle() {
+		settled, err := h.Stats()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("held %d: RSS %d KiB (%.1f KiB per player over idle); after GC+FreeOSMemory %d KiB (%.1f KiB per player); heap %d KiB, stacks %d KiB, %d goroutines\n",
+			held(settled), loaded.RSSKiB, per(loaded), settled.RSSKiB, per(settled), settled.HeapKiB, settled.StackKiB, settled.Goroutines)
+	} else {
+		fmt.Printf("held %d: RSS %d KiB (%.1f KiB per player over idle); heap %d KiB, stacks %d KiB, %d goroutines\n",
+			held(loaded), loaded.RSSKiB, per(loaded), loaded.HeapKiB, loaded.StackKiB, loaded.Goroutines)
 	}
-	per := func(s stats) float64 { return float64(s.RSSKiB-base.RSSKiB) / float64(max(s.Held, 1)) }
-	fmt.Printf("held %d: RSS %d KiB (%.1f KiB per player over idle); after GC+FreeOSMemory %d KiB (%.1f KiB per player); heap %d KiB, stacks %d KiB, %d goroutines\n",
-		settled.Held, loaded.RSSKiB, per(loaded), settled.RSSKiB, per(settled), settled.HeapKiB, settled.StackKiB, settled.Goroutines)
 
 	// CPU while holding: over whole keep-alive rounds.
-	c0, err := h.stats()
+	c0, err := h.Stats()
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
-	h.ask("profile-start")
+	h.Profile(true)
 	time.Sleep(window)
-	h.ask("profile-stop")
-	c1, err := h.stats()
+	h.Profile(false)
+	c1, err := h.Stats()
 	if err != nil {
 		return err
 	}
 	secs := time.Since(t0).Seconds()
 	cpuPerSec := (c1.CPUSeconds - c0.CPUSeconds) / secs
+	n, failed := held(c1), c1.Failed
+	if c1.Held < 0 {
+		failed = dropped.Load()
+	}
 	fmt.Printf("CPU while holding %d players for %.0f s: %.2f ms per second (%.3f%% of one core), %.2f µs per player per second; still held %d, failed %d\n",
-		c1.Held, secs, cpuPerSec*1000, cpuPerSec*100, cpuPerSec*1e6/math.Max(float64(c1.Held), 1), c1.Held, c1.Failed)
+		n, secs, cpuPerSec*1000, cpuPerSec*100, cpuPerSec*1e6/math.Max(float64(n), 1), n, failed)
 	cancel()
 	wg.Wait()
 	return nil
