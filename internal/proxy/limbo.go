@@ -150,6 +150,7 @@ func (p *Proxy) maintenanceStay(cn *conn, t *server) *session.Stay {
 		Message: func() limbo.Message {
 			return title(t.id+" is under maintenance", "You will be moved in when it is over")
 		},
+		Ready: func() bool { return !p.inMaintenance(t, cn) },
 		Until: func(ctx context.Context) (*session.Backend, error) {
 			for p.inMaintenance(t, cn) {
 				select {
@@ -233,7 +234,8 @@ func (p *Proxy) queueStay(cn *conn, t *server) *session.Stay {
 		Message: func() limbo.Message {
 			return title(t.id+" is full", fmt.Sprintf("You are #%d in the queue", q.position(e)))
 		},
-		Done: func() { q.remove(e) },
+		Done:  func() { q.remove(e) },
+		Ready: func() bool { return q.position(e) == 1 }, // only the head tries the server
 		Until: func(ctx context.Context) (*session.Backend, error) {
 			for {
 				if q.position(e) == 1 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/limbo"
@@ -20,6 +21,11 @@ type Stay struct {
 	// logged in; an error ends the session with its text. ctx ends when the
 	// player leaves the limbo on their own.
 	Until func(ctx context.Context) (*Backend, error)
+	// Ready, when set, is polled every readyPoll (on a timer: it must return at
+	// once) and Until starts only once it reports true. A player who waits for
+	// a cheap condition (maintenance to end, their turn in a queue) then holds
+	// no goroutine of their own until it comes: thousands can wait.
+	Ready func() bool
 	// Done, when set, runs once the player is out of the limbo: in the backend
 	// Until gave, or gone. A queue keeps its head until then, so the next player
 	// does not take the slot while this one is still on the way in.
@@ -28,6 +34,9 @@ type Stay struct {
 
 // enterWait bounds the client's answers while it enters the limbo.
 const enterWait = 10 * time.Second
+
+// readyPoll is how often Stay.Ready is asked.
+const readyPoll = time.Second
 
 // RunInLimbo is Run for a player who waits in the limbo before any backend (a
 // server waking up, a queue): from the limbo they go to the backend Until
@@ -113,17 +122,15 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hold, release := context.WithCancel(ctx)
-	var next *Backend
-	var untilErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		next, untilErr = stay.Until(ctx)
-		release()
-	}()
+	u := &untilRun{until: stay.Until, ctx: ctx, release: release, done: make(chan struct{})}
+	if stay.Ready == nil {
+		u.start()
+	} else {
+		u.poll(stay.Ready)
+	}
 	err = limbo.Hold(hold, p, limbo.HoldOptions{Message: stay.Message})
 	cancel() // the player left, or Until is done
-	<-done
+	next, untilErr := u.wait()
 	s.mu.Lock()
 	if p.ClientInformation != nil {
 		s.clientInfo = append(s.clientInfo[:0], p.ClientInformation...)
@@ -141,6 +148,74 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 		return nil, untilErr
 	}
 	return next, nil
+}
+
+// untilRun is a stay's Until, run in its own goroutine from the start or once
+// Ready says so; wait ends the polling and collects Until's answer.
+type untilRun struct {
+	until   func(context.Context) (*Backend, error)
+	ctx     context.Context
+	release context.CancelFunc // ends the hold when Until is done
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	started bool
+	stopped bool
+	done    chan struct{}
+	next    *Backend
+	err     error
+}
+
+// start runs Until unless it runs already or the hold is over.
+func (u *untilRun) start() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.started || u.stopped {
+		return
+	}
+	u.started = true
+	go func() {
+		defer close(u.done)
+		u.next, u.err = u.until(u.ctx)
+		u.release()
+	}()
+}
+
+// poll asks ready now and every readyPoll, on a timer, and starts Until once
+// it holds.
+func (u *untilRun) poll(ready func() bool) {
+	var check func()
+	check = func() {
+		if ready() {
+			u.start()
+			return
+		}
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		if !u.stopped {
+			u.timer.Reset(readyPoll)
+		}
+	}
+	u.mu.Lock()
+	u.timer = time.AfterFunc(0, check)
+	u.mu.Unlock()
+}
+
+// wait stops the polling and returns Until's answer; (nil, nil) when it never
+// started (the hold ended first).
+func (u *untilRun) wait() (*Backend, error) {
+	u.mu.Lock()
+	u.stopped = true
+	if u.timer != nil {
+		u.timer.Stop()
+	}
+	started := u.started
+	u.mu.Unlock()
+	if !started {
+		return nil, nil
+	}
+	<-u.done
+	return u.next, u.err
 }
 
 func (s *Session) setState(st mc.State) {
