@@ -88,7 +88,10 @@ func (e *mcEnv) idle(r *runner) error {
 }
 
 func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess bool, direct perSession) (Idle, error) {
-	id := Idle{Mode: mode, Target: u.name, Sessions: n}
+	id := Idle{Mode: mode, Sessions: n}
+	if mode == modePassthrough {
+		id.Target = u.name // the intercepted modes never reach the forwarder
+	}
 	px := u.t
 	addr := px.ModeAddr(mode)
 	// Warm up first, so what every mode keeps regardless of the session count

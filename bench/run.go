@@ -175,6 +175,9 @@ type arm struct {
 	label string
 	u     *underTest
 	run   func() (measure, error)
+	// anyProxy: the row does not depend on which proxy of the run served it (an
+	// intercepted mode never reaches the forwarder), so it carries no [proxy].
+	anyProxy bool
 }
 
 // group is a workload's direct baseline and the proxied arms compared with it.
@@ -333,12 +336,13 @@ func (r *runner) measure(name string, u unit, groups ...group) error {
 		d := median(directs[gi].rates)
 		for ai, a := range g.arms {
 			x := arms[gi][ai]
-			row := Row{Name: name, Unit: u.rate, Direct: d, Proxy: median(x.rates), Errors: directs[gi].errs + x.errs, Target: a.u.name}
+			row := Row{Name: name, Unit: u.rate, Direct: d, Proxy: median(x.rates), Errors: directs[gi].errs + x.errs}
 			if a.label != "" {
 				row.Name += " " + a.label
 			}
-			if l := a.u.label(); l != "" {
+			if l := a.u.label(); l != "" && !a.anyProxy {
 				row.Name += " " + l
+				row.Target = a.u.name
 			}
 			row.Ratio = row.Proxy / d
 			if c := median(x.cpus); c > 0 {
@@ -488,18 +492,21 @@ func proxiesUnderTest(o Options) []*underTest {
 	return pts
 }
 
-// rtt measures the echo round trip direct and through every proxy.
+// rtt measures the echo round trip direct and through every proxy, the samples
+// taken in turn so all of them see the same load.
 func (r *runner) rtt(direct string) error {
 	o := r.o
-	d, err := rtt(direct, o.RTTSize, o.RTTCount, o.RTTTime)
-	if err != nil {
-		return fmt.Errorf("rtt direct: %w", err)
-	}
+	addrs := []string{direct}
 	for _, u := range r.pts {
-		p, err := rtt(u.t.Addr(), o.RTTSize, o.RTTCount, o.RTTTime)
-		if err != nil {
-			return fmt.Errorf("rtt via proxy %s: %w", u.name, err)
-		}
+		addrs = append(addrs, u.t.Addr())
+	}
+	lat, err := rtt(addrs, o.RTTSize, o.RTTCount, o.RTTTime)
+	if err != nil {
+		return fmt.Errorf("rtt: %w", err)
+	}
+	d := lat[0]
+	for i, u := range r.pts {
+		p := lat[i+1]
 		for _, x := range []struct {
 			n    string
 			d, p float64
@@ -509,7 +516,7 @@ func (r *runner) rtt(direct string) error {
 				name += " " + l
 			}
 			r.res.Rows = append(r.res.Rows, Row{Name: name, Unit: "µs", Direct: x.d, Proxy: x.p, Ratio: x.p - x.d, Added: true, Target: u.name,
-				Note: fmt.Sprintf("%d-byte echo, %d/%d samples", o.RTTSize, d.Samples, p.Samples)})
+				Note: fmt.Sprintf("%d-byte echo, %d/%d samples, taken in turn with the direct ones", o.RTTSize, d.Samples, p.Samples)})
 			o.logf("%-24s direct %10.1f  proxy %10.1f µs  added %+.1f µs", name, x.d, x.p, x.p-x.d)
 		}
 	}

@@ -66,7 +66,11 @@ func (e *mcEnv) syscalls(r *runner) error {
 	for _, m := range e.modes() {
 		for _, u := range r.modeTargets(m) {
 			if u.t.Pid() != 0 {
-				cases = append(cases, work{label(fmt.Sprintf("mclogin-%d %s", o.Clients, m), u), u.t.Pid(), e.loginCycle(u.t.ModeAddr(m), hostOf(m))})
+				name := fmt.Sprintf("mclogin-%d %s", o.Clients, m)
+				if m == modePassthrough {
+					name = label(name, u) // the intercepted modes never reach the forwarder
+				}
+				cases = append(cases, work{name, u.t.Pid(), e.loginCycle(u.t.ModeAddr(m), hostOf(m))})
 			}
 		}
 	}
