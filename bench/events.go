@@ -46,7 +46,7 @@ func (s *sink) Close() { _ = s.srv.Close() }
 // login with no event handlers, with one compiled-in handler (a build of
 // bench/cmd/infrarust-handler, --handler-binary), with a deciding webhook on this
 // machine, and with every session traced to an OTLP/HTTP sink. Each variant is a
-// fresh proxy process with the first proxy's forwarder, measured on the same
+// fresh proxy process with the shipped default forwarder, measured on the same
 // login workloads, interleaved round by round.
 func (e *mcEnv) events(r *runner, direct string) error {
 	o := e.o
@@ -64,7 +64,7 @@ func (e *mcEnv) events(r *runner, direct string) error {
 		return err
 	}
 	defer otlp.Close()
-	fwd := r.pts[0].forwarder
+	fwd := "" // the configuration's default: what ships
 	variants := []*underTest{{name: "no handlers", binary: o.Binary, forwarder: fwd}}
 	if o.HandlerBinary != "" {
 		variants = append(variants, &underTest{name: "one handler", binary: o.HandlerBinary, forwarder: fwd})
