@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -13,22 +14,29 @@ import (
 )
 
 // TestSmoke runs every workload at a tiny size with every relayed packet
-// decoded and checked: it proves the tool still works and that each proxy mode
-// delivers the play traffic intact (CI runs it); it asserts no timing.
+// decoded and checked, through one proxy per forwarder: it proves the tool still
+// works, that each proxy mode delivers the play traffic intact and that the
+// forwarders compare side by side (CI runs it); it asserts no timing.
 func TestSmoke(t *testing.T) {
+	forwarders := []string{"goroutine"}
+	if runtime.GOOS == "linux" {
+		forwarders = append(forwarders, "epoll")
+	}
 	o := Options{
 		BulkTime: 50 * time.Millisecond, Streams: 2,
 		RTTCount: 200, RTTTime: 200 * time.Millisecond, RTTSize: 32,
 		StormTime: 200 * time.Millisecond, Clients: 4,
 		Sessions: 50, Rounds: 1, ReframeThreshold: -1, Verify: true,
-		Logf: t.Logf,
+		Forwarders: forwarders,
+		Logf:       t.Logf,
 	}
 	res, err := Run(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 4 bulk, 3 rtt, 2 status, 1 login; relay up and down and mclogin for 4 modes.
-	if want := 10 + 3*len(AllModes); len(res.Rows) != want {
+	// Per forwarder: 4 bulk, 3 rtt, 2 status, 1 login, and the passthrough rows of
+	// relay up, relay down and mclogin; the other 3 modes' 3 rows once.
+	if want := len(forwarders)*(10+3) + 3*(len(AllModes)-1); len(res.Rows) != want {
 		t.Errorf("%d rows, want %d", len(res.Rows), want)
 	}
 	names := map[string]bool{}
@@ -43,27 +51,46 @@ func TestSmoke(t *testing.T) {
 	}
 	for _, m := range AllModes {
 		for _, w := range []string{"relay-up-1 ", "relay-down-1 ", "mclogin-4 "} {
-			if !names[w+m] {
-				t.Errorf("no row %q", w+m)
+			want := []string{w + m} // an intercepted mode's row names no forwarder
+			if m == modePassthrough {
+				want = nil
+				for _, f := range forwarders {
+					want = append(want, w+m+" ["+f+"]")
+				}
+			}
+			for _, n := range want {
+				if !names[n] {
+					t.Errorf("no row %q", n)
+				}
 			}
 		}
 	}
-	m := res.Memory
-	if m == nil || m.Sessions != 50 {
-		t.Fatalf("memory figure missing: %+v", m)
+	for _, f := range forwarders {
+		for _, w := range []string{"bulk-up-1", "rtt-p99", "status-cache-on-4", "login-4"} {
+			if n := w + " [" + f + "]"; !names[n] {
+				t.Errorf("no row %q", n)
+			}
+		}
 	}
-	if m.ActiveAfter != 0 {
-		t.Errorf("proxy still counts %d active connections after every session closed", m.ActiveAfter)
+	if len(res.Memory) != len(forwarders) {
+		t.Fatalf("memory figures for %d proxies, want %d: %+v", len(res.Memory), len(forwarders), res.Memory)
 	}
-	if len(res.Idle) != 3 {
-		t.Fatalf("idle figures for %d modes, want 3 (passthrough, offline, client_only): %+v", len(res.Idle), res.Idle)
+	for i, m := range res.Memory {
+		if m.Target != forwarders[i] || m.Sessions != 50 || m.ActiveAfter != 0 {
+			t.Errorf("memory %+v: want %s, 50 sessions, no active connection after every session closed", m, forwarders[i])
+		}
+	}
+	if want := len(forwarders) + 2; len(res.Idle) != want {
+		t.Fatalf("idle figures for %d mode/proxy pairs, want %d (passthrough per forwarder, offline, client_only): %+v", len(res.Idle), want, res.Idle)
 	}
 	for _, id := range res.Idle {
-		// A passthrough session on the epoll forwarder (Linux's default) is its two
-		// sockets and no goroutine; an intercepted one has its relay goroutines.
-		holds := id.FDsPerSess >= 2 && (id.Mode == "passthrough" || id.GoroutinesPerSess > 0)
-		if id.Sessions != 50 || !holds || id.GoroutinesLeft > 2 {
-			t.Errorf("idle %s: %+v; want 50 sessions holding their sockets (and relay goroutines when intercepted), none left after close", id.Mode, id)
+		if id.Sessions != 50 || id.GoroutinesLeft > 2 {
+			t.Errorf("idle %s [%s]: %+v; want 50 sessions, no goroutine left after close", id.Mode, id.Target, id)
+		}
+		// The epoll forwarder's idle player is its two sockets and no goroutine; the
+		// goroutine forwarder and the intercepted relays park goroutines.
+		if epoll := id.Mode == modePassthrough && id.Target == "epoll"; epoll != (id.GoroutinesPerSess < 0.5) {
+			t.Errorf("idle %s [%s]: %.2f goroutines per session", id.Mode, id.Target, id.GoroutinesPerSess)
 		}
 	}
 	if res.LoadStart == "" || res.LoadEnd == "" {
@@ -71,7 +98,7 @@ func TestSmoke(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	WriteTable(&buf, res)
-	for _, want := range []string{"status-cache-on-4", "relay-down-1 client_only", "| offline | 50 |", "load average"} {
+	for _, want := range []string{"status-cache-on-4 [goroutine]", "relay-down-1 client_only |", "| offline | 50 |", "| passthrough [goroutine] | 50 |", "load average"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, buf.String())
 		}
@@ -83,7 +110,8 @@ func TestSmoke(t *testing.T) {
 func TestBinaryConfigLoads(t *testing.T) {
 	dir := t.TempDir()
 	spec := proxySpec{backend: "127.0.0.1:1", cacheTTL: time.Second, sessionServer: "http://127.0.0.1:2", threshold: 256,
-		routes: modeRoutes("127.0.0.1:3", "127.0.0.1:4")}
+		routes: modeRoutes("127.0.0.1:3", "127.0.0.1:4"), forwarder: "goroutine",
+		webhook: "http://127.0.0.1:7/hook", telemetry: "http://127.0.0.1:8"}
 	if err := writeBinaryConfig(dir, spec, "127.0.0.1:5", "127.0.0.1:6"); err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +121,15 @@ func TestBinaryConfigLoads(t *testing.T) {
 	}
 	if cfg.CompressionThreshold != 256 || cfg.Auth.SessionServer != "http://127.0.0.1:2" || cfg.RateLimit.Enabled {
 		t.Errorf("threshold %d, session server %q, rate limit %v", cfg.CompressionThreshold, cfg.Auth.SessionServer, cfg.RateLimit.Enabled)
+	}
+	if cfg.Forwarder != "goroutine" {
+		t.Errorf("forwarder %q, want goroutine", cfg.Forwarder)
+	}
+	if len(cfg.Webhooks) != 1 || cfg.Webhooks[0].URL != "http://127.0.0.1:7/hook" || !cfg.Webhooks[0].Decide || len(cfg.Webhooks[0].Events) != 1 || cfg.Webhooks[0].Events[0] != webhookEvent {
+		t.Errorf("webhooks %+v, want one deciding webhook on %s", cfg.Webhooks, webhookEvent)
+	}
+	if !cfg.Telemetry.Enabled || cfg.Telemetry.Endpoint != "http://127.0.0.1:8" || cfg.Telemetry.SampleRatio != 1 {
+		t.Errorf("telemetry %+v, want every session traced to the sink", cfg.Telemetry)
 	}
 	servers, errs := config.LoadServersDir(cfg.ServersPath, cfg)
 	if len(errs) > 0 {
@@ -126,7 +163,7 @@ func TestParseSyscallCounts(t *testing.T) {
 100.00    0.009990                  5640       500 total
 `
 	got := parseStraceSummary(strace)
-	want := []SyscallCount{{"write", 2000}, {"read", 3000}, {"setsockopt", 640}, {"total", 5640}}
+	want := []SyscallCount{{"write", 2000, 0}, {"read", 3000, 500}, {"setsockopt", 640, 0}, {"total", 5640, 500}}
 	if len(got) != len(want) {
 		t.Fatalf("%+v, want %+v", got, want)
 	}

@@ -10,6 +10,7 @@ import (
 // send nothing, the common case of a Minecraft network.
 type Idle struct {
 	Mode     string `json:"mode"`
+	Target   string `json:"target,omitempty"` // as Row.Target
 	Sessions int    `json:"sessions"`
 	// RSSPerSess is the proxy's resident memory per session: the child's VmRSS
 	// delta (--binary), or in-process the process's delta minus what the same
@@ -28,34 +29,28 @@ type Idle struct {
 	Note           string `json:"note,omitempty"`
 }
 
-// idleSessions is how many idle sessions fit under RLIMIT_NOFILE, sized for
-// passthrough, the hungriest mode: 8 fds per session in-process (client,
-// backend, the proxy's two sockets and two splice pipes), 6 in the child with
-// --binary (the intercepted modes need only the 2 sockets).
-func (e *mcEnv) idleSessions() (int, string) {
-	limit, err := RaiseFileLimit()
-	if err != nil {
-		return e.o.Sessions, "could not raise RLIMIT_NOFILE: " + err.Error()
+// idleFor is how many idle sessions of mode fit under RLIMIT_NOFILE through u:
+// a passthrough session costs u what fdsPerSession says, an intercepted one its
+// two sockets.
+func (e *mcEnv) idleFor(mode string, u *underTest) (int, string) {
+	if mode == modePassthrough {
+		return sessionsFor(e.o, u)
 	}
-	per := uint64(8)
-	if e.o.Binary != "" {
-		per = 6
-	}
-	if fit := int((limit - 512) / per); limit > 512 && fit < e.o.Sessions {
-		return fit, fmt.Sprintf("RLIMIT_NOFILE %d allows %d sessions (%d fds each), scaled down from %d", limit, fit, per, e.o.Sessions)
-	}
-	return e.o.Sessions, ""
+	return sessionsFor(e.o, &underTest{forwarder: "epoll", t: u.t}) // 2 fds, as an epoll session
 }
+
+// perSession is a snapshot divided by the sessions it holds.
+type perSession struct{ rss, goMem, stack, goroutines, fds float64 }
 
 // idle opens the same number of idle sessions through each mode (a fresh
 // proxy process for each with --binary, so no mode inherits another's heap)
 // and records what they cost the proxy.
 func (e *mcEnv) idle(r *runner) error {
-	n, note := e.idleSessions()
-	var direct snapshot
-	inProcess := r.px.Pid() == 0
+	var direct perSession
+	inProcess := r.px().Pid() == 0
 	if inProcess {
 		// Baseline: the same sessions straight to the backend (client and backend cost).
+		n, _ := e.idleFor(modePassthrough, r.pts[0])
 		base := snap()
 		conns, err := e.openIdleMC(e.be.Addr(), "direct", n)
 		if err != nil {
@@ -64,37 +59,45 @@ func (e *mcEnv) idle(r *runner) error {
 		open := snap()
 		closeAll(conns)
 		settle(base.goroutines, 10*time.Second)
-		direct = snapshot{rss: open.rss - base.rss, goMem: open.goMem - base.goMem, stack: open.stack - base.stack,
-			goroutines: open.goroutines - base.goroutines, fds: open.fds - base.fds}
+		per := func(v int64) float64 { return float64(v) / float64(n) }
+		direct = perSession{rss: per(open.rss - base.rss), goMem: per(open.goMem - base.goMem), stack: per(open.stack - base.stack),
+			goroutines: per(int64(open.goroutines - base.goroutines)), fds: per(int64(open.fds - base.fds))}
 	}
 	for _, m := range e.modes() {
 		if m == modeReframe {
 			continue // idle, it is offline: the threshold matters only for traffic
 		}
-		if !inProcess {
-			if err := r.reopen(); err != nil {
-				return err
+		for _, u := range r.modeTargets(m) {
+			if !inProcess {
+				if err := r.reopen(u); err != nil {
+					return err
+				}
 			}
+			n, note := e.idleFor(m, u)
+			id, err := e.idleMode(r, u, m, n, inProcess, direct)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", m, u.name, err)
+			}
+			id.Note = note
+			r.res.Idle = append(r.res.Idle, id)
+			e.o.logf("idle %-12s %-10s %d sessions: proxy %.1f KiB RSS, %.2f goroutines, %.2f fds per session; opened at %.0f/s; %+d goroutines left",
+				m, u.name, n, id.RSSPerSess/1024, id.GoroutinesPerSess, id.FDsPerSess, id.OpenRate, id.GoroutinesLeft)
 		}
-		id, err := e.idleMode(r, m, n, inProcess, direct)
-		if err != nil {
-			return fmt.Errorf("%s: %w", m, err)
-		}
-		id.Note = note
-		r.res.Idle = append(r.res.Idle, id)
-		e.o.logf("idle %-12s %d sessions: proxy %.1f KiB RSS, %.2f goroutines, %.2f fds per session; opened at %.0f/s; %+d goroutines left",
-			m, n, id.RSSPerSess/1024, id.GoroutinesPerSess, id.FDsPerSess, id.OpenRate, id.GoroutinesLeft)
 	}
 	return nil
 }
 
-func (e *mcEnv) idleMode(r *runner, mode string, n int, inProcess bool, direct snapshot) (Idle, error) {
+func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess bool, direct perSession) (Idle, error) {
 	id := Idle{Mode: mode, Sessions: n}
-	px := r.px
+	if mode == modePassthrough {
+		id.Target = u.name // the intercepted modes never reach the forwarder
+	}
+	px := u.t
+	addr := px.ModeAddr(mode)
 	// Warm up first, so what every mode keeps regardless of the session count
 	// (the keep-alive connections to the session server, the dialers' accounts)
 	// is in the baseline, not in the per-session figure.
-	warm, err := e.openIdleMC(px.Addr(), hostOf(mode), min(n, 64))
+	warm, err := e.openIdleMC(addr, hostOf(mode), min(n, 64))
 	if err != nil {
 		return id, fmt.Errorf("warm-up: %w", err)
 	}
@@ -108,7 +111,7 @@ func (e *mcEnv) idleMode(r *runner, mode string, n int, inProcess bool, direct s
 	fd0, _ := px.FDs()
 	g0 := px.Goroutines()
 	start := time.Now()
-	conns, err := e.openIdleMC(px.Addr(), hostOf(mode), n)
+	conns, err := e.openIdleMC(addr, hostOf(mode), n)
 	if err != nil {
 		return id, err
 	}
@@ -123,23 +126,26 @@ func (e *mcEnv) idleMode(r *runner, mode string, n int, inProcess bool, direct s
 		if r.o.WhileOpen != nil && mode == modeClientOnly {
 			r.o.WhileOpen()
 		}
-		id.RSSPerSess = per(open.rss-base.rss) - per(direct.rss)
-		id.GoPerSess = per(open.goMem-base.goMem) - per(direct.goMem)
-		id.StackPerSess = per(open.stack-base.stack) - per(direct.stack)
-		id.GoroutinesPerSess = per(int64(open.goroutines-base.goroutines)) - per(int64(direct.goroutines))
-		id.FDsPerSess = per(int64(open.fds-base.fds)) - per(int64(direct.fds))
+		id.RSSPerSess = per(open.rss-base.rss) - direct.rss
+		id.GoPerSess = per(open.goMem-base.goMem) - direct.goMem
+		id.StackPerSess = per(open.stack-base.stack) - direct.stack
+		id.GoroutinesPerSess = per(int64(open.goroutines-base.goroutines)) - direct.goroutines
+		id.FDsPerSess = per(int64(open.fds-base.fds)) - direct.fds
 	} else {
 		rss1, _ := px.RSS()
 		fd1, _ := px.FDs()
 		id.RSSPerSess = per(rss1 - rss0)
 		id.FDsPerSess = per(int64(fd1 - fd0))
-		id.GoroutinesPerSess = per(int64(px.Goroutines() - g0))
+		if g := px.Goroutines(); g >= 0 && g0 >= 0 {
+			id.GoroutinesPerSess = per(int64(g - g0))
+		}
 	}
 	closeAll(conns)
-	if inProcess {
+	switch {
+	case inProcess:
 		e.dropIdleHTTP()
 		id.GoroutinesLeft = settle(base.goroutines, 10*time.Second) - base.goroutines
-	} else {
+	case g0 >= 0:
 		id.GoroutinesLeft = settleProxy(px, g0, 10*time.Second) - g0
 	}
 	return id, nil

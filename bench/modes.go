@@ -131,8 +131,11 @@ func (e *mcEnv) groups(r *runner, f func(addr, host string) (measure, error)) []
 	for _, be := range []*mcBackend{e.be, e.reframe} {
 		g := group{direct: func() (measure, error) { return f(be.Addr(), "direct") }}
 		for _, m := range e.modes() {
-			if e.baseline(m) == be {
-				g.arms = append(g.arms, arm{label: m, run: func() (measure, error) { return f(r.px.Addr(), hostOf(m)) }})
+			if e.baseline(m) != be {
+				continue
+			}
+			for _, u := range r.modeTargets(m) {
+				g.arms = append(g.arms, arm{label: m, u: u, anyProxy: m != modePassthrough, run: func() (measure, error) { return f(u.t.ModeAddr(m), hostOf(m)) }})
 			}
 		}
 		if len(g.arms) > 0 {
@@ -140,6 +143,22 @@ func (e *mcEnv) groups(r *runner, f func(addr, host string) (measure, error)) []
 		}
 	}
 	return gs
+}
+
+// modeTargets are the proxies a mode's workloads run through: every proxy that
+// can serve it for passthrough (the forwarders, HAProxy), the first for the
+// intercepted modes (they do not use the forwarder).
+func (r *runner) modeTargets(mode string) []*underTest {
+	if mode != modePassthrough {
+		return r.pts[:1]
+	}
+	var out []*underTest
+	for _, u := range r.pts {
+		if u.t.ModeAddr(mode) != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // workloads runs the relay throughput and login storms of every mode.

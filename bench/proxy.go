@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"runtime/pprof"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/forward"
 	"github.com/infrarust-go/infrarust/internal/proxy"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
@@ -35,6 +35,9 @@ type proxySpec struct {
 	routes        []route       // the Minecraft-faithful servers
 	sessionServer string        // the stand-in session server's URL ("": Mojang's, unused)
 	threshold     int           // compression_threshold of the intercepted modes
+	forwarder     string        // the forwarder setting ("": the configuration's default)
+	webhook       string        // a deciding webhook's URL, asked about every login ("": none)
+	telemetry     string        // an OTLP/HTTP endpoint every session is traced to ("": tracing off)
 }
 
 // route is one server of the proxy: a domain, its proxy_mode and its one backend.
@@ -63,6 +66,9 @@ func benchConfig(spec proxySpec, serversDir string) *config.Config {
 	if spec.sessionServer != "" {
 		cfg.Auth.SessionServer = spec.sessionServer
 	}
+	if spec.forwarder != "" {
+		cfg.Forwarder = forward.Kind(spec.forwarder)
+	}
 	for _, r := range spec.servers() {
 		cfg.Servers = append(cfg.Servers, &config.Server{
 			ID: r.id, File: r.id + ".toml", Domains: []string{r.host},
@@ -89,7 +95,8 @@ func startInProcess(spec proxySpec) (*inProcess, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("build proxy: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// The players' listener as serve opens it (deferred accept, inherited keepalive).
+	ln, err := proxy.Listen(context.Background(), "127.0.0.1:0", benchConfig(spec, dir).Keepalive)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

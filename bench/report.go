@@ -47,26 +47,32 @@ func WriteTable(w io.Writer, res *Result) {
 		}
 		fmt.Fprintf(w, "| %s | %s %s | %s %s | %s | %s | %s | %s |\n", r.Name, num(r.Direct), r.Unit, num(r.Proxy), r.Unit, rel, cpu, t, met)
 	}
-	if m := res.Memory; m != nil {
+	for _, m := range res.Memory {
 		kib := m.ProxyRSSPerSess / 1024
-		fmt.Fprintf(w, "| idle sessions (%d): proxy RSS per session | %.1f KiB (client+backend) | %.1f KiB | | | ≤ 16 KiB | %s |\n",
-			m.Sessions, m.DirectRSSPerSess/1024, kib, metStr(kib <= 16))
+		label := ""
+		if m.Target != "" {
+			label = " [" + m.Target + "]"
+		}
+		fmt.Fprintf(w, "| idle sessions (%d)%s: proxy RSS per session | %.1f KiB (client+backend) | %.1f KiB | | | ≤ 16 KiB | %s |\n",
+			m.Sessions, label, m.DirectRSSPerSess/1024, kib, metStr(kib <= 16))
 		if m.ProxyGoPerSess != 0 {
-			fmt.Fprintf(w, "| idle sessions: proxy Go heap+stacks per session | | %.1f KiB (%.1f KiB stacks) | | | | |\n", m.ProxyGoPerSess/1024, m.ProxyStackPerSess/1024)
-			fmt.Fprintf(w, "| idle sessions: proxy goroutines / fds per session | | %.2f / %.2f | | | | |\n", float64(m.ProxyGoroutines)/100, m.ProxyFDsPerSess)
+			fmt.Fprintf(w, "| idle sessions%s: proxy Go heap+stacks per session | | %.1f KiB (%.1f KiB stacks) | | | | |\n", label, m.ProxyGoPerSess/1024, m.ProxyStackPerSess/1024)
+			fmt.Fprintf(w, "| idle sessions%s: proxy goroutines / fds per session | | %.2f / %.2f | | | | |\n", label, float64(m.ProxyGoroutines)/100, m.ProxyFDsPerSess)
 		}
 		if m.ProxyGoPerSess == 0 && m.ProxyFDsPerSess != 0 {
-			fmt.Fprintf(w, "| idle sessions: proxy fds per session; after close: socket fds, pooled pipe fds | | %.2f; %+d, %d | | | | |\n", m.ProxyFDsPerSess, m.ProxyFDsAfter, m.PooledPipeFDs)
+			fmt.Fprintf(w, "| idle sessions%s: proxy fds per session; after close: socket fds, pooled pipe fds | | %.2f; %+d, %d | | | | |\n", label, m.ProxyFDsPerSess, m.ProxyFDsAfter, m.PooledPipeFDs)
 		}
-		leak := m.GoroutinesAfter <= m.GoroutinesBefore+2 && m.ActiveAfter <= 0 && m.ProxyFDsAfter <= 0
-		fmt.Fprintf(w, "| after close: goroutines before → open → after; proxy active | | %d → %d → %d; active %d | heap %+.0f KiB, RSS %+.0f KiB | | no leak | %s |\n",
-			m.GoroutinesBefore, m.GoroutinesOpen, m.GoroutinesAfter, m.ActiveAfter, m.HeapAfterDeltaKiB, m.RSSAfterDeltaKiB, metStr(leak))
+		leak := (m.GoroutinesAfter <= m.GoroutinesBefore+2 || m.GoroutinesBefore < 0) && m.ActiveAfter <= 0 && m.ProxyFDsAfter <= 0
+		fmt.Fprintf(w, "| after close%s: goroutines before → open → after; proxy active | | %d → %d → %d; active %d | heap %+.0f KiB, RSS %+.0f KiB | | no leak | %s |\n",
+			label, m.GoroutinesBefore, m.GoroutinesOpen, m.GoroutinesAfter, m.ActiveAfter, m.HeapAfterDeltaKiB, m.RSSAfterDeltaKiB, metStr(leak))
+	}
+	for _, m := range res.Memory {
 		if m.Note != "" {
-			fmt.Fprintf(w, "\nNote: %s\n", m.Note)
+			fmt.Fprintf(w, "\nNote (%s): %s\n", orDash(m.Target), m.Note)
 		}
 	}
 	if len(res.Idle) > 0 {
-		fmt.Fprintf(w, "\n| idle sessions by mode | sessions | proxy RSS per session | Go heap+stacks (stacks) | goroutines / fds per session | opened at | goroutines left after close | target | |\n")
+		fmt.Fprintf(w, "\n| idle sessions by mode [proxy] | sessions | proxy RSS per session | Go heap+stacks (stacks) | goroutines / fds per session | opened at | goroutines left after close | target | |\n")
 		fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---|---|\n")
 		for _, id := range res.Idle {
 			gomem := ""
@@ -77,11 +83,19 @@ func WriteTable(w io.Writer, res *Result) {
 			if id.Mode != modePassthrough {
 				t, met = "≤ 64 KiB", metStr(id.RSSPerSess <= 64<<10)
 			}
+			mode := id.Mode
+			if id.Target != "" {
+				mode += " [" + id.Target + "]"
+			}
 			fmt.Fprintf(w, "| %s | %d | %.1f KiB | %s | %.2f / %.2f | %.0f logins/s | %+d | %s | %s |\n",
-				id.Mode, id.Sessions, id.RSSPerSess/1024, gomem, id.GoroutinesPerSess, id.FDsPerSess, id.OpenRate, id.GoroutinesLeft, t, met)
+				mode, id.Sessions, id.RSSPerSess/1024, gomem, id.GoroutinesPerSess, id.FDsPerSess, id.OpenRate, id.GoroutinesLeft, t, met)
 		}
-		if n := res.Idle[0].Note; n != "" {
-			fmt.Fprintf(w, "\nNote: %s\n", n)
+		notes := map[string]bool{}
+		for _, id := range res.Idle {
+			if id.Note != "" && !notes[id.Note] {
+				notes[id.Note] = true
+				fmt.Fprintf(w, "\nNote (%s %s): %s\n", id.Mode, orDash(id.Target), id.Note)
+			}
 		}
 	}
 	if len(res.Syscalls) > 0 {
@@ -90,7 +104,11 @@ func WriteTable(w io.Writer, res *Result) {
 		for _, s := range res.Syscalls {
 			var top []string
 			for _, c := range s.Top {
-				top = append(top, fmt.Sprintf("%s %.1f", c.Name, c.PerLogin))
+				t := fmt.Sprintf("%s %.1f", c.Name, c.PerLogin)
+				if c.Errors >= 0.05 {
+					t += fmt.Sprintf(" (%.1f failed)", c.Errors)
+				}
+				top = append(top, t)
 			}
 			note := strings.Join(top, ", ")
 			if s.Note != "" {

@@ -36,6 +36,20 @@ type Options struct {
 	// Syscalls is the number of logins per mode counted under perf (and strace,
 	// for the per-call breakdown) at the end of a --binary run; 0 skips it.
 	Syscalls int
+	// Forwarders are the passthrough forwarders to compare ("goroutine", "epoll",
+	// "auto"): one proxy for each, side by side in every workload that forwards
+	// bytes (rows suffixed [kind]). Empty: one proxy with the configuration's default.
+	Forwarders []string
+	// HAProxy is an haproxy binary measured in TCP mode beside the proxy on the
+	// passthrough workloads (rows suffixed [haproxy]); "" leaves it out.
+	HAProxy string
+	// BaselineBinary is another infrarust build (the "before" of a change)
+	// measured beside Binary on the passthrough workloads, with the first
+	// forwarder (rows suffixed [baseline]); "" leaves it out.
+	BaselineBinary string
+	// HandlerBinary is a build of bench/cmd/infrarust-handler (Infrarust with one
+	// compiled-in Login handler) for the events workload; "" leaves that row out.
+	HandlerBinary string
 	// Verify decodes every relayed packet and compares it with what was sent
 	// (slow; the tests turn it on).
 	Verify bool
@@ -66,6 +80,9 @@ type Row struct {
 	// Ratio is proxy/direct for rates, or proxy-direct (added) for latencies.
 	Ratio float64 `json:"ratio"`
 	Added bool    `json:"added,omitempty"`
+	// Target names the proxy of the row when a run compares several (a forwarder,
+	// "haproxy", an events variant); "" when it has one.
+	Target string `json:"target,omitempty"`
 	// ProxyCPU is the proxy process's CPU per unit of work (CPUUnit), read from
 	// /proc/<pid>/stat around the proxied run; 0 when not measured (in-process).
 	ProxyCPU float64 `json:"proxy_cpu_per_unit,omitempty"`
@@ -74,8 +91,9 @@ type Row struct {
 	Note     string  `json:"note,omitempty"`
 }
 
-// Memory is the idle-session figure.
+// Memory is the idle-session figure of one proxy.
 type Memory struct {
+	Target            string  `json:"target,omitempty"` // as Row.Target
 	Sessions          int     `json:"sessions"`
 	Note              string  `json:"note,omitempty"`
 	ProxyRSSPerSess   float64 `json:"proxy_rss_bytes_per_session"`
@@ -96,10 +114,10 @@ type Memory struct {
 
 // Result is everything a run measured.
 type Result struct {
-	Mode   string  `json:"mode"`
-	Rows   []Row   `json:"rows"`
-	Memory *Memory `json:"memory,omitempty"`
-	Idle   []Idle  `json:"idle_modes,omitempty"`
+	Mode   string    `json:"mode"`
+	Rows   []Row     `json:"rows"`
+	Memory []*Memory `json:"memory,omitempty"` // one per proxy of the passthrough workloads
+	Idle   []Idle    `json:"idle_modes,omitempty"`
 	// Syscalls per login, per proxy mode (--binary with Options.Syscalls).
 	Syscalls []Syscalls `json:"syscalls,omitempty"`
 	// LoadStart and LoadEnd are /proc/loadavg when the run started and ended.
@@ -151,11 +169,15 @@ func (u unit) cpuOf(m measure) float64 {
 	return float64(m.cpu) / float64(u.cpuTime) / (m.units / u.cpuPer)
 }
 
-// arm is one proxied variant of a workload (a proxy mode); label "" is the
-// plain "via proxy" row.
+// arm is one proxied variant of a workload (a proxy mode, a forwarder, HAProxy);
+// label "" is the plain "via proxy" row. Its proxy's CPU is read around each run.
 type arm struct {
 	label string
+	u     *underTest
 	run   func() (measure, error)
+	// anyProxy: the row does not depend on which proxy of the run served it (an
+	// intercepted mode never reaches the forwarder), so it carries no [proxy].
+	anyProxy bool
 }
 
 // group is a workload's direct baseline and the proxied arms compared with it.
@@ -164,23 +186,105 @@ type group struct {
 	arms   []arm
 }
 
-// runner carries a run's state: the options, the result, the proxy under test.
+// runner carries a run's state: the options, the result, the proxies under test.
 type runner struct {
-	o   Options
-	res *Result
-	px  target
-	// reopen replaces px with a fresh proxy of the same configuration.
-	reopen func() error
+	o    Options
+	res  *Result
+	spec proxySpec
+	// pts are the proxies of the passthrough workloads: one Infrarust per
+	// forwarder, then HAProxy. pts[0] also serves the intercepted modes.
+	pts []*underTest
 }
 
-// timed runs f through the proxy with the hooks around it and the proxy's CPU read before and after.
-func (r *runner) timed(name string, f func() (measure, error)) (measure, error) {
+// underTest is one proxy of a run and what makes it differ from the others.
+type underTest struct {
+	name      string // "" when the run has a single proxy; else the forwarder, "haproxy", an events variant
+	haproxy   bool
+	binary    string // the infrarust binary ("" in-process); bench/cmd/infrarust-handler's for the handler variant
+	forwarder string
+	webhook   string // a deciding webhook's URL
+	telemetry string // an OTLP/HTTP endpoint
+	t         target
+}
+
+// label is the suffix of the rows measured through u.
+func (u *underTest) label() string {
+	if u.name == "" {
+		return ""
+	}
+	return "[" + u.name + "]"
+}
+
+// fdsPerSession is what one idle passthrough session costs u's process in file
+// descriptors: its two sockets, plus two splice pipes (4 fds) under the goroutine
+// forwarder, whose io.Copy holds a pipe per direction for the session's life.
+func (u *underTest) fdsPerSession() int {
+	if u.haproxy {
+		return 2
+	}
+	switch u.forwarder {
+	case "goroutine":
+		return 6
+	case "epoll":
+		return 2
+	}
+	if runtime.GOOS == "linux" {
+		return 2 // auto is epoll on Linux
+	}
+	return 6
+}
+
+// px is the proxy of the single-proxy workloads (the intercepted modes).
+func (r *runner) px() target { return r.pts[0].t }
+
+// start opens u's proxy with the run's current spec.
+func (r *runner) start(u *underTest) error {
+	spec := r.spec
+	spec.forwarder, spec.webhook, spec.telemetry = u.forwarder, u.webhook, u.telemetry
+	var t target
+	var err error
+	switch {
+	case u.haproxy:
+		limit, _ := RaiseFileLimit()
+		t, err = startHAProxy(r.o.HAProxy, spec, limit)
+	case u.binary != "":
+		t, err = startBinary(u.binary, spec)
+	default:
+		t, err = startInProcess(spec)
+	}
+	if err != nil {
+		return fmt.Errorf("proxy %s: %w", u.name, err)
+	}
+	u.t = t
+	return nil
+}
+
+// reopen replaces u's proxy with a fresh one of the same configuration.
+func (r *runner) reopen(u *underTest) error {
+	if u.t != nil {
+		u.t.Close()
+		u.t = nil
+	}
+	return r.start(u)
+}
+
+func (r *runner) closeAll() {
+	for _, u := range r.pts {
+		if u.t != nil {
+			u.t.Close()
+			u.t = nil
+		}
+	}
+}
+
+// timed runs f through u's proxy with the hooks around it and the proxy's CPU read before and after.
+func (r *runner) timed(name string, u *underTest, f func() (measure, error)) (measure, error) {
 	if r.o.BeforeWorkload != nil {
 		r.o.BeforeWorkload(name)
 	}
-	c0, ok := r.px.CPU()
+	c0, ok := u.t.CPU()
 	m, err := f()
-	c1, ok1 := r.px.CPU()
+	c1, ok1 := u.t.CPU()
 	if r.o.AfterWorkload != nil {
 		r.o.AfterWorkload(name)
 	}
@@ -194,6 +298,11 @@ func (r *runner) compare(name string, u unit, groups ...group) error {
 	if !r.o.want(name) {
 		return nil
 	}
+	return r.measure(name, u, groups...)
+}
+
+// measure is compare for a workload whose caller already decided it runs.
+func (r *runner) measure(name string, u unit, groups ...group) error {
 	type acc struct {
 		rates, cpus []float64
 		errs        int64
@@ -212,7 +321,7 @@ func (r *runner) compare(name string, u unit, groups ...group) error {
 			directs[gi].rates = append(directs[gi].rates, u.rateOf(d))
 			directs[gi].errs += d.errors
 			for ai, a := range g.arms {
-				m, err := r.timed(name, a.run)
+				m, err := r.timed(name, a.u, a.run)
 				if err != nil {
 					return fmt.Errorf("%s via proxy %s: %w", name, a.label, err)
 				}
@@ -231,6 +340,10 @@ func (r *runner) compare(name string, u unit, groups ...group) error {
 			if a.label != "" {
 				row.Name += " " + a.label
 			}
+			if l := a.u.label(); l != "" && !a.anyProxy {
+				row.Name += " " + l
+				row.Target = a.u.name
+			}
 			row.Ratio = row.Proxy / d
 			if c := median(x.cpus); c > 0 {
 				row.ProxyCPU, row.CPUUnit = c, u.cpu
@@ -243,7 +356,7 @@ func (r *runner) compare(name string, u unit, groups ...group) error {
 	return nil
 }
 
-// Run measures every selected workload, baseline first, then through the proxy.
+// Run measures every selected workload, baseline first, then through each proxy.
 func Run(o Options) (*Result, error) {
 	start := time.Now()
 	res := &Result{Mode: "in-process", Started: start.UTC().Format(time.RFC3339), LoadStart: loadAverage(), CPUs: runtime.NumCPU()}
@@ -261,30 +374,22 @@ func Run(o Options) (*Result, error) {
 		return nil, err
 	}
 	defer env.Close()
-	spec := proxySpec{backend: be.Addr(), cacheTTL: 5 * time.Second, routes: env.routes(), sessionServer: env.ss.URL, threshold: 256}
-	open := func(cacheTTL time.Duration) (target, error) {
-		spec.cacheTTL = cacheTTL
-		if o.Binary != "" {
-			return startBinary(o.Binary, spec)
+	r := &runner{o: o, res: res, pts: proxiesUnderTest(o),
+		spec: proxySpec{backend: be.Addr(), cacheTTL: 5 * time.Second, routes: env.routes(), sessionServer: env.ss.URL, threshold: 256}}
+	defer r.closeAll()
+	for _, u := range r.pts {
+		if err := r.start(u); err != nil {
+			return nil, err
 		}
-		return startInProcess(spec)
-	}
-	px, err := open(5 * time.Second)
-	if err != nil {
-		return nil, err
-	}
-	r := &runner{o: o, res: res, px: px}
-	defer func() { r.px.Close() }()
-	r.reopen = func() error {
-		r.px.Close()
-		var err error
-		r.px, err = open(spec.cacheTTL)
-		return err
 	}
 	direct := be.Addr()
-	via := func() string { return r.px.Addr() }
+	// plain is a workload of the fakemc backend: direct, then through every proxy.
 	plain := func(f func(addr string) (measure, error)) group {
-		return group{direct: func() (measure, error) { return f(direct) }, arms: []arm{{run: func() (measure, error) { return f(via()) }}}}
+		g := group{direct: func() (measure, error) { return f(direct) }}
+		for _, u := range r.pts {
+			g.arms = append(g.arms, arm{u: u, run: func() (measure, error) { return f(u.t.Addr()) }})
+		}
+		return g
 	}
 
 	bulk := []struct {
@@ -303,21 +408,8 @@ func Run(o Options) (*Result, error) {
 	}
 
 	if o.want("rtt") {
-		d, err := rtt(direct, o.RTTSize, o.RTTCount, o.RTTTime)
-		if err != nil {
-			return res, fmt.Errorf("rtt direct: %w", err)
-		}
-		p, err := rtt(via(), o.RTTSize, o.RTTCount, o.RTTTime)
-		if err != nil {
-			return res, fmt.Errorf("rtt via proxy: %w", err)
-		}
-		for _, x := range []struct {
-			n    string
-			d, p float64
-		}{{"rtt-p50", d.P50, p.P50}, {"rtt-p99", d.P99, p.P99}, {"rtt-p99.9", d.P999, p.P999}} {
-			res.Rows = append(res.Rows, Row{Name: x.n, Unit: "µs", Direct: x.d, Proxy: x.p, Ratio: x.p - x.d, Added: true,
-				Note: fmt.Sprintf("%d-byte echo, %d/%d samples", o.RTTSize, d.Samples, p.Samples)})
-			o.logf("%-24s direct %10.1f  proxy %10.1f µs  added %+.1f µs", x.n, x.d, x.p, x.p-x.d)
+		if err := r.rtt(direct); err != nil {
+			return res, err
 		}
 	}
 
@@ -328,9 +420,14 @@ func Run(o Options) (*Result, error) {
 		return res, err
 	}
 	if o.want(fmt.Sprintf("status-cache-off-%d", o.Clients)) {
-		r.px.Close()
-		if r.px, err = open(0); err != nil {
-			return res, err
+		r.spec.cacheTTL = 0
+		for _, u := range r.pts {
+			if u.haproxy {
+				continue // it caches nothing
+			}
+			if err := r.reopen(u); err != nil {
+				return res, err
+			}
 		}
 		if err := r.compare(fmt.Sprintf("status-cache-off-%d", o.Clients), cycleUnit, plain(stormOf(statusCycle))); err != nil {
 			return res, err
@@ -345,10 +442,14 @@ func Run(o Options) (*Result, error) {
 	}
 
 	if o.want("memory") && o.Sessions > 0 {
-		m, err := memory(o, direct, r.px)
-		res.Memory = m
-		if err != nil {
-			return res, fmt.Errorf("memory: %w", err)
+		for _, u := range r.pts {
+			m, err := memory(o, direct, u)
+			if m != nil {
+				res.Memory = append(res.Memory, m)
+			}
+			if err != nil {
+				return res, fmt.Errorf("memory %s: %w", u.name, err)
+			}
 		}
 	}
 	if o.want("idle-modes") && o.Sessions > 0 {
@@ -357,11 +458,69 @@ func Run(o Options) (*Result, error) {
 		}
 	}
 	if o.want("syscalls") && o.Syscalls > 0 {
-		if err := env.syscalls(r, be.Addr()); err != nil {
+		if err := env.syscalls(r); err != nil {
 			return res, fmt.Errorf("syscalls: %w", err)
 		}
 	}
+	if o.want("events") {
+		if err := env.events(r, direct); err != nil {
+			return res, fmt.Errorf("events: %w", err)
+		}
+	}
 	return res, nil
+}
+
+// proxiesUnderTest lists the proxies of the passthrough workloads: one Infrarust
+// per forwarder (or one with the default), then HAProxy.
+func proxiesUnderTest(o Options) []*underTest {
+	var pts []*underTest
+	for _, f := range o.Forwarders {
+		pts = append(pts, &underTest{name: f, binary: o.Binary, forwarder: f})
+	}
+	if len(pts) == 0 {
+		pts = append(pts, &underTest{binary: o.Binary})
+	}
+	if o.BaselineBinary != "" {
+		pts = append(pts, &underTest{name: "baseline", binary: o.BaselineBinary, forwarder: pts[0].forwarder})
+	}
+	if o.HAProxy != "" {
+		pts = append(pts, &underTest{name: "haproxy", haproxy: true})
+	}
+	if len(pts) > 1 && pts[0].name == "" {
+		pts[0].name = "infrarust"
+	}
+	return pts
+}
+
+// rtt measures the echo round trip direct and through every proxy, the samples
+// taken in turn so all of them see the same load.
+func (r *runner) rtt(direct string) error {
+	o := r.o
+	addrs := []string{direct}
+	for _, u := range r.pts {
+		addrs = append(addrs, u.t.Addr())
+	}
+	lat, err := rtt(addrs, o.RTTSize, o.RTTCount, o.RTTTime)
+	if err != nil {
+		return fmt.Errorf("rtt: %w", err)
+	}
+	d := lat[0]
+	for i, u := range r.pts {
+		p := lat[i+1]
+		for _, x := range []struct {
+			n    string
+			d, p float64
+		}{{"rtt-p50", d.P50, p.P50}, {"rtt-p99", d.P99, p.P99}, {"rtt-p99.9", d.P999, p.P999}} {
+			name := x.n
+			if l := u.label(); l != "" {
+				name += " " + l
+			}
+			r.res.Rows = append(r.res.Rows, Row{Name: name, Unit: "µs", Direct: x.d, Proxy: x.p, Ratio: x.p - x.d, Added: true, Target: u.name,
+				Note: fmt.Sprintf("%d-byte echo, %d/%d samples, taken in turn with the direct ones", o.RTTSize, d.Samples, p.Samples)})
+			o.logf("%-24s direct %10.1f  proxy %10.1f µs  added %+.1f µs", name, x.d, x.p, x.p-x.d)
+		}
+	}
+	return nil
 }
 
 func median(v []float64) float64 {
@@ -437,23 +596,11 @@ func settle(want int, limit time.Duration) int {
 	}
 }
 
-func memory(o Options, direct string, px target) (*Memory, error) {
-	m := &Memory{Sessions: o.Sessions}
-	limit, err := RaiseFileLimit()
-	if err != nil {
-		m.Note = "could not raise RLIMIT_NOFILE: " + err.Error() + "; "
-	}
-	// client, backend, the proxy's two sockets and its two splice pipes (4 fds):
-	// all in this process.
-	perSession := uint64(8)
-	if o.Binary != "" {
-		perSession = 6 // the child inherits our limit and needs 2 sockets + 2 pipes per session
-	}
-	if fit := int((limit - 512) / perSession); limit > 512 && fit < m.Sessions {
-		m.Note += fmt.Sprintf("RLIMIT_NOFILE hard limit %d allows %d fds per session × %d sessions; scaled down from %d. ", limit, perSession, fit, m.Sessions)
-		m.Sessions = fit
-	}
-	n := m.Sessions
+func memory(o Options, direct string, u *underTest) (*Memory, error) {
+	px := u.t
+	m := &Memory{Target: u.name}
+	n, note := sessionsFor(o, u)
+	m.Sessions, m.Note = n, note
 
 	// Baseline: the same idle sessions straight to the backend (client + backend cost).
 	base := snap()
@@ -512,12 +659,36 @@ func memory(o Options, direct string, px target) (*Memory, error) {
 		m.ProxyFDsAfter = all - pipes - fdBase
 		m.PooledPipeFDs = pipes
 	}
-	o.logf("memory: %d sessions, proxy %.0f B/session RSS, %.0f B/session Go heap+stack (%.0f stack), goroutines %d -> %d -> %d",
-		n, m.ProxyRSSPerSess, m.ProxyGoPerSess, m.ProxyStackPerSess, m.GoroutinesBefore, m.GoroutinesOpen, m.GoroutinesAfter)
+	o.logf("memory %s: %d sessions, proxy %.0f B/session RSS, %.0f B/session Go heap+stack (%.0f stack), goroutines %d -> %d -> %d",
+		u.name, n, m.ProxyRSSPerSess, m.ProxyGoPerSess, m.ProxyStackPerSess, m.GoroutinesBefore, m.GoroutinesOpen, m.GoroutinesAfter)
 	return m, nil
 }
 
 func countFDs() int {
 	ents, _ := os.ReadDir("/proc/self/fd")
 	return len(ents)
+}
+
+// sessionsFor is how many idle passthrough sessions fit under RLIMIT_NOFILE for
+// u: the proxy's own fds per session (fdsPerSession), and this process's client
+// and backend socket of each (in-process, all of them live here), each process
+// keeping 512 fds to spare. A note says when the limit scaled the count down.
+func sessionsFor(o Options, u *underTest) (int, string) {
+	limit, err := RaiseFileLimit()
+	if err != nil {
+		return o.Sessions, "could not raise RLIMIT_NOFILE: " + err.Error()
+	}
+	if limit <= 512 {
+		return o.Sessions, ""
+	}
+	proxyFDs, ours := u.fdsPerSession(), 2
+	if u.t != nil && u.t.Pid() == 0 {
+		ours += proxyFDs // in-process: the proxy's fds are ours
+	}
+	fit := int(limit-512) / max(proxyFDs, ours)
+	if fit >= o.Sessions {
+		return o.Sessions, ""
+	}
+	return fit, fmt.Sprintf("RLIMIT_NOFILE %d (the hard limit; the proxy inherits it) allows %d sessions at %d proxy fds and %d of ours each; scaled down from %d",
+		limit, fit, proxyFDs, ours, o.Sessions)
 }

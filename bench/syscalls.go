@@ -35,24 +35,48 @@ type Syscalls struct {
 type SyscallCount struct {
 	Name     string  `json:"name"`
 	PerLogin float64 `json:"per_login"`
+	// Errors are the calls that failed (strace's errors column): a read that
+	// found nothing (EAGAIN), a connect still in progress (EINPROGRESS).
+	Errors float64 `json:"errors_per_login,omitempty"`
 }
 
 // syscalls counts the proxy's system calls over a fixed number of logins in
-// each login workload. It needs the proxy in its own process (--binary).
-func (e *mcEnv) syscalls(r *runner, fakemc string) error {
+// each login workload, through every proxy that runs as its own process
+// (--binary, HAProxy): login-64 and passthrough through each, the intercepted
+// modes through the first.
+func (e *mcEnv) syscalls(r *runner) error {
 	o := e.o
-	pid := r.px.Pid()
-	if pid == 0 {
-		e.o.logf("syscalls: skipped, the proxy must run as its own process (--binary)")
-		return nil
-	}
 	type work struct {
 		name  string
+		pid   int
 		cycle func(int, *bufio.Reader) error
 	}
-	cases := []work{{fmt.Sprintf("login-%d", o.Clients), loginCycle(r.px.Addr())}}
+	var cases []work
+	label := func(name string, u *underTest) string {
+		if l := u.label(); l != "" {
+			return name + " " + l
+		}
+		return name
+	}
+	for _, u := range r.pts {
+		if u.t.Pid() != 0 {
+			cases = append(cases, work{label(fmt.Sprintf("login-%d", o.Clients), u), u.t.Pid(), loginCycle(u.t.Addr())})
+		}
+	}
 	for _, m := range e.modes() {
-		cases = append(cases, work{fmt.Sprintf("mclogin-%d %s", o.Clients, m), e.loginCycle(r.px.Addr(), hostOf(m))})
+		for _, u := range r.modeTargets(m) {
+			if u.t.Pid() != 0 {
+				name := fmt.Sprintf("mclogin-%d %s", o.Clients, m)
+				if m == modePassthrough {
+					name = label(name, u) // the intercepted modes never reach the forwarder
+				}
+				cases = append(cases, work{name, u.t.Pid(), e.loginCycle(u.t.ModeAddr(m), hostOf(m))})
+			}
+		}
+	}
+	if len(cases) == 0 {
+		e.o.logf("syscalls: skipped, the proxy must run as its own process (--binary)")
+		return nil
 	}
 	_, perfErr := exec.LookPath("perf")
 	_, straceErr := exec.LookPath("strace")
@@ -66,7 +90,7 @@ func (e *mcEnv) syscalls(r *runner, fakemc string) error {
 			return int64(m.units), err
 		}
 		if perfErr == nil {
-			total, idle, logins, err := perfCount(pid, run)
+			total, idle, logins, err := perfCount(c.pid, run)
 			if err != nil {
 				row.Note = "perf: " + err.Error()
 			} else if logins > 0 {
@@ -74,7 +98,7 @@ func (e *mcEnv) syscalls(r *runner, fakemc string) error {
 			}
 		}
 		if straceErr == nil {
-			counts, logins, err := straceCount(pid, run)
+			counts, logins, err := straceCount(c.pid, run)
 			if err != nil {
 				row.Note += " strace: " + err.Error()
 			} else if logins > 0 {
@@ -86,10 +110,10 @@ func (e *mcEnv) syscalls(r *runner, fakemc string) error {
 						row.StracePerLogin = sc.PerLogin / float64(logins)
 						continue
 					}
-					row.Top = append(row.Top, SyscallCount{Name: sc.Name, PerLogin: sc.PerLogin / float64(logins)})
+					row.Top = append(row.Top, SyscallCount{Name: sc.Name, PerLogin: sc.PerLogin / float64(logins), Errors: sc.Errors / float64(logins)})
 				}
 				sort.Slice(row.Top, func(i, j int) bool { return row.Top[i].PerLogin > row.Top[j].PerLogin })
-				row.Top = row.Top[:min(len(row.Top), 10)]
+				row.Top = row.Top[:min(len(row.Top), 16)]
 			}
 		}
 		r.res.Syscalls = append(r.res.Syscalls, row)
@@ -281,26 +305,37 @@ func straceCount(pid int, run func() (int64, error)) ([]SyscallCount, int64, err
 // parseStraceSummary reads strace -c's table: a header naming the columns
 // ("% time seconds usecs/call calls errors syscall"), rows right-aligned under
 // it with blanks where a row has no errors (or, on the total row of some
-// versions, no usecs/call), and the "total" row. The calls column is found by
-// where the header's "calls" ends.
+// versions, no usecs/call), and the "total" row. The calls and errors columns
+// are found by where the header's "calls" and "errors" end.
 func parseStraceSummary(s string) []SyscallCount {
 	var out []SyscallCount
-	callsEnd := -1
+	callsEnd, errorsEnd := -1, -1
+	column := func(line string, end int) (float64, bool) {
+		if end < 0 || len(line) < end {
+			return 0, false
+		}
+		head := line[:end]
+		v, err := strconv.ParseFloat(strings.TrimSpace(head[strings.LastIndexByte(head, ' ')+1:]), 64)
+		return v, err == nil
+	}
 	for _, line := range strings.Split(s, "\n") {
 		if i := strings.Index(line, " calls"); strings.HasPrefix(line, "%") && i >= 0 {
 			callsEnd = i + len(" calls")
+			if j := strings.Index(line, " errors"); j >= 0 {
+				errorsEnd = j + len(" errors")
+			}
 			continue
 		}
 		f := strings.Fields(line)
-		if callsEnd < 0 || len(f) < 3 || strings.HasPrefix(f[0], "-") || len(line) < callsEnd {
+		if callsEnd < 0 || len(f) < 3 || strings.HasPrefix(f[0], "-") {
 			continue
 		}
-		head := line[:callsEnd]
-		calls, err := strconv.ParseFloat(strings.TrimSpace(head[strings.LastIndexByte(head, ' ')+1:]), 64)
-		if err != nil {
+		calls, ok := column(line, callsEnd)
+		if !ok {
 			continue
 		}
-		out = append(out, SyscallCount{Name: f[len(f)-1], PerLogin: calls})
+		errs, _ := column(line, errorsEnd)
+		out = append(out, SyscallCount{Name: f[len(f)-1], PerLogin: calls, Errors: errs})
 	}
 	return out
 }

@@ -17,7 +17,12 @@ import (
 
 // target is a proxy under test: in this process, or the real binary as a child.
 type target interface {
+	// Addr relays to the fakemc backend (bench.local for an Infrarust).
 	Addr() string
+	// ModeAddr is where a client of the Minecraft-faithful workloads connects for
+	// mode ("" when the target cannot serve it); an Infrarust routes them all by
+	// hostname on Addr.
+	ModeAddr(mode string) string
 	// RSS is the proxy process's resident set; ok is false in-process (it is ours).
 	RSS() (int64, bool)
 	// FDs is the proxy process's open file descriptors (-1 in-process: they are mixed with ours).
@@ -35,6 +40,7 @@ type target interface {
 }
 
 func (ip *inProcess) Addr() string               { return ip.addr }
+func (ip *inProcess) ModeAddr(string) string     { return ip.addr }
 func (ip *inProcess) RSS() (int64, bool)         { return 0, false }
 func (ip *inProcess) Active() int64              { return ip.p.Counters().Active }
 func (ip *inProcess) FDs() (int, int)            { return -1, -1 }
@@ -82,26 +88,18 @@ func startBinary(path string, spec proxySpec) (*binaryProxy, error) {
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start %s: %w", path, err)
 	}
 	b := &binaryProxy{cmd: cmd, addr: addr, metrics: "http://" + web + "/metrics", dir: dir, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(b.done) }()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return b, nil
-		}
-		select {
-		case <-b.done:
-			return nil, fmt.Errorf("%s exited before listening on %s", path, addr)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			b.Close()
-			return nil, fmt.Errorf("%s is not listening on %s after 10s", path, addr)
-		}
+	// The listener defers accept until bytes arrive, so a bare connect proves it
+	// listens without costing the proxy a connection.
+	if err := waitListening(addr, b.done); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return b, nil
 }
 
 // writeBinaryConfig writes infrarust.toml and servers/*.toml for spec into dir:
@@ -128,8 +126,18 @@ enabled = false
 [active_health]
 enabled = false
 `, addr, spec.threshold, spec.cacheTTL.String(), web)
+	if spec.forwarder != "" {
+		// A top-level key: it must come before the first table.
+		conf = fmt.Sprintf("forwarder = %q\n", spec.forwarder) + conf
+	}
 	if spec.sessionServer != "" {
 		conf += fmt.Sprintf("\n[auth]\nsession_server = %q\n", spec.sessionServer)
+	}
+	if spec.webhook != "" {
+		conf += fmt.Sprintf("\n[[webhooks]]\nurl = %q\nevents = [%q]\ndecide = true\ntimeout = \"2s\"\n", spec.webhook, webhookEvent)
+	}
+	if spec.telemetry != "" {
+		conf += fmt.Sprintf("\n[telemetry]\nenabled = true\nendpoint = %q\nsample_ratio = 1.0\n", spec.telemetry)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "servers"), 0o755); err != nil {
 		return err
@@ -146,7 +154,8 @@ enabled = false
 	return nil
 }
 
-func (b *binaryProxy) Addr() string { return b.addr }
+func (b *binaryProxy) Addr() string           { return b.addr }
+func (b *binaryProxy) ModeAddr(string) string { return b.addr }
 func (b *binaryProxy) RSS() (int64, bool) {
 	v, err := rssOf(strconv.Itoa(b.cmd.Process.Pid))
 	return v, err == nil
@@ -178,8 +187,11 @@ func (b *binaryProxy) Goroutines() int {
 	}
 	return -1
 }
-func (b *binaryProxy) FDs() (all, pipes int) {
-	dir := "/proc/" + strconv.Itoa(b.cmd.Process.Pid) + "/fd/"
+func (b *binaryProxy) FDs() (all, pipes int) { return procFDs(b.cmd.Process.Pid) }
+
+// procFDs counts a process's open file descriptors and, among them, pipes.
+func procFDs(pid int) (all, pipes int) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return -1, -1

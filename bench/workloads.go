@@ -145,18 +145,31 @@ type Latency struct {
 	Samples        int
 }
 
-// rtt sends size-byte messages through an established echo session one at a time,
-// at most count of them and for at most d, after a short warm-up.
-func rtt(addr string, size, count int, d time.Duration) (Latency, error) {
-	c, err := openSession(addr, cmdEcho)
-	if err != nil {
-		return Latency{}, err
+// rtt sends size-byte messages through an established echo session to each of
+// addrs, one at a time and in turn (addrs[0], addrs[1], ..., addrs[0], ...), at
+// most count round trips each and for at most d, after a short warm-up. Taking
+// the samples in turn puts every address under the same machine load: on a
+// shared box, measuring one address after another compares two different loads.
+func rtt(addrs []string, size, count int, d time.Duration) ([]Latency, error) {
+	conns := make([]*net.TCPConn, len(addrs))
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	for i, a := range addrs {
+		c, err := openSession(a, cmdEcho)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a, err)
+		}
+		_ = c.SetDeadline(time.Now().Add(d + 2*ioTimeout))
+		conns[i] = c
 	}
-	defer c.Close()
 	msg := make([]byte, size)
 	in := make([]byte, size)
-	_ = c.SetDeadline(time.Now().Add(d + 2*ioTimeout))
-	one := func() (time.Duration, error) {
+	one := func(c *net.TCPConn) (time.Duration, error) {
 		t := time.Now()
 		if _, err := c.Write(msg); err != nil {
 			return 0, err
@@ -167,25 +180,32 @@ func rtt(addr string, size, count int, d time.Duration) (Latency, error) {
 		return time.Since(t), nil
 	}
 	for range min(count/10, 1000) {
-		if _, err := one(); err != nil {
-			return Latency{}, err
+		for _, c := range conns {
+			if _, err := one(c); err != nil {
+				return nil, err
+			}
 		}
 	}
-	samples := make([]time.Duration, 0, count)
+	samples := make([][]time.Duration, len(conns))
 	end := time.Now().Add(d)
-	for len(samples) < count && time.Now().Before(end) {
-		s, err := one()
-		if err != nil {
-			return Latency{}, err
+	for n := 0; n < count && time.Now().Before(end); n++ {
+		for i, c := range conns {
+			s, err := one(c)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", addrs[i], err)
+			}
+			samples[i] = append(samples[i], s)
 		}
-		samples = append(samples, s)
 	}
-	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
-	pct := func(q float64) float64 {
-		i := int(q * float64(len(samples)-1))
-		return float64(samples[i]) / float64(time.Microsecond)
+	out := make([]Latency, len(conns))
+	for i, ss := range samples {
+		sort.Slice(ss, func(a, b int) bool { return ss[a] < ss[b] })
+		pct := func(q float64) float64 {
+			return float64(ss[int(q*float64(len(ss)-1))]) / float64(time.Microsecond)
+		}
+		out[i] = Latency{P50: pct(0.50), P99: pct(0.99), P999: pct(0.999), Samples: len(ss)}
 	}
-	return Latency{P50: pct(0.50), P99: pct(0.99), P999: pct(0.999), Samples: len(samples)}, nil
+	return out, nil
 }
 
 // storm runs cycle on clients goroutines for d (and, when limit > 0, until

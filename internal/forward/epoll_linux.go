@@ -82,6 +82,9 @@ const (
 // Test hooks into Forward's registration (nil outside tests).
 var testHookRegister, testHookBeforeLive func(*shard, *session)
 
+// testHookShutdown sees every half-close the shards make (nil outside tests).
+var testHookShutdown func()
+
 // aLongTimeAgo is a read deadline in the past: it wakes a shard parked in Read.
 var aLongTimeAgo = time.Unix(1, 0)
 
@@ -553,6 +556,14 @@ type dir struct {
 	watching bool // dst's registration includes EPOLLOUT
 }
 
+// other is the direction that is not d.
+func (s *session) other(d *dir) *dir {
+	if d == &s.up {
+		return &s.down
+	}
+	return &s.up
+}
+
 func (d *dir) holding() bool { return d.pipeLen > 0 || len(d.held) > 0 }
 
 // more says the direction stopped only because its turn's budget ran out.
@@ -627,8 +638,16 @@ func (sh *shard) pump(s *session, d *dir, src, dst int, dstSide int32) error {
 		}
 		if d.eof {
 			// As CloseWrite does for the goroutine forwarder: the peer may already
-			// be gone, and the other direction will report that if it matters.
-			_ = unix.Shutdown(dst, unix.SHUT_WR)
+			// be gone, and the other direction will report that if it matters. When
+			// the other direction is over too, teardown's close follows at once and
+			// sends the same FIN (both sockets were read to EOF, so nothing unread
+			// turns it into a reset): the shutdown would be a wasted system call.
+			if other := s.other(d); !other.shut {
+				_ = unix.Shutdown(dst, unix.SHUT_WR)
+				if testHookShutdown != nil {
+					testHookShutdown()
+				}
+			}
 			d.shut = true
 			return nil
 		}

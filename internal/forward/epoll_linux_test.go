@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,5 +202,45 @@ func settlePipes(t *testing.T) {
 		}
 		last = n
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestLastDirectionClosesWithoutShutdown: the first direction to reach EOF gets a
+// half-close; the last one's FIN comes with the close that follows, with no
+// shutdown call of its own, and the peer still reads every byte and a clean EOF.
+func TestLastDirectionClosesWithoutShutdown(t *testing.T) {
+	for _, first := range []string{"player", "server"} {
+		t.Run(first+" ends first", func(t *testing.T) {
+			f := newEpoll(t, EpollOptions{Shards: 1})
+			var shutdowns atomic.Int32
+			testHookShutdown = func() { shutdowns.Add(1) }
+			defer func() { testHookShutdown = nil }()
+			r := newRig(t, f, newPairer(t), newPairer(t), nil)
+			a, b := r.player, r.server
+			if first == "server" {
+				a, b = b, a
+			}
+			if err := a.CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := io.ReadAll(b); err != nil || len(got) != 0 {
+				t.Fatalf("%s read %q, %v; want the half-close", first, got, err)
+			}
+			if _, err := b.Write([]byte("bye")); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := io.ReadAll(a); err != nil || string(got) != "bye" {
+				t.Fatalf("the side that ended first read %q, %v; want the last bytes, then EOF (not a reset)", got, err)
+			}
+			if res := r.wait(t); res.Err != nil {
+				t.Fatalf("result %+v", res)
+			}
+			if n := shutdowns.Load(); n != 1 {
+				t.Errorf("%d shutdown calls; want 1 (the first half-close only)", n)
+			}
+		})
 	}
 }

@@ -7,7 +7,8 @@
 // traffic is moved by one of a few shard goroutines). Both keep the same contract:
 //
 //   - each direction is forwarded until its source reaches EOF; then its destination
-//     gets a half-close (shutdown SHUT_WR) and the other direction keeps going;
+//     gets a half-close (shutdown SHUT_WR) and the other direction keeps going (the
+//     direction that ends last sends its FIN with the close, not a shutdown first);
 //   - any error (RST, EPIPE, ...) on either side tears both sides down;
 //   - done is called exactly once, after both sockets are closed, with the byte counts
 //     and the first error;

@@ -61,7 +61,10 @@ func (s *gsession) copy(dst, src *net.TCPConn, n *int64) {
 		s.errOnce.Do(func() { s.err = err })
 		s.client.Close()
 		s.backend.Close()
-	} else {
+	} else if s.left.Load() != 1 {
+		// The other direction is still going: tell dst no more bytes are coming.
+		// (When it is over, both sockets are closed just below, which sends the
+		// same FIN without the extra system call.)
 		_ = dst.CloseWrite()
 	}
 	if s.left.Add(-1) != 0 {

@@ -25,6 +25,9 @@ func TestAcceptedSocketsInheritKeepalive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
+	if _, err := client.Write([]byte{0}); err != nil { // accept is deferred until bytes arrive
+		t.Fatal(err)
+	}
 	c, err := ln.Accept()
 	if err != nil {
 		t.Fatal(err)
@@ -50,5 +53,59 @@ func TestAcceptedSocketsInheritKeepalive(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("accepted socket %s = %d, want %d (inherited from the listener)", k, got[k], v)
 		}
+	}
+}
+
+// A connection reaches accept only once its first bytes are there: a silent one
+// connected earlier stays in the kernel while a speaking one is accepted, and the
+// accepted one's first read finds its bytes without waiting.
+func TestListenerDefersAcceptUntilBytesArrive(t *testing.T) {
+	ln, err := Listen(context.Background(), "127.0.0.1:0", config.Keepalive{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	raw, err := ln.(*net.TCPListener).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deferSecs int
+	_ = raw.Control(func(fd uintptr) {
+		deferSecs, _ = unix.GetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT)
+	})
+	if deferSecs < 1 {
+		t.Fatalf("TCP_DEFER_ACCEPT = %d on the listener, want at least 1", deferSecs)
+	}
+	silent, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	speaking, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer speaking.Close()
+	if _, err := speaking.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got, want := c.RemoteAddr().String(), speaking.LocalAddr().String(); got != want {
+		t.Fatalf("accepted %s first, want the connection that sent bytes (%s); the silent one is %s", got, want, silent.LocalAddr())
+	}
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	var n int
+	var rerr error
+	_ = rc.Control(func(fd uintptr) { n, rerr = unix.Read(int(fd), buf) }) // one non-blocking read, no waiting
+	if rerr != nil || string(buf[:n]) != "hello" {
+		t.Fatalf("first read of the accepted socket: %q, %v; want the bytes already there", buf[:n], rerr)
 	}
 }

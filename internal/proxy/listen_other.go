@@ -12,6 +12,6 @@ import (
 // listener's keepalive options, so each session sets them.
 const keepaliveInherited = false
 
-func listenerKeepalive(config.Keepalive) func(network, address string, c syscall.RawConn) error {
+func listenerControl(config.Keepalive) func(network, address string, c syscall.RawConn) error {
 	return nil
 }

@@ -8,6 +8,7 @@
 //
 //	go run ./bench/cmd/mcbench                      # in-process proxy, a few minutes
 //	go run ./bench/cmd/mcbench --binary ./infrarust # the real binary as a child process (CPU per unit)
+//	go run ./bench/cmd/mcbench --binary ./infrarust --forwarders goroutine,epoll --haproxy /usr/sbin/haproxy
 //	go run ./bench/cmd/mcbench --only status-cache-on-64 --cpuprofile cpu.pprof --memprofile allocs.pprof
 package main
 
@@ -22,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/infrarust-go/infrarust/bench"
+	"github.com/infrarust-go/infrarust/internal/forward"
 )
 
 func main() {
@@ -39,8 +41,12 @@ func main() {
 	flag.IntVar(&o.ReframeThreshold, "reframe-threshold", o.ReframeThreshold, "backend compression threshold behind offline-reframe (the proxy's is 256; -1: backend compression off)")
 	flag.IntVar(&o.Syscalls, "syscalls", 0, "with --binary: count the proxy's system calls over this many logins per login workload (perf, and strace -c for the breakdown)")
 	flag.BoolVar(&o.Verify, "verify", false, "decode every relayed packet and check it against what was sent (slower)")
+	forwarders := flag.String("forwarders", "", "comma-separated passthrough forwarders to compare side by side, one proxy each (goroutine, epoll, auto; default: the configuration's default)")
+	flag.StringVar(&o.HAProxy, "haproxy", "", "also measure this haproxy binary (TCP mode) on the passthrough workloads")
+	flag.StringVar(&o.BaselineBinary, "baseline-binary", "", "with --binary: another infrarust build measured beside it on the passthrough workloads (rows [baseline])")
+	flag.StringVar(&o.HandlerBinary, "handler-binary", "", "with --binary: a build of ./bench/cmd/infrarust-handler, the one-handler variant of the events workload")
 	modes := flag.String("modes", "", "comma-separated proxy modes of the relay/mclogin/idle-modes/syscalls workloads (default all: "+strings.Join(bench.AllModes, ",")+")")
-	only := flag.String("only", "", "comma-separated workloads to run (bulk-up-1, bulk-down-16, rtt, status-cache-on-64, status-cache-off-64, login-64, relay-up-1, relay-down-1, mclogin-64, memory, idle-modes, syscalls)")
+	only := flag.String("only", "", "comma-separated workloads to run (bulk-up-1, bulk-down-16, rtt, status-cache-on-64, status-cache-off-64, login-64, relay-up-1, relay-down-1, mclogin-64, memory, idle-modes, syscalls, events)")
 	jsonOut := flag.String("json", "", "also write the result as JSON to this file")
 	cpuProf := flag.String("cpuprofile", "", "write a CPU profile of the proxied runs of the selected workloads")
 	memProf := flag.String("memprofile", "", "write an allocation profile (FILE) and its baseline (FILE.base) around the proxied runs; compare with pprof -diff_base")
@@ -61,6 +67,16 @@ func main() {
 				os.Exit(2)
 			}
 			o.Modes = append(o.Modes, m)
+		}
+	}
+	if *forwarders != "" {
+		for _, f := range strings.Split(*forwarders, ",") {
+			f = strings.TrimSpace(f)
+			if _, err := forward.ParseKind(f); err != nil || f == "" {
+				fmt.Fprintf(os.Stderr, "mcbench: --forwarders: %q is not a forwarder (goroutine, epoll, auto)\n", f)
+				os.Exit(2)
+			}
+			o.Forwarders = append(o.Forwarders, f)
 		}
 	}
 	o.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }

@@ -1,0 +1,151 @@
+package bench
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// haproxyTarget is HAProxy in plain TCP mode in front of the same backends: the
+// reference the passthrough figures are read against (it forwards bytes and
+// parses nothing, so it is the floor of what a TCP proxy costs on this machine).
+// One frontend relays to the fakemc backend (the plain workloads), a second to
+// the Minecraft-faithful backend (the passthrough rows of relay-* and mclogin-*).
+type haproxyTarget struct {
+	cmd    *exec.Cmd
+	addr   string // → fakemc
+	mcAddr string // → the Minecraft-faithful backend
+	dir    string
+	done   chan struct{}
+}
+
+// haproxyConfig is HAProxy's configuration for the two relays. maxconn is sized
+// to the file limit HAProxy inherits (2 fds per session); no splicing, HAProxy's
+// default in TCP mode.
+func haproxyConfig(addr, backend, mcAddr, mcBackend string, maxconn int) string {
+	return fmt.Sprintf(`global
+    maxconn %[5]d
+
+defaults
+    mode tcp
+    maxconn %[5]d
+    timeout connect 5s
+    timeout client 1h
+    timeout server 1h
+
+frontend fakemc
+    bind %[1]s
+    default_backend fakemc
+
+backend fakemc
+    server s1 %[2]s
+
+frontend mc
+    bind %[3]s
+    default_backend mc
+
+backend mc
+    server s1 %[4]s
+`, addr, backend, mcAddr, mcBackend, maxconn)
+}
+
+func startHAProxy(path string, spec proxySpec, fileLimit uint64) (*haproxyTarget, error) {
+	dir, err := os.MkdirTemp("", "mcbench-haproxy-")
+	if err != nil {
+		return nil, err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	mcAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	mcBackend := ""
+	for _, r := range spec.routes {
+		if r.mode == modePassthrough {
+			mcBackend = r.backend
+		}
+	}
+	if mcBackend == "" {
+		mcBackend = spec.backend
+	}
+	maxconn := max(int(fileLimit)/2-64, 256)
+	cfg := filepath.Join(dir, "haproxy.cfg")
+	if err := os.WriteFile(cfg, []byte(haproxyConfig(addr, spec.backend, mcAddr, mcBackend, maxconn)), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	cmd := exec.Command(path, "-db", "-f", cfg)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start %s: %w", path, err)
+	}
+	h := &haproxyTarget{cmd: cmd, addr: addr, mcAddr: mcAddr, dir: dir, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(h.done) }()
+	for _, a := range []string{addr, mcAddr} {
+		if err := waitListening(a, h.done); err != nil {
+			h.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return h, nil
+}
+
+// waitListening waits up to 10 s until addr takes connections, or the process ends.
+func waitListening(addr string, exited <-chan struct{}) error {
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("exited before listening on %s", addr)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not listening on %s after 10s", addr)
+		}
+	}
+}
+
+func (h *haproxyTarget) Addr() string { return h.addr }
+
+// ModeAddr: HAProxy routes nothing by hostname; only passthrough has a relay.
+func (h *haproxyTarget) ModeAddr(mode string) string {
+	if mode == modePassthrough {
+		return h.mcAddr
+	}
+	return ""
+}
+func (h *haproxyTarget) RSS() (int64, bool) {
+	v, err := rssOf(strconv.Itoa(h.cmd.Process.Pid))
+	return v, err == nil
+}
+func (h *haproxyTarget) FDs() (int, int) { return procFDs(h.cmd.Process.Pid) }
+func (h *haproxyTarget) Active() int64   { return -1 }
+func (h *haproxyTarget) CPU() (time.Duration, bool) {
+	d, err := procCPU(h.cmd.Process.Pid)
+	return d, err == nil
+}
+func (h *haproxyTarget) Goroutines() int { return -1 }
+func (h *haproxyTarget) Pid() int        { return h.cmd.Process.Pid }
+func (h *haproxyTarget) Close() {
+	_ = h.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-h.done:
+	case <-time.After(10 * time.Second):
+		_ = h.cmd.Process.Kill()
+		<-h.done
+	}
+	os.RemoveAll(h.dir)
+}
