@@ -5,7 +5,8 @@
 // then quit. Ping mode: one status ping. Each run prints ONE JSON line of results on
 // stdout. With --serve it runs jobs read from stdin instead (one JSON object of the same
 // options per line, one result line each), so a test pays node's start-up and nmp's
-// protocol compilation once. Run `node client.js --help` for the flags.
+// protocol compilation once; jobs that carry an "id" run side by side and their result
+// lines carry the same "id". Run `node client.js --help` for the flags.
 
 const { parseArgs } = require('node:util')
 const crypto = require('node:crypto')
@@ -15,7 +16,8 @@ const mc = require('minecraft-protocol')
 const { nmpRequire, emit, fail, exitWhenOrphaned, componentObject, plainText } = require('./lib')
 
 const usage = `usage: node client.js --port N --version V [flags]
-       node client.js --serve    (jobs on stdin: one JSON object of these options per line)
+       node client.js --serve    (jobs on stdin: one JSON object of these options per line;
+                                  a job with an "id" runs alongside the others, its result has that "id")
   A --serve job {"decode": {"version": V, "state": S, "packets": [HEX, ...]}} parses
   clientbound packets (id + payload, hex) with nmp's own protocol definitions and reports
   each packet's name, fields and how many bytes the definition read (a codec check).
@@ -34,11 +36,17 @@ const usage = `usage: node client.js --port N --version V [flags]
   --fill F                 payload bytes: random, pattern, or mixed (alternating; default)
   --keepalives N           stay until N keep-alives have been answered (default 0)
   --stay-ms N              then stay N more ms (default 0)
-  --tick-ms N              while staying, send an 8-byte "tick" plugin message every N ms and count
+  --tick-ms N              while staying, send a 20-byte "tick" plugin message every N ms and count
                            the echoes (ticks_sent, ticks_echoed; default 0: none)
-  --until-kicked           after spawning, stay until the server disconnects us (ok = we were kicked)
+  --until-kicked           after spawning, stay until the server disconnects us (ok = we were kicked);
+                           with --tick-ms, tick all along
+  --keepalive-timeout-ms N end the connection (as a timed-out vanilla client does) when no keep-alive
+                           came for N ms after the last one (default: --timeout-ms)
   --timeout-ms N           give up after N ms in all (default 20000)
-  --exit-with-stdin        exit when stdin closes (the Go harness uses this)`
+  --exit-with-stdin        exit when stdin closes (the Go harness uses this)
+  Every login also reports the titles and subtitles shown (titles, subtitles), each world
+  entered (worlds: a Join Game or Respawn, with the keep-alives and tick echoes counted by
+  then) and the longest wait between two keep-alives (max_keepalive_gap_ms).`
 
 const spec = {
   host: { type: 'string', default: '127.0.0.1' },
@@ -58,6 +66,7 @@ const spec = {
   'stay-ms': { type: 'string', default: '0' },
   'tick-ms': { type: 'string', default: '0' },
   'until-kicked': { type: 'boolean', default: false },
+  'keepalive-timeout-ms': { type: 'string', default: '0' },
   'timeout-ms': { type: 'string', default: '20000' }
 }
 
@@ -74,7 +83,7 @@ function options (raw) {
   }
   o.mode = o.ping ? 'ping' : 'login'
   if (!o.port || !o.version) throw new Error('--port and --version are required')
-  for (const name of ['port', 'timeout-ms', 'keepalives', 'stay-ms', 'tick-ms']) {
+  for (const name of ['port', 'timeout-ms', 'keepalives', 'stay-ms', 'tick-ms', 'keepalive-timeout-ms']) {
     const n = Number(o[name])
     if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer, got ${JSON.stringify(o[name])}`)
     o[name] = n
@@ -106,6 +115,13 @@ function payload (fill, i, size) {
   for (let j = 0; j < size; j++) b[j] = (i * 7 + j) % 251
   return b
 }
+
+// maxShown bounds each list a login reports (titles, subtitles, worlds).
+const maxShown = 200
+
+// tickSize is a tick's length: "tick", its number, the worlds entered so far, then
+// the tick echoes and keep-alives received since the last was entered (u32 each).
+const tickSize = 20
 
 function errText (err) {
   return String(err && err.message ? err.message : err)
@@ -169,7 +185,7 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
     version: o.version,
     connect,
     hideErrors: true,
-    checkTimeoutInterval: o['timeout-ms']
+    checkTimeoutInterval: o['keepalive-timeout-ms'] || o['timeout-ms']
   }
   if (o.online) {
     // nmp's client only calls the session server's join when options.haveCredentials is
@@ -211,7 +227,11 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
     kicked: false,
     kick_reason: null,
     kick_raw: null,
-    end_reason: null
+    end_reason: null,
+    titles: [],
+    subtitles: [],
+    worlds: [],
+    max_keepalive_gap_ms: null
   }
   setOnTimeout(() => r)
   // Once reported (or timed out) the connection is dropped; late events are ignored.
@@ -227,6 +247,9 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
   let playing = false
   let echoesDone = false
   let staying = false
+  let ticking = false // --until-kicked with --tick-ms: ticks run until the end
+  let lastKeepAlive = null
+  let inWorld = { echoes: 0, keepalives: 0 } // received since the current world was entered
 
   client.on('error', (err) => {
     if (!r.error) r.error = errText(err)
@@ -249,13 +272,37 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
   })
   client.on('keep_alive', () => {
     if (!playing) return
+    const now = since()
+    r.max_keepalive_gap_ms = Math.max(r.max_keepalive_gap_ms || 0, now - (lastKeepAlive === null ? r.play_ms : lastKeepAlive))
+    lastKeepAlive = now
     r.keepalives++
+    inWorld.keepalives++
     maybeDone()
+  })
+  // Each world the client is put in (a Join Game, or the Respawn a proxy turns a
+  // server switch into before 1.20.2), with what it had counted by then.
+  const entered = () => {
+    if (r.worlds.length < maxShown) r.worlds.push({ ms: since(), keepalives: r.keepalives, ticks_echoed: r.ticks_echoed })
+    inWorld = { echoes: 0, keepalives: 0 }
+  }
+  client.on('login', entered)
+  client.on('respawn', entered)
+  // Titles: one packet per text from 1.17, one packet with an action before.
+  const shown = (list, raw) => {
+    const text = plainText(componentObject(raw))
+    if (list.length < maxShown && list[list.length - 1] !== text) list.push(text)
+  }
+  client.on('set_title_text', (p) => shown(r.titles, p.text))
+  client.on('set_title_subtitle', (p) => shown(r.subtitles, p.text))
+  client.on('title', (p) => {
+    if (p.action === 0) shown(r.titles, p.text)
+    if (p.action === 1) shown(r.subtitles, p.text)
   })
   client.on('custom_payload', (p) => {
     if (p.channel !== o.channel) return
-    if (p.data.length === 8 && p.data.toString('latin1', 0, 4) === 'tick') {
+    if (p.data.length === tickSize && p.data.toString('latin1', 0, 4) === 'tick') {
       r.ticks_echoed++
+      inWorld.echoes++
       return
     }
     const want = expected.shift()
@@ -307,26 +354,41 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
   }
 
   function maybeDone () {
+    if (o['until-kicked'] && playing && o['tick-ms'] > 0 && !ticking) {
+      ticking = true
+      startTicks()
+      return
+    }
     if (staying || o['until-kicked'] || !echoesDone || r.keepalives < o.keepalives) return
     staying = true
     if (o['tick-ms'] > 0) {
-      // While staying, a small numbered plugin message every tick: its echoes show
-      // which server answers as the player is moved between servers.
-      const ticker = setInterval(() => {
-        if (client.state !== 'play') return
-        const data = Buffer.alloc(8)
-        data.write('tick', 0, 'latin1')
-        data.writeUInt32BE(r.ticks_sent, 4)
-        r.ticks_sent++
-        client.write('custom_payload', { channel: o.channel, data })
-      }, o['tick-ms'])
-      client.once('end', () => clearInterval(ticker))
+      const ticker = startTicks()
       setTimeout(() => clearInterval(ticker), o['stay-ms']).unref()
     }
     setTimeout(() => {
       client.end('done')
       report(r.mismatches === 0 && r.payloads_echoed === o.sizes.length)
     }, o['stay-ms'])
+  }
+
+  function startTicks () {
+    // A small numbered plugin message every tick: its echoes show which server
+    // answers as the player is moved between servers (the limbo answers none). It
+    // also tells the server how many worlds the client entered and what it received
+    // since the last (server.js --report-alive reports that).
+    const ticker = setInterval(() => {
+      if (client.state !== 'play') return
+      const data = Buffer.alloc(tickSize)
+      data.write('tick', 0, 'latin1')
+      data.writeUInt32BE(r.ticks_sent, 4)
+      data.writeUInt32BE(r.worlds.length, 8)
+      data.writeUInt32BE(inWorld.echoes, 12)
+      data.writeUInt32BE(inWorld.keepalives, 16)
+      r.ticks_sent++
+      client.write('custom_payload', { channel: o.channel, data })
+    }, o['tick-ms'])
+    client.once('end', () => clearInterval(ticker))
+    return ticker
   }
 
   function report (ok) {
@@ -369,26 +431,42 @@ function decode (job) {
   return { mode: 'decode', ok: true, version, state, results }
 }
 
-// serve runs one job per stdin line, one after another, until stdin closes.
+// serve runs the jobs read from stdin until it closes: one after another, except
+// that a job with an "id" runs alongside the rest and its result carries the id.
 async function serve () {
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity })
+  const running = new Set()
   for await (const line of lines) {
     if (!line.trim()) continue
     let o
+    let id
     try {
       const job = JSON.parse(line)
+      id = job.id
+      delete job.id
       if (job.decode) {
-        emit(decode(job.decode))
+        emit({ ...decode(job.decode), ...tag(id) })
         continue
       }
       o = options(job)
     } catch (err) {
-      emit({ ok: false, error: `bad job: ${errText(err)}` })
+      emit({ ok: false, error: `bad job: ${errText(err)}`, ...tag(id) })
       continue
     }
-    emit(await run(o))
+    if (id === undefined) {
+      emit(await run(o))
+      continue
+    }
+    const p = run(o).then((r) => emit({ ...r, id }))
+    running.add(p)
+    p.finally(() => running.delete(p))
   }
+  await Promise.all(running)
   process.exit(0)
+}
+
+function tag (id) {
+  return id === undefined ? {} : { id }
 }
 
 async function main () {

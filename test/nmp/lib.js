@@ -12,9 +12,14 @@ function nmpRequire (name) {
   return require(require.resolve(name, { paths: [nmpDir] }))
 }
 
+// jsonLine is obj as one line of JSON (bigints as strings), newline included.
+function jsonLine (obj) {
+  return JSON.stringify(obj, (_, v) => typeof v === 'bigint' ? v.toString() : v) + '\n'
+}
+
 // emit prints one JSON line on stdout; the Go harness reads stdout line by line.
 function emit (obj) {
-  process.stdout.write(JSON.stringify(obj, (_, v) => typeof v === 'bigint' ? v.toString() : v) + '\n')
+  process.stdout.write(jsonLine(obj))
 }
 
 // fail reports a usage or setup error the way the Go side expects and exits.
@@ -25,9 +30,10 @@ function fail (mode, message) {
 
 // exitWhenOrphaned ends the process when its parent closes our stdin, so a test that
 // dies (or is killed) never leaves node processes behind. Only with --exit-with-stdin:
-// a shell's background job has /dev/null as stdin.
-function exitWhenOrphaned () {
-  process.stdin.on('data', () => {})
+// a shell's background job has /dev/null as stdin. onData, if given, sees what is typed.
+function exitWhenOrphaned (onData = () => {}) {
+  process.stdin.setEncoding('utf8')
+  process.stdin.on('data', onData)
   process.stdin.on('end', () => process.exit(0))
   process.stdin.on('error', () => process.exit(0))
   process.stdin.resume()
@@ -75,4 +81,4 @@ function plainText (c) {
   return s
 }
 
-module.exports = { nmpRequire, emit, fail, exitWhenOrphaned, componentObject, plainText }
+module.exports = { nmpRequire, emit, jsonLine, fail, exitWhenOrphaned, componentObject, plainText }

@@ -6,8 +6,9 @@
 
 const { parseArgs } = require('node:util')
 const crypto = require('node:crypto')
+const fs = require('node:fs')
 const mc = require('minecraft-protocol')
-const { nmpRequire, emit, fail, exitWhenOrphaned } = require('./lib')
+const { nmpRequire, emit, jsonLine, fail, exitWhenOrphaned } = require('./lib')
 
 const usage = `usage: node server.js --version 1.21.4 [flags]
   --version V              Minecraft version (one of nmp's: ${mc.supportedVersions.join(' ')})
@@ -24,9 +25,14 @@ const usage = `usage: node server.js --version 1.21.4 [flags]
   --refuse TEXT            refuse logins with TEXT (Login Disconnect instead of Login Success)
   --refuse-users a,b       only refuse these usernames (default: everyone)
   --max-online N           refuse logins with "The server is full!" while N players are on (default: no limit)
-  --exit-with-stdin        exit when stdin closes (the Go harness uses this so no server outlives a test)
-Events on stdout (one JSON object per line, field "event"): listening, handshake,
-login, join, kick, leave, error.`
+  --delay-ms N             a slow start: listen only N ms after starting (default 0)
+  --events-file PATH       also append every event to PATH (for a server another program started)
+  --report-alive           an "alive" event for each client.js tick: the worlds the client entered so far,
+                           and what it received since it entered the last one (tick echoes, keep-alives)
+  --exit-with-stdin        exit when stdin closes (the Go harness uses this so no server outlives a test);
+                           a "stop" line on stdin stops the server, as a vanilla console does
+Events on stdout (one JSON object per line, field "event"): starting (with --delay-ms),
+listening, handshake, login, join, alive, kick, leave, error.`
 
 let args
 try {
@@ -46,6 +52,9 @@ try {
       refuse: { type: 'string' },
       'refuse-users': { type: 'string' },
       'max-online': { type: 'string', default: '0' },
+      'delay-ms': { type: 'string', default: '0' },
+      'events-file': { type: 'string' },
+      'report-alive': { type: 'boolean', default: false },
       'exit-with-stdin': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false }
     },
@@ -68,6 +77,14 @@ const keepAliveMs = intArg('keepalive-ms')
 if (keepAliveMs <= 0) fail('server', '--keepalive-ms must be positive')
 const kickUsers = userSet(args['kick-users'])
 const refuseUsers = userSet(args['refuse-users'])
+const delayMs = intArg('delay-ms')
+const eventsFile = args['events-file'] ? fs.openSync(args['events-file'], 'a') : null
+
+// event reports one event on stdout and, with --events-file, in that file too.
+function event (obj) {
+  emit(obj)
+  if (eventsFile !== null) fs.writeSync(eventsFile, jsonLine(obj))
+}
 
 function userSet (list) {
   return list ? new Set(list.split(',').map(s => s.trim().toLowerCase())) : null
@@ -91,7 +108,23 @@ if (args['online-mode'] && args['session-server']) {
   yggdrasil.server = (opts) => original({ ...opts, host: args['session-server'].replace(/\/+$/, '') })
 }
 
-if (args['exit-with-stdin']) exitWhenOrphaned()
+if (args['exit-with-stdin']) {
+  let typed = ''
+  exitWhenOrphaned((chunk) => {
+    typed = (typed + chunk).slice(-64)
+    if (/(^|\n)stop\r?\n/.test(typed)) stop()
+  })
+}
+
+if (delayMs > 0) {
+  // nmp's createServer listens at once; a slow start listens later, as a big
+  // server does once its world is loaded.
+  const listen = mc.Server.prototype.listen
+  mc.Server.prototype.listen = function (...a) {
+    setTimeout(() => listen.apply(this, a), delayMs)
+  }
+  event({ event: 'starting', delay_ms: delayMs })
+}
 
 const server = mc.createServer({
   'online-mode': args['online-mode'],
@@ -105,7 +138,7 @@ const server = mc.createServer({
   kickTimeout: 30000,
   hideErrors: true,
   errorHandler: (client, err) => {
-    emit({ event: 'error', username: client.username, error: String(err && err.message ? err.message : err) })
+    event({ event: 'error', username: client.username, error: String(err && err.message ? err.message : err) })
     client.end(String(err && err.message ? err.message : err))
   },
   beforeLogin
@@ -146,7 +179,7 @@ function beforeLogin (client) {
 // are turned into no-ops for this connection.
 function refuse (client, text = args.refuse) {
   client.kickedAtLogin = true
-  emit({ event: 'kick', stage: 'login', username: client.username, text })
+  event({ event: 'kick', stage: 'login', username: client.username, text })
   client.end(text, JSON.stringify({ text }))
   client.write = () => {}
   Object.defineProperty(client, 'compressionThreshold', { configurable: true, get () { return -2 }, set () {} })
@@ -155,17 +188,17 @@ function refuse (client, text = args.refuse) {
 
 server.on('listening', () => {
   const a = server.socketServer.address()
-  emit({ event: 'listening', host: a.address, port: a.port, version: mcData.version.minecraftVersion, protocol: mcData.version.version, online_mode: args['online-mode'] })
+  event({ event: 'listening', host: a.address, port: a.port, version: mcData.version.minecraftVersion, protocol: mcData.version.version, online_mode: args['online-mode'] })
 })
 server.on('error', (err) => {
-  emit({ event: 'error', error: String(err.message || err) })
+  event({ event: 'error', error: String(err.message || err) })
   process.exit(1)
 })
 
 server.on('connection', (client) => {
   const remote = `${client.socket.remoteAddress}:${client.socket.remotePort}`
   client.once('set_protocol', (p) => {
-    emit({ event: 'handshake', host: p.serverHost, port: p.serverPort, protocol: p.protocolVersion, next_state: p.nextState, remote })
+    event({ event: 'handshake', host: p.serverHost, port: p.serverPort, protocol: p.protocolVersion, next_state: p.nextState, remote })
   })
   client.remote = remote
   // Prepended: nmp's own login_start handler logs the player in synchronously.
@@ -180,10 +213,21 @@ server.on('connection', (client) => {
   // The first answered keep-alive and the first plugin message of a connection are
   // events too, so a test can wait for them instead of sleeping.
   client.on('packet', (data, meta) => {
-    if (meta.name === 'keep_alive' && keepAlives++ === 0) emit({ event: 'first_keepalive', username: client.username })
+    if (meta.name === 'keep_alive' && keepAlives++ === 0) event({ event: 'first_keepalive', username: client.username })
     if (meta.name !== 'custom_payload' || !Buffer.isBuffer(data.data)) return
     const copy = Buffer.from(data.data)
-    if (payloads === 0) emit({ event: 'first_payload', username: client.username })
+    if (payloads === 0) event({ event: 'first_payload', username: client.username })
+    if (args['report-alive'] && copy.length === 20 && copy.toString('latin1', 0, 4) === 'tick') {
+      // client.js's ticks say what it received since it entered its current world.
+      event({
+        event: 'alive',
+        username: client.username,
+        tick: copy.readUInt32BE(4),
+        worlds: copy.readUInt32BE(8),
+        seen_echoes: copy.readUInt32BE(12),
+        seen_keepalives: copy.readUInt32BE(16)
+      })
+    }
     payloads++
     payloadBytes += copy.length
     hash.update(copy)
@@ -191,7 +235,7 @@ server.on('connection', (client) => {
   })
 
   client.once('end', (reason) => {
-    emit({
+    event({
       event: 'leave',
       username: client.username,
       uuid: client.uuid,
@@ -211,7 +255,7 @@ server.on('login', (client) => {
   if (client.kickedAtLogin) return
   online.add(client)
   client.once('end', () => online.delete(client))
-  emit({
+  event({
     event: 'login',
     username: client.username,
     uuid: client.uuid,
@@ -228,9 +272,9 @@ server.on('login', (client) => {
 server.on('playerJoin', (client) => {
   if (client.kickedAtLogin) return
   spawn(client)
-  emit({ event: 'join', username: client.username, uuid: client.uuid, protocol: client.protocolVersion })
+  event({ event: 'join', username: client.username, uuid: client.uuid, protocol: client.protocolVersion })
   if (picked(args.kick, kickUsers, client.username)) {
-    emit({ event: 'kick', stage: 'play', username: client.username, text: args.kick })
+    event({ event: 'kick', stage: 'play', username: client.username, text: args.kick })
     client.end(args.kick)
   }
 })
@@ -269,9 +313,9 @@ function loginPacket (client) {
   }
 }
 
-for (const sig of ['SIGTERM', 'SIGINT']) {
-  process.on(sig, () => {
-    server.close()
-    process.exit(0)
-  })
+function stop () {
+  if (server.socketServer) server.close()
+  process.exit(0)
 }
+
+for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, stop)

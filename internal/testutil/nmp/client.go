@@ -53,8 +53,11 @@ type LoginOptions struct {
 	// echoes, to see that whichever server the player is on answers.
 	Tick time.Duration
 	// UntilKicked makes the client stay until the server disconnects it; OK then means
-	// it was spawned and then kicked.
+	// it was spawned and then kicked. With Tick it ticks from the moment it is spawned.
 	UntilKicked bool
+	// KeepAliveTimeout makes the client give up, as a vanilla client does, when no
+	// keep-alive came for this long after the last one; 0 means Timeout.
+	KeepAliveTimeout time.Duration
 	// Timeout is the client's deadline for the whole run; 0 means 60 s.
 	Timeout time.Duration
 }
@@ -102,8 +105,28 @@ type LoginResult struct {
 	KickRaw    json.RawMessage `json:"kick_raw"`
 	// EndReason is how nmp saw the connection end ("socketClosed", ...).
 	EndReason string `json:"end_reason"`
+	// Titles and Subtitles are the texts shown, in order (a repeat of the text on
+	// screen is not listed again).
+	Titles    []string `json:"titles"`
+	Subtitles []string `json:"subtitles"`
+	// Worlds are the worlds the client was put in, in order: its first Join Game,
+	// then one for each Join Game or Respawn after it (a server switch).
+	Worlds []World `json:"worlds"`
+	// MaxKeepAliveGapMS is the longest wait for a keep-alive while spawned: from
+	// spawning to the first, or between two.
+	MaxKeepAliveGapMS int `json:"max_keepalive_gap_ms"`
 	// Raw is the result line as printed.
 	Raw string `json:"-"`
+}
+
+// World is one Join Game or Respawn the client received, with what it had counted
+// when it came.
+type World struct {
+	// MS is milliseconds from the script's start.
+	MS int `json:"ms"`
+	// KeepAlives and TicksEchoed are LoginResult's counters at that moment.
+	KeepAlives  int `json:"keepalives"`
+	TicksEchoed int `json:"ticks_echoed"`
 }
 
 // PingOptions configure one client.js status ping.

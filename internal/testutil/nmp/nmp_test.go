@@ -3,10 +3,13 @@ package nmp
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +235,79 @@ func TestMissingToolsAreNamed(t *testing.T) {
 	ran, err := ensureInstalled(dir)
 	if ran || err == nil || !strings.Contains(err.Error(), "npm is not on PATH") || !strings.Contains(err.Error(), "node_modules/a is not installed") {
 		t.Fatalf("stale install without npm: ran=%v err=%v", ran, err)
+	}
+}
+
+// A server run by another program (here exec, as the proxy's local manager does):
+// it starts slowly, its events are followed through the file, it stops on a console
+// "stop"; and logins on one runner run side by side, each reporting the world it
+// entered and telling the server, tick by tick, what it received there.
+func TestServerCommandAndSideBySideLogins(t *testing.T) {
+	h := Setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	port := FreePort(t)
+	sc := h.ServerCommand(t, ServerOptions{Version: "1.20.4", Port: port, Delay: 500 * time.Millisecond, KeepAlive: 100 * time.Millisecond, ReportAlive: true})
+	if sc.Events.Addr != "127.0.0.1:"+strconv.Itoa(port) || sc.Command != h.Node {
+		t.Fatalf("command %q, address %q", sc.Command, sc.Events.Addr)
+	}
+	cmd := exec.Command(sc.Command, sc.Args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	if ev, err := sc.Events.Wait(ctx, Match("starting", "")); err != nil || ev.DelayMS != 500 {
+		t.Fatalf("want a starting event with the delay: %+v, %v", ev, err)
+	}
+	if ev, err := sc.Events.Wait(ctx, Match("listening", "")); err != nil || ev.Port != port {
+		t.Fatalf("want it listening on %d: %+v, %v", port, ev, err)
+	}
+	client := h.StartClient(t)
+	names := []string{"A", "B", "C"}
+	results := make(chan LoginResult, len(names))
+	for _, name := range names {
+		go func() {
+			r, err := client.Login(ctx, LoginOptions{Addr: sc.Events.Addr, Version: "1.20.4", Username: name,
+				KeepAlives: 3, Stay: 2 * time.Second, Tick: 100 * time.Millisecond, KeepAliveTimeout: 5 * time.Second})
+			if err != nil {
+				t.Error(err)
+			}
+			results <- r
+		}()
+	}
+	// All three are on the server at once: the runner does not queue them.
+	for _, name := range names {
+		if _, err := sc.Events.Wait(ctx, func(e Event) bool {
+			return e.Event == "alive" && e.Username == name && e.Worlds == 1 && e.SeenEchoes >= 2 && e.SeenKeepAlives >= 2
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := sc.Events.Wait(ctx, Match("leave", "")); err != nil {
+		t.Fatal(err)
+	}
+	for range names {
+		r := <-results
+		if !r.OK || len(r.Worlds) != 1 || r.Worlds[0].KeepAlives != 0 || r.TicksEchoed == 0 || r.MaxKeepAliveGapMS <= 0 || r.MaxKeepAliveGapMS > 5000 {
+			t.Errorf("want one world, ticks echoed and a keep-alive gap under 5 s: %s", r.Raw)
+		}
+	}
+	if _, err := io.WriteString(stdin, "stop\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("server.js after stop: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("server.js did not stop on a console stop")
 	}
 }

@@ -16,9 +16,11 @@ import (
 	"time"
 )
 
-// Client is a warm client.js process (--serve): logins and pings run on it one after
-// another, so node's start-up and nmp's protocol compilation (most of a run's CPU) are
-// paid once per Client rather than once per login.
+// Client is a warm client.js process (--serve): logins and pings run on it, so node's
+// start-up and nmp's protocol compilation (most of a run's CPU) are paid once per
+// Client rather than once per login. Its methods may be called from several
+// goroutines: the jobs then run side by side in the one process, each its own
+// connection (a queue of players, a crowd to move).
 type Client struct {
 	// PID is the node process id (tests use it to prove no process outlives them).
 	PID int
@@ -26,11 +28,13 @@ type Client struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stderr *tailBuffer
-	lines  chan string   // result lines, in order
 	read   chan struct{} // closed when stdout has ended
 	noise  *tailBuffer   // stdout lines that were not results
 
-	mu        sync.Mutex // one job at a time
+	mu      sync.Mutex // guards stdin writes, nextID and waiting
+	nextID  int64
+	waiting map[int64]chan string // result lines by job id; closed when the runner exits
+
 	closeOnce sync.Once
 }
 
@@ -69,11 +73,11 @@ func (h *Harness) startClient() (*Client, error) {
 	cmd := exec.Command(h.Node, "client.js", "--serve")
 	cmd.Dir = h.Dir
 	c := &Client{
-		cmd:    cmd,
-		stderr: newTailBuffer(64 << 10),
-		noise:  newTailBuffer(16 << 10),
-		lines:  make(chan string, 16),
-		read:   make(chan struct{}),
+		cmd:     cmd,
+		stderr:  newTailBuffer(64 << 10),
+		noise:   newTailBuffer(16 << 10),
+		read:    make(chan struct{}),
+		waiting: map[int64]chan string{},
 	}
 	cmd.Stderr = c.stderr
 	var err error
@@ -95,14 +99,33 @@ func (h *Harness) startClient() (*Client, error) {
 
 func (c *Client) readResults(stdout io.Reader) {
 	defer close(c.read)
-	defer close(c.lines)
+	defer func() {
+		c.mu.Lock()
+		for id, ch := range c.waiting {
+			close(ch)
+			delete(c.waiting, id)
+		}
+		c.waiting = nil
+		c.mu.Unlock()
+	}()
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "{") {
-			c.lines <- line
-		} else if line != "" {
+		var head struct {
+			ID *int64 `json:"id"`
+		}
+		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &head) == nil && head.ID != nil {
+			c.mu.Lock()
+			ch := c.waiting[*head.ID]
+			delete(c.waiting, *head.ID)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- line // buffered: one result per job
+				continue
+			}
+		}
+		if line != "" {
 			_, _ = c.noise.Write([]byte(line + "\n"))
 		}
 	}
@@ -126,7 +149,8 @@ func (c *Client) Close() {
 
 // Login runs one login on the runner and returns client.js's report. An error means no
 // report came (the runner died, the job was rejected, or ctx ended first); a failed
-// login is a report with OK false.
+// login is a report with OK false. A job that gets no report in time kills the runner,
+// and with it the jobs running beside it.
 func (c *Client) Login(ctx context.Context, o LoginOptions) (LoginResult, error) {
 	job, timeout, err := o.job()
 	if err != nil {
@@ -148,21 +172,33 @@ func (c *Client) Ping(ctx context.Context, o PingOptions) (PingResult, error) {
 	return r, err
 }
 
-// do sends one job and decodes its result line into result.
+// do sends one job, tagged with an id of its own so it runs beside any others, and
+// decodes its result line into result.
 func (c *Client) do(ctx context.Context, job map[string]any, timeout time.Duration, result any) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, timeout+processSlack)
 	defer cancel()
+	c.mu.Lock()
+	if c.waiting == nil {
+		c.mu.Unlock()
+		return "", fmt.Errorf("client.js: %w (the runner exited)\n%s", ErrNoResult, c.report())
+	}
+	c.nextID++
+	id := c.nextID
+	job["id"] = id
 	b, err := json.Marshal(job)
 	if err != nil {
+		c.mu.Unlock()
 		return "", fmt.Errorf("encode client.js job: %w", err)
 	}
-	if _, err := c.stdin.Write(append(b, '\n')); err != nil {
+	lines := make(chan string, 1)
+	c.waiting[id] = lines
+	_, err = c.stdin.Write(append(b, '\n'))
+	c.mu.Unlock()
+	if err != nil {
 		return "", fmt.Errorf("send job %s to client.js: %w\n%s", b, err, c.report())
 	}
 	select {
-	case line, ok := <-c.lines:
+	case line, ok := <-lines:
 		if !ok {
 			return "", fmt.Errorf("client.js job %s: %w (the runner exited)\n%s", b, ErrNoResult, c.report())
 		}
@@ -244,6 +280,9 @@ func (o LoginOptions) job() (map[string]any, time.Duration, error) {
 	}
 	if o.UntilKicked {
 		job["until-kicked"] = true
+	}
+	if o.KeepAliveTimeout > 0 {
+		job["keepalive-timeout-ms"] = max(1, o.KeepAliveTimeout.Milliseconds())
 	}
 	return job, timeout, nil
 }

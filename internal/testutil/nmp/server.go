@@ -53,10 +53,26 @@ type ServerOptions struct {
 	MaxOnline int
 	// RefuseUsers limits Refuse to these usernames; empty means everyone.
 	RefuseUsers []string
+	// ReportAlive adds an "alive" event for each tick a client.js player sends (see
+	// LoginOptions.Tick), carrying what the client says it has received since it
+	// entered its current world: a test waits on it to know the client gets this
+	// server's packets.
+	ReportAlive bool
+	// Port is the port to listen on; 0 means any free port (StartServer). A server
+	// another program starts (ServerCommand) needs one chosen in advance (FreePort).
+	Port int
+	// Delay makes it a slow start: it listens only this long after starting.
+	Delay time.Duration
 }
 
 func (o ServerOptions) args() []string {
-	a := []string{"server.js", "--exit-with-stdin", "--version", o.Version, "--port", "0"}
+	a := []string{"server.js", "--exit-with-stdin", "--version", o.Version, "--port", strconv.Itoa(o.Port)}
+	if o.ReportAlive {
+		a = append(a, "--report-alive")
+	}
+	if o.Delay > 0 {
+		a = append(a, "--delay-ms", strconv.FormatInt(max(1, o.Delay.Milliseconds()), 10))
+	}
 	if o.MOTD != "" {
 		a = append(a, "--motd", o.MOTD)
 	}
@@ -99,7 +115,9 @@ func (o ServerOptions) args() []string {
 //	listening  Host, Port, Version, Protocol, OnlineMode
 //	handshake  Host, Port (as the client wrote them), Protocol, NextState, Remote
 //	login      Username, UUID, LoginUUID, Host, Port, Protocol, Online, Compression, Remote
+//	starting   DelayMS (a slow start: it listens that much later)
 //	join       Username, UUID, Protocol (the player is spawned)
+//	alive      Username, Tick, Worlds, SeenEchoes, SeenKeepAlives (a client tick; ReportAlive)
 //	kick       Stage ("play" or "login"), Username, Text
 //	leave      Username, UUID, Reason, Payloads, PayloadBytes, PayloadSHA256, KeepAlives
 //	error      Username, Error
@@ -125,6 +143,14 @@ type Event struct {
 	PayloadSHA256 string `json:"payload_sha256"`
 	KeepAlives    int    `json:"keepalives"`
 	Error         string `json:"error"`
+	DelayMS       int    `json:"delay_ms"`
+	// Tick is the client's tick number, Worlds the worlds it says it entered so far
+	// (LoginResult.Worlds), SeenEchoes and SeenKeepAlives the tick echoes and
+	// keep-alives it says it received since it entered the last.
+	Tick           int `json:"tick"`
+	Worlds         int `json:"worlds"`
+	SeenEchoes     int `json:"seen_echoes"`
+	SeenKeepAlives int `json:"seen_keepalives"`
 	// Raw is the line as printed.
 	Raw string `json:"-"`
 }
