@@ -206,7 +206,9 @@ func (a *App) run(ctx context.Context, opts Options) error {
 	a.goroutine(func() { a.prober.Run(bg) })
 	a.goroutine(func() { a.proxy.RunMaintenance(bg) })
 	a.goroutine(func() { a.mgr.Run(bg) })
-	a.goroutine(func() { a.watchServers(bg) })
+	if watch := a.watchServers(); watch != nil {
+		a.goroutine(func() { watch(bg) })
+	}
 	if opts.Reload != nil {
 		a.goroutine(func() { a.reloadOn(bg, opts.Reload) })
 	}

@@ -271,7 +271,7 @@ func TestServersDirAsAConfigMapVolume(t *testing.T) {
 	if err := os.Symlink("..data/lobby.toml", filepath.Join(dir, "lobby.toml")); err != nil {
 		t.Fatal(err)
 	}
-	// The first load is explicit: the watcher may still be starting.
+	// The first load is explicit, so the check below does not race the watcher's debounce.
 	if err := da.ReloadServers("test"); err != nil {
 		t.Fatal(err)
 	}

@@ -204,20 +204,29 @@ func (a *App) reloadOn(ctx context.Context, ch <-chan os.Signal) {
 	}
 }
 
-// watchServers reloads when servers_dir changes, debounced so an editor's
-// write-rename-chmod burst is one reload.
-func (a *App) watchServers(ctx context.Context) {
+// watchServers starts watching servers_dir and returns the loop that reloads on
+// its changes, debounced so an editor's write-rename-chmod burst is one reload.
+// The watch is in place when it returns, before the proxy says it is ready: a
+// change made after that is never missed. nil means no watch (SIGHUP still works).
+func (a *App) watchServers() func(context.Context) {
 	dir := a.cfg.ServersPath
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		a.log.Warn("cannot watch servers_dir; reload with SIGHUP", "err", err)
-		return
+		return nil
 	}
-	defer w.Close()
 	if err := w.Add(dir); err != nil {
+		w.Close()
 		a.log.Debug("servers_dir not watched (it may not exist); reload with SIGHUP", "dir", dir, "err", err)
-		return
+		return nil
 	}
+	return func(ctx context.Context) {
+		defer w.Close()
+		a.reloadOnChanges(ctx, w)
+	}
+}
+
+func (a *App) reloadOnChanges(ctx context.Context, w *fsnotify.Watcher) {
 	var timer <-chan time.Time
 	for {
 		select {
