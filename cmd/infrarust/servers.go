@@ -112,7 +112,9 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 		Short: "Close a server to everyone but its maintenance_staff, or open it again",
 		Long: `While a server is in maintenance only the players in its maintenance_staff join it. The
 others wait in the limbo when the server lists the "maintenance" limbo handler (they go in
-when it ends), or are told the server is in maintenance. The setting is kept in the data
+when it ends), or are told the server is in maintenance. The server list shows the
+server's [motd.maintenance] (or a built-in "under maintenance" MOTD, version
+"Maintenance") without asking the backend. The setting is kept in the data
 dir (maintenance.json), so a restart does not open a server the operator closed.`,
 		Example: `  infrarust servers maintenance survival on
   infrarust servers maintenance survival off`,

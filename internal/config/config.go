@@ -264,6 +264,9 @@ type ServerMOTDs struct {
 	Sleeping *MOTD `toml:"sleeping"`
 	Starting *MOTD `toml:"starting"`
 	Crashed  *MOTD `toml:"crashed"`
+	// Maintenance is shown while an operator has the server in maintenance; keys
+	// left unset take the built-in maintenance answer's.
+	Maintenance *MOTD `toml:"maintenance"`
 }
 
 // ServerManager lets the proxy start a sleeping server when a player arrives.

@@ -319,7 +319,7 @@ func (s *Server) validate(r *report, global *Config) {
 	for _, m := range []struct {
 		state string
 		motd  *MOTD
-	}{{"online", s.MOTD.Online}, {"offline", s.MOTD.Offline}, {"sleeping", s.MOTD.Sleeping}, {"starting", s.MOTD.Starting}, {"crashed", s.MOTD.Crashed}} {
+	}{{"online", s.MOTD.Online}, {"offline", s.MOTD.Offline}, {"sleeping", s.MOTD.Sleeping}, {"starting", s.MOTD.Starting}, {"crashed", s.MOTD.Crashed}, {"maintenance", s.MOTD.Maintenance}} {
 		if m.motd == nil {
 			continue
 		}

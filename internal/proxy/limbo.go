@@ -35,15 +35,19 @@ func (m *maintenance) on(id string) bool {
 
 // SetMaintenance puts a server in maintenance or takes it out: during it only
 // maintenance_staff join; other players are held in the limbo (with the
-// "maintenance" handler) or told.
+// "maintenance" handler) or told, and the server list shows its maintenance MOTD.
 func (p *Proxy) SetMaintenance(serverID string, on bool) error {
-	if p.state.Load().servers[serverID] == nil {
+	srv := p.state.Load().servers[serverID]
+	if srv == nil {
 		return fmt.Errorf("%w %q", ErrUnknownServer, serverID)
 	}
 	p.maint.mu.Lock()
 	defer p.maint.mu.Unlock()
 	if p.maint.ids == nil {
 		p.maint.ids = map[string]bool{}
+	}
+	if p.maint.ids[serverID] != on {
+		srv.cache.forget() // the backend's answers from before are not its answers after
 	}
 	if on {
 		p.maint.ids[serverID] = true

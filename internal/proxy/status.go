@@ -52,6 +52,15 @@ func newStatusCache(c config.StatusCache) *statusCache {
 	return s
 }
 
+// forget drops every cached answer, so that no answer from before a maintenance
+// stands in for the server after it (as fresh or as stale). A fetch still
+// running fills its own entry, which is no longer in the map.
+func (s *statusCache) forget() {
+	s.mu.Lock()
+	s.entries = map[int32]*cacheEntry{}
+	s.mu.Unlock()
+}
+
 func (s *statusCache) configure(c config.StatusCache) {
 	s.mu.Lock()
 	s.ttl, s.maxStale = c.TTL.D(), c.MaxStale.D()
@@ -96,8 +105,9 @@ func (s *statusCache) get(protocol int32, now func() time.Time, fetch func() ([]
 }
 
 // serveStatus answers a server-list ping, modern or legacy: the proxy's own MOTD
-// when it has one to give (unknown host, a managed server that is not online),
-// else the backend's answer relayed, else the server's offline MOTD.
+// when it has one to give (unknown host, a server in maintenance, a managed server
+// that is not online), else the backend's answer relayed, else the server's
+// offline MOTD.
 func (p *Proxy) serveStatus(cn *conn) {
 	if cn.legacy == notLegacy {
 		if err := mc.ReadStatusRequest(cn.br); err != nil {
@@ -106,10 +116,10 @@ func (p *Proxy) serveStatus(cn *conn) {
 		}
 	}
 	var reply []byte
-	if m := p.ownMOTD(cn); m != nil {
-		reply = encodeMOTD(cn, m)
+	if m, closed := p.ownMOTD(cn); m != nil {
+		reply = encodeMOTD(cn, m, closed)
 	} else if reply = p.relayStatus(cn); reply == nil {
-		reply = encodeMOTD(cn, offlineMOTD(cn.srv))
+		reply = encodeMOTD(cn, offlineMOTD(cn.srv), false)
 	}
 	if _, err := cn.c.Write(reply); err != nil || cn.legacy != notLegacy {
 		return
@@ -122,16 +132,43 @@ func (p *Proxy) serveStatus(cn *conn) {
 }
 
 // ownMOTD is the answer the proxy gives without asking a backend, or nil to relay.
-func (p *Proxy) ownMOTD(cn *conn) *config.MOTD {
+// The bool marks the maintenance answer, which must read as closed (closedProtocol).
+func (p *Proxy) ownMOTD(cn *conn) (*config.MOTD, bool) {
 	if cn.srv == nil {
-		return &cn.st.cfg.DefaultMOTD
+		return &cn.st.cfg.DefaultMOTD, false
+	}
+	if p.maint.on(cn.srv.id) {
+		return maintenanceMOTD(cn.srv), true
 	}
 	if m := p.opts.Manager; m != nil && m.Managed(cn.srv.id) {
 		if state := m.State(cn.srv.id); state != manager.StateOnline {
-			return managedMOTD(cn.srv, state)
+			return managedMOTD(cn.srv, state), false
 		}
 	}
-	return nil
+	return nil, false
+}
+
+// closedProtocol is the protocol number the maintenance answer claims. No client
+// has it, so the server list shows the version name, in red, where the ping and
+// the player count would be: the server reads as closed, not as open and empty.
+const closedProtocol = -1
+
+// maintenanceMOTD is what a ping of srv shows while it is in maintenance: the
+// server's [motd.maintenance], its unset text and version name taken from the
+// built-in answer.
+func maintenanceMOTD(srv *server) *config.MOTD {
+	m := config.MOTD{Text: "§c" + srv.id + " is under maintenance — please come back later", VersionName: "Maintenance"}
+	if c := srv.cfg.MOTD.Maintenance; c != nil {
+		text, version := m.Text, m.VersionName
+		m = *c
+		if m.Text == "" {
+			m.Text = text
+		}
+		if m.VersionName == "" {
+			m.VersionName = version
+		}
+	}
+	return &m
 }
 
 var defaultOfflineMOTD = config.MOTD{Text: "§cServer is offline", VersionName: "Infrarust"}
@@ -144,12 +181,21 @@ func offlineMOTD(srv *server) *config.MOTD {
 	return &defaultOfflineMOTD
 }
 
-// encodeMOTD writes m in the format the client asked in.
-func encodeMOTD(cn *conn, m *config.MOTD) []byte {
+// encodeMOTD writes m in the format the client asked in; closed claims
+// closedProtocol instead of a protocol the client would take for its own.
+func encodeMOTD(cn *conn, m *config.MOTD, closed bool) []byte {
 	if cn.legacy == legacyPing {
-		return mc.EncodeLegacyPingReply(cn.ping.Form, legacyStatus(m))
+		st := legacyStatus(m)
+		if closed {
+			st.Protocol = closedProtocol
+		}
+		return mc.EncodeLegacyPingReply(cn.ping.Form, st)
 	}
-	return mc.EncodeStatusResponse(motdJSON(m, cn.protocol))
+	protocol := cn.protocol
+	if closed {
+		protocol = closedProtocol
+	}
+	return mc.EncodeStatusResponse(motdJSON(m, protocol))
 }
 
 func legacyStatus(m *config.MOTD) mc.LegacyStatus {
