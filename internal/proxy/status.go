@@ -213,6 +213,9 @@ func (p *Proxy) relayStatus(cn *conn) []byte {
 	srv := cn.srv
 	if cn.legacy == legacyPing {
 		reply, _ := p.firstAnswer(srv, func(addr string) ([]byte, error) { return p.queryLegacy(cn, addr) })
+		if reply != nil && srv.cfg.MOTD.Online != nil {
+			reply = overlayLegacy(reply, cn.ping.Form, srv.cfg.MOTD.Online)
+		}
 		return reply
 	}
 	key := statusKey(cn.protocol)
@@ -220,6 +223,9 @@ func (p *Proxy) relayStatus(cn *conn) []byte {
 		body, err := p.firstAnswer(srv, func(addr string) ([]byte, error) { return p.queryStatus(cn, addr, key) })
 		if err != nil {
 			return nil, err
+		}
+		if m := srv.cfg.MOTD.Online; m != nil {
+			body = overlayStatus(body, m) // cached as shown: no cost per ping
 		}
 		return mc.EncodeStatusResponse(body), nil
 	})
@@ -238,6 +244,67 @@ func (p *Proxy) relayStatus(cn *conn) []byte {
 		frame = withOnline(frame, p.fleetOnline(srv))
 	}
 	return frame
+}
+
+// overlayStatus is a backend's status answer with what [motd.online] sets put
+// over it: the text, version name and favicon when set, the player counts when
+// above zero. Everything else (the counts it leaves, the protocol, the sample,
+// mod lists) stays the backend's, so the server list stays live. An answer that
+// does not parse is returned as it came.
+func overlayStatus(body []byte, m *config.MOTD) []byte {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(body, &doc) != nil || doc == nil {
+		return body
+	}
+	set := func(obj string, key string, v any) {
+		var o map[string]json.RawMessage
+		if json.Unmarshal(doc[obj], &o) != nil || o == nil {
+			o = map[string]json.RawMessage{}
+		}
+		o[key], _ = json.Marshal(v)
+		doc[obj], _ = json.Marshal(o)
+	}
+	if m.Text != "" {
+		doc["description"], _ = json.Marshal(map[string]string{"text": m.Text})
+	}
+	if m.VersionName != "" {
+		set("version", "name", m.VersionName)
+	}
+	if m.MaxPlayers > 0 {
+		set("players", "max", m.MaxPlayers)
+	}
+	if m.Online > 0 {
+		set("players", "online", m.Online)
+	}
+	if m.Favicon != "" {
+		doc["favicon"], _ = json.Marshal(m.Favicon)
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// overlayLegacy is overlayStatus for a legacy ping's reply.
+func overlayLegacy(reply []byte, form mc.LegacyForm, m *config.MOTD) []byte {
+	st, err := mc.ParseLegacyPingReply(reply)
+	if err != nil {
+		return reply
+	}
+	if m.Text != "" {
+		st.MOTD = legacyStatus(m).MOTD
+	}
+	if m.VersionName != "" {
+		st.Version = m.VersionName
+	}
+	if m.MaxPlayers > 0 {
+		st.Max = m.MaxPlayers
+	}
+	if m.Online > 0 {
+		st.Online = m.Online
+	}
+	return mc.EncodeLegacyPingReply(form, st)
 }
 
 // fleetOnline is the server's players on this proxy and, in a [fleet], on the
