@@ -278,7 +278,7 @@ func (c *Conn) PeekID(f RawFrame) (int32, error) {
 			return 0, errors.New("mc: compressed frame on a Conn without a Zlib")
 		}
 		var head [maxVarIntLen]byte
-		n, err := c.z.inflatePrefix(head[:min(int(f.dataLen), maxVarIntLen)], body)
+		n, err := inflateHead(head[:min(int(f.dataLen), maxVarIntLen)], body)
 		if err != nil {
 			return 0, err
 		}

@@ -106,21 +106,6 @@ func (z *Zlib) inflate(dst, comp []byte, size int) ([]byte, error) {
 	return dst, nil
 }
 
-// inflatePrefix fills as much of buf as the stream's first bytes allow,
-// without inflating the rest, to learn a compressed packet's id cheaply.
-func (z *Zlib) inflatePrefix(buf, comp []byte) (int, error) {
-	v, err := z.openInflater(comp)
-	if err != nil {
-		return 0, err
-	}
-	defer z.closeInflater(v)
-	n, err := io.ReadFull(v.zr, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return n, fmt.Errorf("mc: zlib: %w: %w", ErrMalformed, err)
-	}
-	return n, nil
-}
-
 // deflate appends the zlib stream of head followed by body to dst.
 func (z *Zlib) deflate(dst, head, body []byte) []byte {
 	v, ok := z.deflater.Get().(*deflater)
