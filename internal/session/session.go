@@ -515,16 +515,21 @@ func (s *Session) isCurrent(b *Backend) bool {
 func (s *Session) pumpBackend(b *Backend) {
 	reg := s.client.Registry
 	var gone Gone
+	var stall *stallWatch
+	if s.policy.StallTimeout > 0 {
+		stall = watchStall(b.Net, s.policy.StallTimeout)
+		defer stall.stop()
+	}
 	for {
-		if s.policy.StallTimeout > 0 {
-			_ = b.Net.SetReadDeadline(time.Now().Add(s.policy.StallTimeout))
-		}
 		f, err := b.Conn.ReadRelay()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				gone.Err = err
 			}
 			break
+		}
+		if stall != nil {
+			stall.frame()
 		}
 		id, err := b.Conn.PeekID(f)
 		if err != nil {
