@@ -25,10 +25,17 @@ func inflateHead(buf, stream []byte) (int, error) {
 		return 0, headMalformed("zlib header: not deflate with a window of at most 32 KiB")
 	case (uint16(cmf)<<8|uint16(flg))%31 != 0:
 		return 0, headMalformed("zlib header check bits")
-	case flg&0x20 != 0:
-		return 0, headMalformed("zlib header asks for a preset dictionary")
 	}
-	r := headBits{in: stream[2:]}
+	body := stream[2:]
+	if flg&0x20 != 0 {
+		// A preset dictionary: only the empty one (Adler-32 of nothing is 1) can
+		// be honoured, as compress/zlib does with no dictionary given.
+		if len(body) < 4 || body[0]|body[1]|body[2] != 0 || body[3] != 1 {
+			return 0, headMalformed("zlib header asks for a preset dictionary")
+		}
+		body = body[4:]
+	}
+	r := headBits{in: body}
 	n := 0
 	for n < len(buf) {
 		final, err := r.bits(1)
@@ -46,9 +53,18 @@ func inflateHead(buf, stream []byte) (int, error) {
 			fixed := fixedHuffman()
 			n, err = r.codes(buf, n, &fixed.lit, &fixed.dist)
 		case 2:
-			var lit, dist headHuffman
-			if err = r.dynamicTables(&lit, &dist); err == nil {
-				n, err = r.codes(buf, n, &lit, &dist)
+			var lengths [286 + 30]uint8
+			var nlit int
+			var litCount, distCount [16]uint16
+			if nlit, litCount, distCount, err = r.dynamicHeader(&lengths); err != nil {
+				break
+			}
+			lit := headCode{lengths: lengths[:nlit], count: litCount}
+			dist := headCode{lengths: lengths[nlit:], count: distCount}
+			if err = lit.check(); err == nil {
+				if err = dist.check(); err == nil {
+					n, err = r.codes(buf, n, &lit, &dist)
+				}
 			}
 		default:
 			return n, headMalformed("deflate block type 3")
@@ -118,22 +134,29 @@ func (r *headBits) stored(buf []byte, n int) (int, error) {
 	return n + take, nil
 }
 
-// headHuffman is a canonical Huffman code: how many codes of each length, and
-// the symbols in code order.
-type headHuffman struct {
-	count  [16]uint16
-	symbol [288]uint16
+// headCode is a canonical Huffman code as its lengths (0: symbol unused) and
+// how many codes each length has. The symbol of a decoded code is found by a
+// scan of the lengths: a few symbols are decoded per code, so sorting every
+// symbol up front would cost more than it saves.
+type headCode struct {
+	lengths []uint8
+	count   [16]uint16
 }
 
-// build makes the code of lengths (0: symbol unused). An over-subscribed set
-// of lengths is malformed; an incomplete one is allowed (RFC 1951 permits a
-// single distance code) and fails only if an unused code is met.
-func (h *headHuffman) build(lengths []uint8) error {
-	h.count = [16]uint16{}
+// countedCode is the code of lengths, counted here (the fixed codes).
+func countedCode(lengths []uint8) headCode {
+	h := headCode{lengths: lengths}
 	for _, l := range lengths {
-		h.count[l]++
+		h.count[l&15]++
 	}
 	h.count[0] = 0
+	return h
+}
+
+// check refuses an over-subscribed set of lengths; an incomplete one is allowed
+// (RFC 1951 permits a single distance code) and fails only if an unused code
+// is met.
+func (h *headCode) check() error {
 	left := 1
 	for l := 1; l < 16; l++ {
 		left = left<<1 - int(h.count[l])
@@ -141,24 +164,27 @@ func (h *headHuffman) build(lengths []uint8) error {
 			return headMalformed("over-subscribed Huffman code")
 		}
 	}
-	var offs [16]uint16
-	for l := 1; l < 15; l++ {
-		offs[l+1] = offs[l] + h.count[l]
-	}
-	for sym, l := range lengths {
-		if l != 0 {
-			h.symbol[offs[l]] = uint16(sym)
-			offs[l]++
+	return nil
+}
+
+// symbol is the k-th symbol (in symbol order) whose code has length l.
+func (h *headCode) symbol(l, k int) int {
+	for sym, sl := range h.lengths {
+		if int(sl) == l {
+			if k == 0 {
+				return sym
+			}
+			k--
 		}
 	}
-	return nil
+	return -1 // not reached: count says there are more than k
 }
 
 // decode reads one symbol of h. Deflate sends a code's bits most significant
 // first, so the code grows a bit at a time until it falls among the codes of
-// its length.
-func (r *headBits) decode(h *headHuffman) (int, error) {
-	code, first, index := 0, 0, 0
+// its length (canonical codes of one length are consecutive, in symbol order).
+func (r *headBits) decode(h *headCode) (int, error) {
+	code, first := 0, 0
 	for l := 1; l < 16; l++ {
 		b, err := r.bits(1)
 		if err != nil {
@@ -167,13 +193,73 @@ func (r *headBits) decode(h *headHuffman) (int, error) {
 		code |= int(b)
 		count := int(h.count[l])
 		if code-first < count {
-			return int(h.symbol[index+code-first]), nil
+			return h.symbol(l, code-first), nil
 		}
-		index += count
 		first = (first + count) << 1
 		code <<= 1
 	}
 	return 0, headMalformed("a code no symbol has")
+}
+
+// clTable is a dynamic block's code length code, looked up seven bits (its
+// longest code) at a time: it decodes a hundred or more symbols per block.
+// An entry is symbol<<3 | length; 0 means no code.
+type clTable [1 << 7]uint8
+
+func (t *clTable) init(lengths *[19]uint8) error {
+	var count [8]int
+	for _, l := range lengths {
+		count[l]++
+	}
+	count[0] = 0
+	left := 1
+	for l := 1; l < 8; l++ {
+		left = left<<1 - count[l]
+		if left < 0 {
+			return headMalformed("over-subscribed code length code")
+		}
+	}
+	// RFC 1951 3.2.2: the first code of each length, then codes in symbol order.
+	var next [8]int
+	for l, code := 1, 0; l < 8; l++ {
+		code = (code + count[l-1]) << 1
+		next[l] = code
+	}
+	for sym, l := range lengths {
+		if l == 0 {
+			continue
+		}
+		code := next[l]
+		next[l]++
+		rev := 0 // the code as it arrives: its first bit lowest
+		for i := range int(l) {
+			rev |= (code >> i & 1) << (int(l) - 1 - i)
+		}
+		for idx := rev; idx < len(t); idx += 1 << l {
+			t[idx] = uint8(sym<<3) | l
+		}
+	}
+	return nil
+}
+
+// clSymbol reads one symbol of the code length code.
+func (r *headBits) clSymbol(t *clTable) (int, error) {
+	for r.nbit < 7 && r.pos < len(r.in) {
+		r.bit |= uint32(r.in[r.pos]) << r.nbit
+		r.pos++
+		r.nbit += 8
+	}
+	e := t[r.bit&127]
+	l := uint(e & 7)
+	switch {
+	case l == 0 && r.nbit < 7, l > r.nbit:
+		return 0, errHeadShort
+	case l == 0:
+		return 0, headMalformed("a code no symbol has")
+	}
+	r.bit >>= l
+	r.nbit -= l
+	return int(e >> 3), nil
 }
 
 var (
@@ -188,7 +274,7 @@ var (
 // codes decodes a Huffman block's symbols into buf[n:] until buf is full or
 // the block ends. Nothing precedes the stream, so a match may only reach back
 // into what this stream has produced.
-func (r *headBits) codes(buf []byte, n int, lit, dist *headHuffman) (int, error) {
+func (r *headBits) codes(buf []byte, n int, lit, dist *headCode) (int, error) {
 	for n < len(buf) {
 		sym, err := r.decode(lit)
 		if err != nil {
@@ -232,47 +318,55 @@ func (r *headBits) codes(buf []byte, n int, lit, dist *headHuffman) (int, error)
 	return n, nil
 }
 
-// dynamicTables reads a dynamic block's header into its two codes.
-func (r *headBits) dynamicTables(lit, dist *headHuffman) error {
+// dynamicHeader reads a dynamic block's header: its code lengths into lengths
+// (literal/length codes first, then distance codes) and how many codes of each
+// length each code has, counted as the lengths arrive (a run of repeats counts
+// at once) rather than in a second pass.
+func (r *headBits) dynamicHeader(lengths *[286 + 30]uint8) (nlit int, litCount, distCount [16]uint16, err error) {
 	v, err := r.bits(14)
 	if err != nil {
-		return err
+		return 0, litCount, distCount, err
 	}
 	nlit, ndist, nclen := int(v&0x1f)+257, int(v>>5&0x1f)+1, int(v>>10)+4
 	if nlit > 286 || ndist > 30 {
-		return headMalformed("too many length or distance codes")
+		return 0, litCount, distCount, headMalformed("too many length or distance codes")
 	}
-	var lengths [286 + 30]uint8
+	var clLengths [19]uint8
 	for i := range nclen {
 		l, err := r.bits(3)
 		if err != nil {
-			return err
+			return 0, litCount, distCount, err
 		}
-		lengths[codeLengthOrder[i]] = uint8(l)
+		clLengths[codeLengthOrder[i]] = uint8(l)
 	}
-	var clen headHuffman
-	if err := clen.build(lengths[:19]); err != nil {
-		return err
+	var cl clTable
+	if err := cl.init(&clLengths); err != nil {
+		return 0, litCount, distCount, err
 	}
-	lengths = [286 + 30]uint8{}
-	for i := 0; i < nlit+ndist; {
-		sym, err := r.decode(&clen)
+	total := nlit + ndist
+	for i := 0; i < total; {
+		sym, err := r.clSymbol(&cl)
 		if err != nil {
-			return err
+			return 0, litCount, distCount, err
 		}
 		if sym < 16 {
 			lengths[i] = uint8(sym)
+			if i < nlit {
+				litCount[sym]++
+			} else {
+				distCount[sym]++
+			}
 			i++
 			continue
 		}
 		var repeat uint32
-		var value uint8
+		value := uint8(0)
 		switch sym {
 		case 16:
 			if i == 0 {
-				return headMalformed("a repeat with nothing before it")
+				return 0, litCount, distCount, headMalformed("a repeat with nothing before it")
 			}
-			value = lengths[i-1]
+			value = lengths[i-1] & 15
 			repeat, err = r.bits(2)
 			repeat += 3
 		case 17:
@@ -283,45 +377,51 @@ func (r *headBits) dynamicTables(lit, dist *headHuffman) error {
 			repeat += 11
 		}
 		if err != nil {
-			return err
+			return 0, litCount, distCount, err
 		}
-		if i+int(repeat) > nlit+ndist {
-			return headMalformed("code lengths run past their count")
+		end := i + int(repeat)
+		if end > total {
+			return 0, litCount, distCount, headMalformed("code lengths run past their count")
 		}
-		for range repeat {
-			lengths[i] = value
-			i++
+		if value != 0 { // zeros are already there, and no code counts them
+			litPart := max(0, min(end, nlit)-i)
+			litCount[value] += uint16(litPart)
+			distCount[value] += uint16(int(repeat) - litPart)
+			for ; i < end; i++ {
+				lengths[i] = value
+			}
 		}
+		i = end
 	}
-	if err := lit.build(lengths[:nlit]); err != nil {
-		return err
-	}
-	return dist.build(lengths[nlit : nlit+ndist])
+	litCount[0], distCount[0] = 0, 0
+	return nlit, litCount, distCount, nil
 }
 
-type fixedCodes struct{ lit, dist headHuffman }
+type fixedCodes struct {
+	litLengths  [288]uint8
+	distLengths [30]uint8
+	lit, dist   headCode
+}
 
 // fixedHuffman is block type 1's codes, built once.
 var fixedHuffman = sync.OnceValue(func() *fixedCodes {
-	var lengths [288]uint8
-	for i := range lengths {
+	f := &fixedCodes{}
+	for i := range f.litLengths {
 		switch {
 		case i < 144:
-			lengths[i] = 8
+			f.litLengths[i] = 8
 		case i < 256:
-			lengths[i] = 9
+			f.litLengths[i] = 9
 		case i < 280:
-			lengths[i] = 7
+			f.litLengths[i] = 7
 		default:
-			lengths[i] = 8
+			f.litLengths[i] = 8
 		}
 	}
-	f := &fixedCodes{}
-	_ = f.lit.build(lengths[:])
-	var d [30]uint8
-	for i := range d {
-		d[i] = 5
+	for i := range f.distLengths {
+		f.distLengths[i] = 5
 	}
-	_ = f.dist.build(d[:])
+	f.lit = countedCode(f.litLengths[:])
+	f.dist = countedCode(f.distLengths[:])
 	return f
 })
