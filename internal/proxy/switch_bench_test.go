@@ -396,16 +396,36 @@ var benchClientZlib = func() *mc.Zlib {
 // BenchmarkLoginsDuringSwitches measures intercepted 1.21 logins per second
 // (each from the dial to the client in play on the backend, 4 at a time) in
 // alternating blocks: one with nothing else going on (the baseline), one while
-// N players already on the network are moved back and forth between the two
-// servers without pause. One op is one pair of blocks; it reports both rates,
-// their ratio (1 = unaffected) and the switches per second the players made.
+// players already on the network are moved back and forth between the two
+// servers. One op is one pair of blocks; it reports both rates, their ratio
+// (1 = unaffected) and the switches per second the players made.
+//
+//   - switching=N (stress): N players are moved without pause, each one's next
+//     move as soon as the last returned; blocks of 64 logins.
+//   - paced=RHz: R switches a second on a fixed schedule, in turn over
+//     pacedPlayers players, as an ordinary network's moves would come; blocks
+//     of pacedBlock, so that each switching block holds R/2 switches.
 func BenchmarkLoginsDuringSwitches(b *testing.B) {
 	for _, n := range []int{1, 8} {
-		b.Run(fmt.Sprintf("switching=%d", n), func(b *testing.B) { benchLoginsDuringSwitches(b, n) })
+		b.Run(fmt.Sprintf("switching=%d", n), func(b *testing.B) { benchLoginsDuringSwitches(b, n, 0) })
+	}
+	for _, rate := range []int{10, 100} {
+		b.Run(fmt.Sprintf("paced=%dHz", rate), func(b *testing.B) { benchLoginsDuringSwitches(b, pacedPlayers, rate) })
 	}
 }
 
-func benchLoginsDuringSwitches(b *testing.B, switching int) {
+const (
+	// pacedPlayers share a paced benchmark's switches: at 100 a second each is
+	// moved every 80 ms, long after its last move finished.
+	pacedPlayers = 8
+	// pacedBlock is a paced benchmark's block length: long enough for 5
+	// switches at 10 a second, short enough for CI's -benchtime=1x smoke run.
+	pacedBlock = 500 * time.Millisecond
+)
+
+// benchLoginsDuringSwitches runs the blocks with switching players on the
+// network: moved without pause when rate is 0, else rate times a second.
+func benchLoginsDuringSwitches(b *testing.B, switching, rate int) {
 	const (
 		loginsPerBlock = 64
 		loginWorkers   = 4
@@ -426,28 +446,37 @@ func benchLoginsDuringSwitches(b *testing.B, switching int) {
 	moves := make([]int, switching) // each player's moves so far: even on lobby, odd on games
 
 	blocks := 0
-	// loginBlock runs loginsPerBlock logins with loginWorkers in parallel and
-	// returns how long they took and the process CPU they (and whatever ran
+	// loginBlock runs logins with loginWorkers in parallel, loginsPerBlock of
+	// them, or (paced) as many as start within pacedBlock, and returns how many
+	// it ran, how long they took and the process CPU they (and whatever ran
 	// beside them) used.
-	loginBlock := func() (took, cpu time.Duration) {
-		var next atomic.Int64
+	loginBlock := func() (logins int64, took, cpu time.Duration) {
+		var next, done atomic.Int64
 		var wg sync.WaitGroup
 		errs := make(chan error, loginWorkers)
 		cpu0, _ := processCPU()
 		start := time.Now()
+		more := func() (int64, bool) {
+			n := next.Add(1)
+			if rate > 0 {
+				return n, time.Since(start) < pacedBlock
+			}
+			return n, n <= loginsPerBlock
+		}
 		for range loginWorkers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for {
-					n := next.Add(1)
-					if n > loginsPerBlock {
+					n, ok := more()
+					if !ok {
 						return
 					}
 					if err := loginOnce(tp.addr, "lobby.test", fmt.Sprintf("L%d_%d", blocks, n)); err != nil {
 						errs <- err
 						return
 					}
+					done.Add(1)
 				}
 			}()
 		}
@@ -459,60 +488,116 @@ func benchLoginsDuringSwitches(b *testing.B, switching int) {
 			b.Fatal(err)
 		}
 		blocks++
-		return took, cpu1 - cpu0
+		return done.Load(), took, cpu1 - cpu0
+	}
+	var switches atomic.Int64
+	// move sends player i to the other server; false if the proxy refused
+	// because the player was still finishing the last move's configuration.
+	move := func(i int) bool {
+		name := fmt.Sprintf("S%d", i)
+		players[i].drain()
+		var err error
+		asProxy(func() { _, err = tp.SendPlayer(context.Background(), name, [2]string{"games", "lobby"}[moves[i]%2]) })
+		switch {
+		case err == nil:
+			switches.Add(1)
+			moves[i]++
+			return true
+		case errors.Is(err, session.ErrNotPlaying):
+			return false
+		default:
+			b.Errorf("switch of %s: %v", name, err)
+			return false
+		}
 	}
 	// switchers move every held player back and forth until stop is closed.
-	var switches atomic.Int64
 	switchers := func(stop <-chan struct{}) *sync.WaitGroup {
 		var wg sync.WaitGroup
-		for i, pc := range players {
+		for i := range players {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				name := fmt.Sprintf("S%d", i)
-				for {
+				for !b.Failed() {
 					select {
 					case <-stop:
 						return
 					default:
 					}
-					pc.drain()
-					var err error
-					asProxy(func() { _, err = tp.SendPlayer(context.Background(), name, [2]string{"games", "lobby"}[moves[i]%2]) })
-					switch {
-					case err == nil:
-						switches.Add(1)
-						moves[i]++
-					case errors.Is(err, session.ErrNotPlaying):
+					if !move(i) {
 						// Still finishing the last move's configuration.
 						time.Sleep(200 * time.Microsecond)
-					default:
-						b.Errorf("switch of %s: %v", name, err)
-						return
 					}
 				}
 			}()
 		}
 		return &wg
 	}
+	// pacer moves the players in turn, rate times a second, until stop is
+	// closed. The k-th move is due (k+½)/rate seconds after the start, so a
+	// block of pacedBlock holds exactly rate×pacedBlock of them; a pacer that
+	// fell behind catches up rather than skip. A move that finds its player
+	// still busy with the last one is lost (switches/s shows it).
+	pacer := func(stop <-chan struct{}) *sync.WaitGroup {
+		var wg sync.WaitGroup
+		due := make([]chan struct{}, len(players))
+		for i := range players {
+			due[i] = make(chan struct{}, 1)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					case <-due[i]:
+						move(i)
+					}
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			interval := time.Second / time.Duration(rate)
+			start := time.Now()
+			timer := time.NewTimer(interval / 2)
+			defer timer.Stop()
+			for k := 0; ; k++ {
+				select {
+				case <-stop:
+					return
+				case <-timer.C:
+				}
+				select {
+				case due[k%len(due)] <- struct{}{}:
+				default:
+				}
+				timer.Reset(time.Until(start.Add(interval/2 + time.Duration(k+1)*interval)))
+			}
+		}()
+		return &wg
+	}
+	startSwitching := switchers
+	if rate > 0 {
+		startSwitching = pacer
+	}
 
 	var idle, busy, idleCPU, busyCPU time.Duration
-	var busySwitches int64
+	var idleLogins, busyLogins, busySwitches int64
 	b.ReportAllocs()
 	for b.Loop() {
-		took, cpu := loginBlock()
-		idle, idleCPU = idle+took, idleCPU+cpu
+		n, took, cpu := loginBlock()
+		idleLogins, idle, idleCPU = idleLogins+n, idle+took, idleCPU+cpu
 		stop := make(chan struct{})
-		wg := switchers(stop)
+		wg := startSwitching(stop)
 		before := switches.Load()
-		took, cpu = loginBlock()
+		n, took, cpu = loginBlock()
 		busySwitches += switches.Load() - before
-		busy, busyCPU = busy+took, busyCPU+cpu
+		busyLogins, busy, busyCPU = busyLogins+n, busy+took, busyCPU+cpu
 		close(stop)
 		wg.Wait()
 	}
-	perPhase := float64(blocks/2) * loginsPerBlock
-	idleRate, busyRate := perPhase/idle.Seconds(), perPhase/busy.Seconds()
+	idleRate, busyRate := float64(idleLogins)/idle.Seconds(), float64(busyLogins)/busy.Seconds()
 	b.ReportMetric(idleRate, "idle-logins/s")
 	b.ReportMetric(busyRate, "switching-logins/s")
 	b.ReportMetric(busyRate/idleRate, "ratio")
@@ -521,10 +606,10 @@ func benchLoginsDuringSwitches(b *testing.B, switching int) {
 		// CPU per login from the baseline blocks; what the switching blocks used
 		// beyond their logins is the switches' (process CPU: proxy, fakes and
 		// clients together).
-		perLogin := idleCPU.Seconds() / perPhase
+		perLogin := idleCPU.Seconds() / float64(idleLogins)
 		b.ReportMetric(perLogin*1e6, "cpu-µs/login")
 		if busySwitches > 0 {
-			b.ReportMetric((busyCPU.Seconds()-perLogin*perPhase)*1e6/float64(busySwitches), "cpu-µs/switch")
+			b.ReportMetric((busyCPU.Seconds()-perLogin*float64(busyLogins))*1e6/float64(busySwitches), "cpu-µs/switch")
 		}
 		b.ReportMetric(idleCPU.Seconds()/idle.Seconds(), "idle-cores")
 		b.ReportMetric(busyCPU.Seconds()/busy.Seconds(), "switching-cores")
