@@ -133,19 +133,68 @@ func (p *Proxy) join(cn *conn, t *server) (*session.Backend, error) {
 }
 
 // wakeStay holds the player while t starts, with a countdown, then moves them in.
+// The players waiting for one start share it (wakeOf): none of them holds a
+// goroutine until the server is up.
 func (p *Proxy) wakeStay(cn *conn, t *server, heading string) *session.Stay {
 	start := time.Now()
+	w := p.wakeOf(t)
 	return &session.Stay{
 		Message: func() limbo.Message {
 			return title(heading, fmt.Sprintf("%d s — you will be moved in when it is ready", int(time.Since(start).Seconds())))
 		},
+		Ready: w.over,
 		Until: func(ctx context.Context) (*session.Backend, error) {
-			if err := p.opts.Manager.EnsureStarted(ctx, t.id); err != nil {
-				return nil, err
+			select {
+			case <-w.done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if w.err != nil {
+				return nil, w.err
 			}
 			return p.join(cn, t)
 		},
 	}
+}
+
+// waking is one start of a managed server, shared by every player waiting for it.
+type waking struct {
+	done chan struct{} // closed when the start is over
+	err  error         // why it failed; read after done
+}
+
+func (w *waking) over() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// wakeOf is the start of t in progress, or a new one: one EnsureStarted per
+// start, however many players wait for it.
+func (p *Proxy) wakeOf(t *server) *waking {
+	p.queuesMu.Lock()
+	defer p.queuesMu.Unlock()
+	if w := p.wakes[t.id]; w != nil {
+		return w
+	}
+	w := &waking{done: make(chan struct{})}
+	if p.wakes == nil {
+		p.wakes = map[string]*waking{}
+	}
+	p.wakes[t.id] = w
+	p.wg.Add(1) // Shutdown cancels p.ctx, which ends the wait, then waits for it
+	go func() {
+		defer p.wg.Done()
+		w.err = p.opts.Manager.EnsureStarted(p.ctx, t.id)
+		p.queuesMu.Lock()
+		delete(p.wakes, t.id)
+		p.queuesMu.Unlock()
+		close(w.done)
+	}()
+	return w
 }
 
 // maintenanceStay holds the player until the maintenance ends, then moves them in.

@@ -35,9 +35,13 @@ func awaitPlayer(t *testing.T, tp *testProxy, name, server, address string) {
 }
 
 // A player who wakes a sleeping server waits in the limbo (in a world, with
-// keep-alives, however long the start takes) and is moved in when it is ready.
+// keep-alives, however long the start takes) and is moved in when it is ready;
+// the players waiting for one start share it: one EnsureStarted for all.
 func TestWakeHoldsPlayerInLimbo(t *testing.T) {
-	addr := laterAddress(t)
+	// The backend listens from the start (a port reserved by closing a listener
+	// can be taken by a client's connection meanwhile); what holds the players
+	// is the manager's start, which ends only on release.
+	addr := startPlayBackendAt(t, "127.0.0.1:0", "woken", 0).addr
 	s := interceptedServer("sleepy", config.ModeOffline, addr)
 	s.ServerManager = &config.ServerManager{Type: "local", Command: "true"}
 	s.LimboHandlers = []config.LimboHandler{config.LimboWake}
@@ -50,7 +54,6 @@ func TestWakeHoldsPlayerInLimbo(t *testing.T) {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		startPlayBackendAt(t, addr, "woken", 0)
 		m.setState(server, "online")
 		return nil
 	}
@@ -58,11 +61,16 @@ func TestWakeHoldsPlayerInLimbo(t *testing.T) {
 	pc := joinAndPlay(t, tp.addr, "sleepy.test", "Early")
 	pc.awaitJoin(t) // the limbo's world
 	awaitPlayer(t, tp, "Early", "sleepy", "limbo")
+	late := joinAndPlay(t, tp.addr, "sleepy.test", "Late")
+	late.awaitJoin(t)
+	awaitPlayer(t, tp, "Late", "sleepy", "limbo")
 	close(release)
 	pc.await(t, "hello from woken")
+	late.await(t, "hello from woken")
 	awaitPlayer(t, tp, "Early", "sleepy", addr)
+	awaitPlayer(t, tp, "Late", "sleepy", addr)
 	if n := m.ensured.Load(); n != 1 {
-		t.Fatalf("EnsureStarted called %d times", n)
+		t.Fatalf("EnsureStarted called %d times for one start", n)
 	}
 }
 
