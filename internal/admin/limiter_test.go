@@ -152,3 +152,36 @@ func TestLimiterMemoryIsBoundedAndForgetsGuessersLast(t *testing.T) {
 		t.Fatalf("tracking %d clients after a guesser spray, cap %d", n, l.max)
 	}
 }
+
+// An IPv6 guesser cannot buy a fresh budget by moving to another address of its
+// /64: the limiter counts the /64, as the players' rate limit does; a client on
+// another /64 is not affected.
+func TestFailedAuthBudgetIsPerIPv6Slash64(t *testing.T) {
+	env := newTestEnv(t, func(o *ServerOptions) { o.Web.RequestsPerMinute = 60 })
+	for i := range FailedAuthPerMinute {
+		ip := fmt.Sprintf("[2001:db8:1:2::%x]", i+1) // a new address each time
+		if rec := env.serveFrom(ip, "GET", "/api/v1/servers", "guess-guess-guess-guess"); rec.Code != 401 {
+			t.Fatalf("guess %d from %s: status %d, want 401", i, ip, rec.Code)
+		}
+	}
+	if rec := env.serveFrom("[2001:db8:1:2:ffff::1]", "GET", "/api/v1/servers", testKey); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("another address of the same /64: status %d, want 429", rec.Code)
+	}
+	if rec := env.serveFrom("[2001:db8:1:3::1]", "GET", "/api/v1/servers", testKey); rec.Code != 200 {
+		t.Fatalf("a client on another /64: status %d, want 200", rec.Code)
+	}
+}
+
+func TestLimiterKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"198.51.100.9":         "198.51.100.9",
+		"::ffff:198.51.100.9":  "::ffff:198.51.100.9", // an IPv4 client on a dual-stack socket stays itself
+		"2001:db8:1:2::7":      "2001:db8:1:2::/64",
+		"2001:db8:1:2:a:b:c:d": "2001:db8:1:2::/64",
+		"not an address":       "not an address",
+	} {
+		if got := limiterKey(in); got != want {
+			t.Errorf("limiterKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -176,22 +177,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ip, now := clientIP(r), s.now()
+	key := limiterKey(ip)
 	open := pattern == routeMetrics && s.openMeta
 	if !open {
-		if locked, wait := s.limits.lockedOut(ip, now); locked {
+		if locked, wait := s.limits.lockedOut(key, now); locked {
 			writeRateLimited(w, wait, fmt.Sprintf("too many wrong or missing API keys from %s", ip),
 				"check the key the client sends: [web] api_key, INFRARUST_API_KEY or <data_dir>/admin.key")
 			return
 		}
 		if !s.authorized(r, pattern == routeEvents) {
-			s.limits.failed(ip, now)
+			s.limits.failed(key, now)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="infrarust"`)
 			writeError(w, http.StatusUnauthorized, "UNAUTHORIZED",
 				"missing or wrong API key: send `Authorization: Bearer <key>` with [web] api_key, INFRARUST_API_KEY or the key in <data_dir>/admin.key")
 			return
 		}
 	}
-	if ok, wait := s.limits.allow(ip, now); !ok {
+	if ok, wait := s.limits.allow(key, now); !ok {
 		writeRateLimited(w, wait, fmt.Sprintf("too many admin API requests from %s", ip),
 			"raise [web] requests_per_minute (0 turns the limit off) if this client is legitimate")
 		return
@@ -621,6 +623,21 @@ func (s *Server) writeRuntimeError(w http.ResponseWriter, id, addr string, err e
 		s.log.Error("admin API runtime call failed", "server", id, "address", addr, "err", err)
 		writeError(w, http.StatusInternalServerError, "INTERNAL", err.Error())
 	}
+}
+
+// limiterKey is what the admin limiter counts a client as: its IPv4 address, or
+// its IPv6 /64 (one subscriber usually holds a whole /64 and could otherwise
+// rotate addresses for fresh budgets), as the players' rate limit does.
+func limiterKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || a.Unmap().Is4() {
+		return ip
+	}
+	p, err := a.Prefix(64)
+	if err != nil {
+		return ip
+	}
+	return p.String()
 }
 
 // clientIP is the TCP peer's address; forwarded headers are ignored because anyone
