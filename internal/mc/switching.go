@@ -488,73 +488,27 @@ type fieldReader struct {
 	err error
 }
 
-func (r *fieldReader) u8() byte {
-	if r.err != nil {
-		return 0
+// field reads one field unless an earlier one failed, keeping the first error.
+func field[T any](r *fieldReader, read func() (T, error)) T {
+	var v T
+	if r.err == nil {
+		v, r.err = read()
 	}
-	var b byte
-	b, r.err = r.c.u8()
-	return b
-}
-
-func (r *fieldReader) boolean() bool { return r.u8() != 0 }
-
-func (r *fieldReader) u16() uint16 {
-	if r.err != nil {
-		return 0
-	}
-	var v uint16
-	v, r.err = r.c.u16()
 	return v
 }
 
-func (r *fieldReader) i32() int32 {
-	if r.err != nil {
-		return 0
-	}
-	var v int32
-	v, r.err = r.c.i32()
-	return v
-}
-
-func (r *fieldReader) i64() int64 {
-	if r.err != nil {
-		return 0
-	}
-	var v int64
-	v, r.err = r.c.i64()
-	return v
-}
-
-func (r *fieldReader) f32() float32 { return math.Float32frombits(uint32(r.i32())) }
-
-func (r *fieldReader) f64() float64 { return math.Float64frombits(uint64(r.i64())) }
-
-func (r *fieldReader) varInt() int32 {
-	if r.err != nil {
-		return 0
-	}
-	var v int32
-	v, r.err = r.c.varInt()
-	return v
-}
+func (r *fieldReader) u8() byte       { return field(r, r.c.u8) }
+func (r *fieldReader) boolean() bool  { return r.u8() != 0 }
+func (r *fieldReader) u16() uint16    { return field(r, r.c.u16) }
+func (r *fieldReader) i32() int32     { return field(r, r.c.i32) }
+func (r *fieldReader) i64() int64     { return field(r, r.c.i64) }
+func (r *fieldReader) f32() float32   { return math.Float32frombits(uint32(r.i32())) }
+func (r *fieldReader) f64() float64   { return math.Float64frombits(uint64(r.i64())) }
+func (r *fieldReader) varInt() int32  { return field(r, r.c.varInt) }
+func (r *fieldReader) uuid() [16]byte { return field(r, r.c.uuid) }
 
 func (r *fieldReader) str(maxChars int) string {
-	if r.err != nil {
-		return ""
-	}
-	var s string
-	s, r.err = r.c.string(maxChars)
-	return s
-}
-
-func (r *fieldReader) uuid() [16]byte {
-	if r.err != nil {
-		return [16]byte{}
-	}
-	var u [16]byte
-	u, r.err = r.c.uuid()
-	return u
+	return field(r, func() (string, error) { return r.c.string(maxChars) })
 }
 
 // tag reads a root tag of any type but TAG_End.
