@@ -97,15 +97,19 @@ type headBits struct {
 	nbit uint
 }
 
-// bits returns the next n (≤ 16) bits.
-func (r *headBits) bits(n uint) (uint32, error) {
-	for r.nbit < n {
-		if r.pos >= len(r.in) {
-			return 0, errHeadShort
-		}
+// fill loads whole bytes until n bits are buffered or the input ends.
+func (r *headBits) fill(n uint) {
+	for r.nbit < n && r.pos < len(r.in) {
 		r.bit |= uint32(r.in[r.pos]) << r.nbit
 		r.pos++
 		r.nbit += 8
+	}
+}
+
+// bits returns the next n (≤ 16) bits.
+func (r *headBits) bits(n uint) (uint32, error) {
+	if r.fill(n); r.nbit < n {
+		return 0, errHeadShort
 	}
 	v := r.bit & (1<<n - 1)
 	r.bit >>= n
@@ -244,11 +248,7 @@ func (t *clTable) init(lengths *[19]uint8) error {
 
 // clSymbol reads one symbol of the code length code.
 func (r *headBits) clSymbol(t *clTable) (int, error) {
-	for r.nbit < 7 && r.pos < len(r.in) {
-		r.bit |= uint32(r.in[r.pos]) << r.nbit
-		r.pos++
-		r.nbit += 8
-	}
+	r.fill(7)
 	e := t[r.bit&127]
 	l := uint(e & 7)
 	switch {

@@ -175,8 +175,8 @@ func (w *waking) over() bool {
 // wakeOf is the start of t in progress, or a new one: one EnsureStarted per
 // start, however many players wait for it.
 func (p *Proxy) wakeOf(t *server) *waking {
-	p.queuesMu.Lock()
-	defer p.queuesMu.Unlock()
+	p.limboMu.Lock()
+	defer p.limboMu.Unlock()
 	if w := p.wakes[t.id]; w != nil {
 		return w
 	}
@@ -189,9 +189,9 @@ func (p *Proxy) wakeOf(t *server) *waking {
 	go func() {
 		defer p.wg.Done()
 		w.err = p.opts.Manager.EnsureStarted(p.ctx, t.id)
-		p.queuesMu.Lock()
+		p.limboMu.Lock()
 		delete(p.wakes, t.id)
-		p.queuesMu.Unlock()
+		p.limboMu.Unlock()
 		close(w.done)
 	}()
 	return w
@@ -261,8 +261,8 @@ func (q *waitQueue) position(e *queued) int {
 }
 
 func (p *Proxy) queueOf(id string) *waitQueue {
-	p.queuesMu.Lock()
-	defer p.queuesMu.Unlock()
+	p.limboMu.Lock()
+	defer p.limboMu.Unlock()
 	if p.queues == nil {
 		p.queues = map[string]*waitQueue{}
 	}

@@ -97,9 +97,9 @@ type Proxy struct {
 	roster  roster            // connected players
 	maint   maintenance       // servers in maintenance
 
-	queuesMu sync.Mutex            // guards queues and wakes
-	queues   map[string]*waitQueue // full servers' limbo queues, by server id
-	wakes    map[string]*waking    // managed servers' starts players wait for, by id
+	limboMu sync.Mutex            // guards queues and wakes
+	queues  map[string]*waitQueue // full servers' limbo queues, by server id
+	wakes   map[string]*waking    // managed servers' starts players wait for, by id
 
 	connMu   sync.Mutex
 	conns    map[net.Conn]struct{}
