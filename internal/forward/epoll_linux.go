@@ -127,7 +127,7 @@ func NewEpoll(opts EpollOptions) (Forwarder, error) {
 	return f, nil
 }
 
-func (f *epollForwarder) Forward(client, backend *net.TCPConn, done func(Result)) {
+func (f *epollForwarder) Forward(client, backend net.Conn, done func(Result)) {
 	f.mu.RLock()
 	if f.closed {
 		f.mu.RUnlock()
@@ -179,9 +179,21 @@ func (f *epollForwarder) Forward(client, backend *net.TCPConn, done func(Result)
 	f.mu.RUnlock()
 }
 
-// detach takes the socket out of c: a duplicate fd that only the forwarder knows,
-// with c closed, so Go's netpoller no longer watches the socket.
-func detach(c *net.TCPConn) (int, error) {
+// detach takes the socket out of c: an FDTaker's own fd, or a duplicate fd that only
+// the forwarder knows, with c closed, so Go's netpoller no longer watches the socket.
+func detach(conn net.Conn) (int, error) {
+	if t, ok := conn.(FDTaker); ok {
+		fd, err := t.TakeFD()
+		if err != nil {
+			return -1, fmt.Errorf("already closed: %w", err)
+		}
+		return fd, nil
+	}
+	c, ok := conn.(*net.TCPConn)
+	if !ok {
+		conn.Close()
+		return -1, errNotSocket
+	}
 	rc, err := c.SyscallConn()
 	if err != nil {
 		c.Close()
@@ -869,4 +881,12 @@ func (pp *pipePool) closeAll() {
 func closePipe(p *pipe) {
 	unix.Close(p.r)
 	unix.Close(p.w)
+}
+
+// TakesFDs reports whether f works on bare fds (the epoll forwarder), so sockets that
+// Go's netpoller never held (FDTaker) reach it with no system call; the goroutine
+// forwarder wants Go's own sockets, which it splices between.
+func TakesFDs(f Forwarder) bool {
+	_, ok := f.(*epollForwarder)
+	return ok
 }

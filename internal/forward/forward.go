@@ -17,7 +17,8 @@
 //     as keepalive and TCP_NODELAY, stay in force. The epoll forwarder closes the
 //     caller's *net.TCPConn values at once and keeps the sockets under fds of its
 //     own, so a late Close on them does nothing; under the goroutine forwarder it
-//     would end the session with an error.
+//     would end the session with an error. A socket that can give its fd away (an
+//     FDTaker, one Go's netpoller never held) is taken as it is, with no dup.
 //
 // New picks the forwarder a setting names; Auto is epoll on Linux, goroutine elsewhere.
 package forward
@@ -41,11 +42,22 @@ type Forwarder interface {
 	// at once. done runs exactly once, when both directions are over and both
 	// connections are closed; it may run on any goroutine, even before Forward
 	// returns, must be short, and must not call Close.
-	Forward(client, backend *net.TCPConn, done func(Result))
+	// client and backend are each a *net.TCPConn or an FDTaker.
+	Forward(client, backend net.Conn, done func(Result))
 	// Close ends every session (their done gets ErrClosed), refuses new ones the
 	// same way, and returns once every done has run and every goroutine is gone.
 	Close() error
 }
+
+// FDTaker is a socket that can give its fd away (a *rawtcp.Conn): the forwarder
+// owns the fd from then on and the connection is closed without touching it.
+type FDTaker interface {
+	net.Conn
+	TakeFD() (int, error)
+}
+
+// errNotSocket is the Result.Err of a session whose connections are not sockets.
+var errNotSocket = errors.New("forward: not a TCP socket")
 
 // ErrClosed is the Result.Err of sessions ended by Close or handed over after it.
 var ErrClosed = errors.New("forwarder closed")

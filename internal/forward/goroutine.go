@@ -1,8 +1,11 @@
 package forward
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 )
@@ -33,7 +36,18 @@ func NewGoroutine() Forwarder {
 	return &goroutineForwarder{sessions: map[*gsession]struct{}{}}
 }
 
-func (f *goroutineForwarder) Forward(client, backend *net.TCPConn, done func(Result)) {
+func (f *goroutineForwarder) Forward(clientConn, backendConn net.Conn, done func(Result)) {
+	client, err1 := asTCPConn(clientConn)
+	backend, err2 := asTCPConn(backendConn)
+	if err := errors.Join(err1, err2); err != nil {
+		for _, c := range []net.Conn{clientConn, backendConn, client, backend} {
+			if c != nil && c != (*net.TCPConn)(nil) {
+				c.Close()
+			}
+		}
+		done(Result{Err: err})
+		return
+	}
 	s := &gsession{f: f, client: client, backend: backend, done: done}
 	f.mu.Lock()
 	if f.closed {
@@ -93,4 +107,29 @@ func (f *goroutineForwarder) Close() error {
 	f.mu.Unlock()
 	f.wg.Wait()
 	return nil
+}
+
+// asTCPConn is c as a *net.TCPConn, which io.Copy splices between: an FDTaker's
+// socket goes into Go's net (the splice path needs its netpoller).
+func asTCPConn(c net.Conn) (*net.TCPConn, error) {
+	switch c := c.(type) {
+	case *net.TCPConn:
+		return c, nil
+	case FDTaker:
+		fd, err := c.TakeFD()
+		if err != nil {
+			return nil, fmt.Errorf("forward: take socket: %w", err)
+		}
+		f := os.NewFile(uintptr(fd), "tcp")
+		nc, err := net.FileConn(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("forward: socket into Go's net: %w", err)
+		}
+		if tc, ok := nc.(*net.TCPConn); ok {
+			return tc, nil
+		}
+		nc.Close()
+	}
+	return nil, errNotSocket
 }

@@ -340,13 +340,13 @@ func TestFrozenReplicaCostsConnectTimeout(t *testing.T) {
 // countingDialer is an Options.Dialer that counts and can refuse.
 type countingDialer struct {
 	dials atomic.Int64
-	fail  error
+	fail  atomic.Pointer[error] // set by the test while the proxy dials
 }
 
 func (d *countingDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	d.dials.Add(1)
-	if d.fail != nil {
-		return nil, d.fail
+	if err := d.fail.Load(); err != nil {
+		return nil, *err
 	}
 	var nd net.Dialer
 	return nd.DialContext(ctx, network, addr)
@@ -362,7 +362,8 @@ func TestDialerIsUsedForEveryBackendConnection(t *testing.T) {
 	if n := d.dials.Load(); n != 2 {
 		t.Fatalf("dialer used %d times, want 2 (one ping relay, one login)", n)
 	}
-	d.fail = errors.New("injected")
+	injected := errors.New("injected")
+	d.fail.Store(&injected)
 	mustLogin(t, tp.addr, direct, "lobby.com", "Alex", "unreachable")
 }
 

@@ -114,9 +114,7 @@ func (p *Proxy) passthroughSession(cn *conn, backend net.Conn, pending, first []
 	}
 	up0, down0 := int64(len(pending)), int64(len(first))
 	setKeepalive(cn.c, cn.st.cfg.Keepalive)
-	client, ok1 := cn.c.(*net.TCPConn)
-	be, ok2 := backend.(*net.TCPConn)
-	if !ok1 || !ok2 {
+	if !isSocket(cn.c) || !isSocket(backend) {
 		// Not plain TCP (a test's pipe): forward on a goroutine of its own.
 		p.detach(cn, func() {
 			p.session(cn, backend, func() (int64, int64) {
@@ -130,7 +128,7 @@ func (p *Proxy) passthroughSession(cn *conn, backend net.Conn, pending, first []
 	// and, with the epoll forwarder, an idle player costs no goroutine at all.
 	leave := p.welcome(cn, newPlayer(cn, p.now()), cn.lease.Address())
 	cn.detached = true
-	p.fwd.Forward(client, be, func(r forward.Result) {
+	p.fwd.Forward(cn.c, backend, func(r forward.Result) {
 		p.untrack(backend)
 		cn.lease.Release(p.now())
 		leave(r.Up+up0, r.Down+down0)
@@ -277,9 +275,19 @@ func setKeepalive(c net.Conn, ka config.Keepalive) {
 	})
 }
 
+// isSocket says whether a forwarder can take c: a TCP socket of Go's net or a
+// rawtcp Conn.
+func isSocket(c net.Conn) bool {
+	switch c.(type) {
+	case *net.TCPConn, forward.FDTaker:
+		return true
+	}
+	return false
+}
+
 func closeWrite(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.CloseWrite()
+	if hc, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = hc.CloseWrite()
 		return
 	}
 	c.Close()

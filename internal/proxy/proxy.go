@@ -94,6 +94,7 @@ type Proxy struct {
 	limiter *ratelimit.Limiter
 	icpt    *interception     // the intercepted modes' shared state
 	fwd     forward.Forwarder // moves passthrough sessions' bytes
+	raw     bool              // sockets are rawtcp Conns (raw_linux.go)
 	roster  roster            // connected players
 	maint   maintenance       // servers in maintenance
 
@@ -144,10 +145,6 @@ func New(opts Options) (*Proxy, error) {
 		conns: map[net.Conn]struct{}{},
 	}
 	p.startedAt = p.now()
-	p.dialer = opts.Dialer
-	if p.dialer == nil {
-		p.dialer = defaultDialer()
-	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.proxyHeaderTimeout = opts.ProxyHeaderTimeout
 	if p.proxyHeaderTimeout <= 0 {
@@ -165,6 +162,14 @@ func New(opts Options) (*Proxy, error) {
 	if p.fwd, err = forward.New(opts.Config.Forwarder); err != nil {
 		return nil, fmt.Errorf("forwarder: %w", err)
 	}
+	p.raw = useRawSockets(p.fwd)
+	p.dialer = opts.Dialer
+	if p.dialer == nil {
+		p.dialer = defaultDialer()
+		if p.raw {
+			p.dialer = newRawDialer()
+		}
+	}
 	if err := p.Apply(opts.Config); err != nil {
 		return nil, err
 	}
@@ -181,6 +186,7 @@ func rateLimitConfig(rl config.RateLimit) ratelimit.Config {
 
 // Serve accepts connections on ln until ctx ends or Shutdown is called.
 func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	ln = p.listener(ln)
 	p.lnMu.Lock()
 	p.ln = ln
 	p.lnMu.Unlock()

@@ -17,6 +17,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/fakemc"
 	"github.com/infrarust-go/infrarust/internal/forward"
 	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/rawtcp"
 )
 
 // On Linux, io.Copy between two *net.TCPConn goes through poll.Splice, which holds
@@ -153,12 +154,13 @@ func TestForwardSplicesRawTCPConns(t *testing.T) {
 	}
 }
 
-// TestSessionsForwardOnRawTCPConns drives real logins through the proxy, in both
+// TestSessionsForwardOnBareSockets drives real logins through the proxy, in both
 // proxy modes and with PROXY protocol in and out (where a wrapper would most likely
-// sneak in), and checks that every tracked connection is a *net.TCPConn and that
-// the forwarder got the raw sockets: the goroutine forwarder's live sessions hold
-// splice pipes in both directions; the epoll forwarder's hold no goroutine.
-func TestSessionsForwardOnRawTCPConns(t *testing.T) {
+// sneak in), and checks that every tracked connection is a bare socket, never a
+// wrapper: a *net.TCPConn for the goroutine forwarder, whose live sessions hold
+// splice pipes in both directions; a *rawtcp.Conn for the epoll forwarder (Go's
+// netpoller never held it), whose sessions hold no goroutine.
+func TestSessionsForwardOnBareSockets(t *testing.T) {
 	cases := []struct {
 		name string
 		mode config.ProxyMode
@@ -219,8 +221,17 @@ func TestSessionsForwardOnRawTCPConns(t *testing.T) {
 			p.connMu.Lock()
 			n := len(p.conns)
 			for c := range p.conns {
-				if _, ok := c.(*net.TCPConn); !ok {
-					t.Errorf("tracked connection is %T, not *net.TCPConn: forwarding would fall back to a user-space copy", c)
+				switch c.(type) {
+				case *net.TCPConn:
+					if tc.fwd == forward.Epoll {
+						t.Errorf("tracked connection is %T under the epoll forwarder, not *rawtcp.Conn: Go's netpoller held it", c)
+					}
+				case *rawtcp.Conn:
+					if tc.fwd == forward.Goroutine {
+						t.Errorf("tracked connection is %T under the goroutine forwarder, not *net.TCPConn: io.Copy could not splice it", c)
+					}
+				default:
+					t.Errorf("tracked connection is %T, not a bare socket: forwarding would fall back to a user-space copy", c)
 				}
 			}
 			p.connMu.Unlock()
