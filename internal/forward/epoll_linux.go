@@ -514,8 +514,8 @@ func (sh *shard) teardown(s *session, err error) {
 	s.finished = true
 	sh.release(&s.up)
 	sh.release(&s.down)
-	unix.Close(s.cfd)
-	unix.Close(s.bfd)
+	rawClose(s.cfd)
+	rawClose(s.bfd)
 	sh.unpublish(s)
 	done := s.done
 	s.done = nil
@@ -655,7 +655,7 @@ func (sh *shard) pump(s *session, d *dir, src, dst int, dstSide int32) error {
 			// sends the same FIN (both sockets were read to EOF, so nothing unread
 			// turns it into a reset): the shutdown would be a wasted system call.
 			if other := s.other(d); !other.shut {
-				_ = unix.Shutdown(dst, unix.SHUT_WR)
+				_ = rawShutdown(dst, unix.SHUT_WR)
 				if testHookShutdown != nil {
 					testHookShutdown()
 				}

@@ -44,3 +44,17 @@ func rawPollEvents(epfd int, events []unix.EpollEvent) (int, error) {
 	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
 	return int(n), rawErr(e)
 }
+
+// rawClose and rawShutdown end a session's sockets with RawSyscall too: both run the
+// TCP teardown (FIN, and on loopback the peer's side of it) inside the call, long
+// enough that through Syscall sysmon would hand the shard's P to another thread
+// and keep polling every 20 µs, yet neither can sleep on a non-blocking socket
+// without SO_LINGER.
+func rawClose(fd int) {
+	_, _, _ = unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
+}
+
+func rawShutdown(fd, how int) error {
+	_, _, e := unix.RawSyscall(unix.SYS_SHUTDOWN, uintptr(fd), uintptr(how), 0)
+	return rawErr(e)
+}

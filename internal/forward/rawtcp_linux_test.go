@@ -13,7 +13,7 @@ import (
 
 // rawPair is a connection whose proxy-side end is a rawtcp Conn: accepted by a
 // rawtcp.Listener (the player's side) or dialled by rawtcp.Dial (the backend's).
-func rawPair(t *testing.T, accepted bool) (peer *net.TCPConn, proxySide *rawtcp.Conn) {
+func rawPair(t *testing.T, p *rawtcp.Poller, accepted bool) (peer *net.TCPConn, proxySide *rawtcp.Conn) {
 	t.Helper()
 	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -21,22 +21,22 @@ func rawPair(t *testing.T, accepted bool) (peer *net.TCPConn, proxySide *rawtcp.
 	}
 	if !accepted {
 		defer ln.Close()
-		c, err := rawtcp.Dial(context.Background(), ln.Addr().(*net.TCPAddr).AddrPort())
+		c, err := rawtcp.Dial(context.Background(), p, ln.Addr().(*net.TCPAddr).AddrPort())
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := ln.AcceptTCP()
+		peer, err := ln.AcceptTCP()
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p, c
+		return peer, c
 	}
-	rl, err := rawtcp.NewListener(ln)
+	rl, err := rawtcp.NewListener(ln, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rl.Close()
-	p, err := net.DialTCP("tcp", nil, rl.Addr().(*net.TCPAddr))
+	peer, err = net.DialTCP("tcp", nil, rl.Addr().(*net.TCPAddr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,16 +44,21 @@ func rawPair(t *testing.T, accepted bool) (peer *net.TCPConn, proxySide *rawtcp.
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p, c.(*rawtcp.Conn)
+	return peer, c.(*rawtcp.Conn)
 }
 
 // TestRawConnsAreForwarded hands both forwarders rawtcp Conns, one that never
-// waited (Go's netpoller never held it) and one that did: bytes both ways are exact,
-// a half-close comes through, and the result counts them.
+// waited and one that did (so it was in the rawtcp Poller's epoll set): bytes both
+// ways are exact, a half-close comes through, and the result counts them.
 func TestRawConnsAreForwarded(t *testing.T) {
 	eachImpl(t, func(t *testing.T, f Forwarder) {
-		player, client := rawPair(t, true)
-		server, backend := rawPair(t, false)
+		p, err := rawtcp.NewPoller()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		player, client := rawPair(t, p, true)
+		server, backend := rawPair(t, p, false)
 		defer player.Close()
 		defer server.Close()
 		player.SetDeadline(time.Now().Add(60 * time.Second))

@@ -94,7 +94,7 @@ type Proxy struct {
 	limiter *ratelimit.Limiter
 	icpt    *interception     // the intercepted modes' shared state
 	fwd     forward.Forwarder // moves passthrough sessions' bytes
-	raw     bool              // sockets are rawtcp Conns (raw_linux.go)
+	sockets sockets           // how players' and backends' sockets are held (raw_linux.go)
 	roster  roster            // connected players
 	maint   maintenance       // servers in maintenance
 
@@ -162,15 +162,17 @@ func New(opts Options) (*Proxy, error) {
 	if p.fwd, err = forward.New(opts.Config.Forwarder); err != nil {
 		return nil, fmt.Errorf("forwarder: %w", err)
 	}
-	p.raw = useRawSockets(p.fwd)
+	if p.sockets, err = newSockets(p.fwd); err != nil {
+		_ = p.fwd.Close()
+		return nil, fmt.Errorf("raw sockets: %w", err)
+	}
 	p.dialer = opts.Dialer
 	if p.dialer == nil {
-		p.dialer = defaultDialer()
-		if p.raw {
-			p.dialer = newRawDialer()
-		}
+		p.dialer = p.sockets.dialer()
 	}
 	if err := p.Apply(opts.Config); err != nil {
+		_ = p.fwd.Close()
+		p.sockets.close()
 		return nil, err
 	}
 	return p, nil
@@ -186,7 +188,7 @@ func rateLimitConfig(rl config.RateLimit) ratelimit.Config {
 
 // Serve accepts connections on ln until ctx ends or Shutdown is called.
 func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
-	ln = p.listener(ln)
+	ln = p.sockets.listener(ln, p.log)
 	p.lnMu.Lock()
 	p.ln = ln
 	p.lnMu.Unlock()
@@ -275,6 +277,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	go func() { p.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		defer p.sockets.close()
 		return p.fwd.Close()
 	case <-ctx.Done():
 	}
@@ -286,6 +289,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	p.connMu.Unlock()
 	_ = p.fwd.Close() // ends the sessions it moves, whose sockets it owns
 	<-done
+	p.sockets.close()
 	if n > 0 {
 		return fmt.Errorf("shutdown timeout: closed %d connections", n)
 	}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"net/netip"
 
@@ -9,40 +10,69 @@ import (
 	"github.com/infrarust-go/infrarust/internal/rawtcp"
 )
 
-// With the epoll forwarder, players' and backends' sockets are rawtcp Conns: they
-// enter Go's netpoller only if a read or write must wait, and reach the forwarder
-// as the same fd (no dup, no epoll_ctl DEL, no close). docs/architecture.md says why.
-func useRawSockets(fwd forward.Forwarder) bool { return forward.TakesFDs(fwd) }
+// sockets is how the proxy holds players' and backends' sockets. With the epoll
+// forwarder they are rawtcp Conns: bare non-blocking fds that wait, when a call must,
+// in a rawtcp.Poller instead of Go's netpoller, and reach the forwarder as the same
+// fd (no dup, no epoll_ctl DEL, no close). docs/architecture.md says why.
+type sockets struct {
+	poller *rawtcp.Poller // nil: Go's net sockets (the goroutine forwarder splices those)
+}
+
+func newSockets(fwd forward.Forwarder) (sockets, error) {
+	if !forward.TakesFDs(fwd) {
+		return sockets{}, nil
+	}
+	p, err := rawtcp.NewPoller()
+	if err != nil {
+		return sockets{}, err
+	}
+	return sockets{poller: p}, nil
+}
 
 // listener is what Serve accepts from: with raw sockets on, a TCP listener's socket
 // is taken over by a rawtcp.Listener (ln is closed; closing the result stops Serve).
-func (p *Proxy) listener(ln net.Listener) net.Listener {
+func (s sockets) listener(ln net.Listener, log *slog.Logger) net.Listener {
 	tl, ok := ln.(*net.TCPListener)
-	if !p.raw || !ok {
+	if s.poller == nil || !ok {
 		return ln
 	}
-	rl, err := rawtcp.NewListener(tl)
+	rl, err := rawtcp.NewListener(tl, s.poller)
 	if err != nil {
-		p.log.Warn("raw sockets unavailable; accepting through Go's net", "err", err)
+		log.Warn("raw sockets unavailable; accepting through Go's net", "err", err)
 		return ln
 	}
 	return rl
 }
 
-// rawDialer dials backends named by IP address with rawtcp, and the rest (host
-// names, which need resolving) with Go's net.
-type rawDialer struct{ named *net.Dialer }
+// dialer is the default backend dialer: rawtcp for addresses that are IPs, Go's
+// net for the rest (host names, which need resolving).
+func (s sockets) dialer() Dialer {
+	if s.poller == nil {
+		return defaultDialer()
+	}
+	return rawDialer{poller: s.poller, named: defaultDialer()}
+}
+
+// close stops the Poller once no connection is left to wait in it.
+func (s sockets) close() {
+	if s.poller != nil {
+		_ = s.poller.Close()
+	}
+}
+
+type rawDialer struct {
+	poller *rawtcp.Poller
+	named  Dialer
+}
 
 func (d rawDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil || network != "tcp" {
 		return d.named.DialContext(ctx, network, address)
 	}
-	c, err := rawtcp.Dial(ctx, ap)
+	c, err := rawtcp.Dial(ctx, d.poller, ap)
 	if err != nil {
 		return nil, err
 	}
 	return c, nil
 }
-
-func newRawDialer() Dialer { return rawDialer{named: &net.Dialer{KeepAlive: -1}} }

@@ -3,14 +3,20 @@
 package proxy
 
 import (
+	"log/slog"
 	"net"
 
 	"github.com/infrarust-go/infrarust/internal/forward"
 )
 
-// Raw sockets (internal/rawtcp) exist on Linux only.
-func useRawSockets(forward.Forwarder) bool { return false }
+// sockets: raw sockets (internal/rawtcp) exist on Linux only; elsewhere the proxy
+// uses Go's net.
+type sockets struct{}
 
-func (p *Proxy) listener(ln net.Listener) net.Listener { return ln }
+func newSockets(forward.Forwarder) (sockets, error) { return sockets{}, nil }
 
-func newRawDialer() Dialer { return defaultDialer() }
+func (sockets) listener(ln net.Listener, _ *slog.Logger) net.Listener { return ln }
+
+func (sockets) dialer() Dialer { return defaultDialer() }
+
+func (sockets) close() {}

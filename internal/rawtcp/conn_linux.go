@@ -1,22 +1,21 @@
 //go:build linux
 
-// Package rawtcp holds a TCP socket as a bare non-blocking fd behind a net.Conn that
-// enters Go's netpoller only when a call must wait.
+// Package rawtcp holds a TCP socket as a bare non-blocking fd behind a net.Conn, for
+// sockets on their way to the epoll forwarder.
 //
 // Why: a passthrough login reads the handshake (already there: the listener defers
-// accept until it arrives), dials the backend (on a LAN or loopback connected by the
-// time connect returns), writes, reads one answer, and hands both sockets to the
-// epoll forwarder. Through Go's net package every socket costs an epoll_ctl ADD at
-// accept or dial, getsockname/getpeername/getsockopt for its bookkeeping, and at the
-// hand-over a dup, an epoll_ctl DEL and a close, so the forwarder gets an fd Go no
-// longer watches: ten system calls a login that do no work. A Conn makes the call
-// itself on the non-blocking fd; only when it returns EAGAIN does the fd go into Go's
-// netpoller (os.NewFile), from then on with deadlines and wakeups exactly as a
-// net.Conn's. TakeFD gives the socket away: the same fd, no dup, when Go never held it.
+// accept until it arrives), dials the backend (on loopback or a fast LAN connected
+// by the time connect returns), writes, reads one answer, and hands both sockets to
+// the epoll forwarder. Through Go's net package every socket costs an epoll_ctl ADD
+// at accept or dial, getsockname/getpeername/getsockopt for its bookkeeping, and at
+// the hand-over a dup, an epoll_ctl DEL and a close, so that the forwarder gets an
+// fd Go no longer watches: ten system calls a login that do no work. A Conn makes
+// each call itself on the non-blocking fd. Only a call that returns EAGAIN waits,
+// in a Poller (poller_linux.go): the socket joins the Poller's epoll set at its
+// first wait and leaves it when TakeFD gives the fd away, as it is, with no dup.
 package rawtcp
 
 import (
-	"errors"
 	"io"
 	"net"
 	"net/netip"
@@ -31,29 +30,57 @@ import (
 // Conn is one TCP socket. It is safe for concurrent use like a net.Conn: a read and a
 // write may run at once, and Close from another goroutine ends both.
 type Conn struct {
-	mu     sync.Mutex // held across every call made on fd directly (they never block)
-	fd     int        // -1 once closed or taken
-	file   *os.File   // non-nil once a call had to wait: Go's netpoller holds fd
-	rdl    time.Time  // deadlines, kept for the file that may come
-	wdl    time.Time
-	local  net.Addr // filled on first LocalAddr
-	remote *net.TCPAddr
+	rmu, wrmu  sync.Mutex // one Read at a time, one Write at a time (as net's fdMutex)
+	mu         sync.Mutex // held across every call on fd (none can block) and fd's end
+	fd         int        // -1 once closed or taken
+	poller     *Poller
+	registered bool      // fd is in the poller's set (since the first wait)
+	rdl, wdl   time.Time // deadlines
+	local      net.Addr  // filled on first LocalAddr
+	remote     *net.TCPAddr
+
+	slot, gen uint32 // the Conn's place in the poller (set by Poller.add under its mu)
+
+	wmu    sync.Mutex // guards the wait state below
+	dirs   [2]waitDir
+	closed bool // closed or taken: waiters return net.ErrClosed
 }
 
-func newConn(fd int, remote *net.TCPAddr) *Conn { return &Conn{fd: fd, remote: remote} }
+// The two directions a call may wait for.
+const (
+	dirRead  = 0
+	dirWrite = 1
+)
+
+// waitDir is the readiness protocol of one direction, as Go's own pollDesc: an
+// event sets ready; a call clears it before it tries, so an event that comes after
+// the try's EAGAIN is seen by the wait that follows, not slept through.
+type waitDir struct {
+	ready   bool
+	waiting bool
+	ch      chan struct{} // capacity 1: an event, a deadline change or Close
+	timer   *time.Timer
+}
+
+func newConn(fd int, remote *net.TCPAddr, p *Poller) *Conn {
+	return &Conn{fd: fd, remote: remote, poller: p}
+}
 
 // errClosed is what calls on a closed Conn return, wrapped as net's are.
 var errClosed = net.ErrClosed
 
-// Read reads from the socket, waiting in Go's netpoller only if nothing is there.
+// Read reads from the socket, waiting in the Poller while nothing is there.
 func (c *Conn) Read(b []byte) (int, error) {
-	c.mu.Lock()
-	if c.file == nil {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	for {
+		c.mu.Lock()
 		if c.fd < 0 {
 			c.mu.Unlock()
 			return 0, c.opError("read", errClosed)
 		}
-		if expired(c.rdl) {
+		deadline := c.rdl
+		if expired(deadline) {
 			c.mu.Unlock()
 			return 0, c.opError("read", os.ErrDeadlineExceeded)
 		}
@@ -61,7 +88,8 @@ func (c *Conn) Read(b []byte) (int, error) {
 			c.mu.Unlock()
 			return 0, nil
 		}
-		n, err := ignoringEINTR(func() (int, error) { return unix.Read(c.fd, b) })
+		c.clearReady(dirRead)
+		n, err := ignoringEINTR(func() (int, error) { return rawRead(c.fd, b) })
 		if err != unix.EAGAIN {
 			c.mu.Unlock()
 			switch {
@@ -72,38 +100,36 @@ func (c *Conn) Read(b []byte) (int, error) {
 			}
 			return n, nil
 		}
-		// Nothing there: from now on the fd waits in Go's netpoller. The file's Read
-		// reads once more before it parks (Go clears the poller's readiness when a
-		// read begins, so bytes that came meanwhile must be looked for, not waited for).
-		if err := c.pollLocked(); err != nil {
-			c.mu.Unlock()
+		err = c.registerLocked()
+		c.mu.Unlock()
+		if err == nil {
+			err = c.wait(dirRead, deadline)
+		}
+		if err != nil {
 			return 0, c.opError("read", err)
 		}
 	}
-	f := c.file
-	c.mu.Unlock()
-	n, err := f.Read(b)
-	if err == io.EOF {
-		return n, err
-	}
-	return n, c.opError("read", err)
 }
 
-// Write writes all of b, waiting in Go's netpoller only if the send buffer is full.
+// Write writes all of b, waiting in the Poller while the send buffer is full.
 func (c *Conn) Write(b []byte) (int, error) {
-	c.mu.Lock()
+	c.wrmu.Lock()
+	defer c.wrmu.Unlock()
 	written := 0
-	if c.file == nil {
+	for {
+		c.mu.Lock()
 		if c.fd < 0 {
 			c.mu.Unlock()
-			return 0, c.opError("write", errClosed)
+			return written, c.opError("write", errClosed)
 		}
-		if expired(c.wdl) {
+		deadline := c.wdl
+		if expired(deadline) {
 			c.mu.Unlock()
-			return 0, c.opError("write", os.ErrDeadlineExceeded)
+			return written, c.opError("write", os.ErrDeadlineExceeded)
 		}
+		c.clearReady(dirWrite)
 		for written < len(b) {
-			n, err := ignoringEINTR(func() (int, error) { return unix.Write(c.fd, b[written:]) })
+			n, err := ignoringEINTR(func() (int, error) { return rawWrite(c.fd, b[written:]) })
 			if err == unix.EAGAIN {
 				break
 			}
@@ -117,59 +143,177 @@ func (c *Conn) Write(b []byte) (int, error) {
 			c.mu.Unlock()
 			return written, nil
 		}
-		if err := c.pollLocked(); err != nil {
-			c.mu.Unlock()
+		err := c.registerLocked()
+		c.mu.Unlock()
+		if err == nil {
+			err = c.wait(dirWrite, deadline)
+		}
+		if err != nil {
 			return written, c.opError("write", err)
 		}
 	}
-	f := c.file
-	c.mu.Unlock()
-	n, err := f.Write(b[written:])
-	return written + n, c.opError("write", err)
 }
 
-// pollLocked hands the fd to Go's netpoller (one fcntl and one epoll_ctl), with the
-// deadlines set so far.
-func (c *Conn) pollLocked() error {
-	f := os.NewFile(uintptr(c.fd), "tcp")
-	if f == nil {
-		return errors.New("rawtcp: bad fd")
+// registerLocked puts the socket in the poller's set at its first wait (c.mu held).
+func (c *Conn) registerLocked() error {
+	if c.registered {
+		return nil
 	}
-	if err := f.SetReadDeadline(c.rdl); err != nil {
-		// Not pollable (cannot happen for a socket): give the fd back to the Conn.
-		_ = f.Close()
-		c.fd = -1
+	if err := c.poller.add(c); err != nil {
 		return err
 	}
-	_ = f.SetWriteDeadline(c.wdl)
-	c.file = f
+	c.registered = true
 	return nil
+}
+
+// clearReady forgets the direction's past events before a try (c.mu held, so
+// registered is stable; a socket not in the set has none).
+func (c *Conn) clearReady(dir int) {
+	if !c.registered {
+		return
+	}
+	c.wmu.Lock()
+	c.dirs[dir].ready = false
+	c.wmu.Unlock()
+}
+
+// wait blocks until the direction had an event since its last clear, its deadline
+// passed, its deadline changed, or the Conn or Poller closed. nil means: try again.
+func (c *Conn) wait(dir int, deadline time.Time) error {
+	c.wmu.Lock()
+	d := &c.dirs[dir]
+	if c.closed {
+		c.wmu.Unlock()
+		return errClosed
+	}
+	if d.ready {
+		c.wmu.Unlock()
+		return nil
+	}
+	if d.ch == nil {
+		d.ch = make(chan struct{}, 1)
+	}
+	d.waiting = true
+	ch := d.ch
+	var timeout <-chan time.Time
+	if !deadline.IsZero() {
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			d.waiting = false
+			c.wmu.Unlock()
+			return os.ErrDeadlineExceeded
+		}
+		if d.timer == nil {
+			d.timer = time.NewTimer(wait)
+		} else {
+			d.timer.Reset(wait)
+		}
+		timeout = d.timer.C
+	}
+	c.wmu.Unlock()
+	if c.poller.closed() { // after waiting is set: Close's wakeAll sees it, or we see this
+		c.stopWaiting(dir)
+		return ErrPollerClosed
+	}
+	select {
+	case <-ch:
+		if timeout != nil {
+			d.timer.Stop() // the direction's one caller (rmu/wrmu) owns its timer
+		}
+		return nil
+	case <-timeout:
+		c.stopWaiting(dir)
+		return os.ErrDeadlineExceeded
+	}
+}
+
+func (c *Conn) stopWaiting(dir int) {
+	c.wmu.Lock()
+	c.dirs[dir].waiting = false
+	c.wmu.Unlock()
+}
+
+// notify applies one epoll event (from the Poller's goroutine).
+func (c *Conn) notify(events uint32) {
+	c.wmu.Lock()
+	if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+		c.readyLocked(dirRead)
+	}
+	if events&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+		c.readyLocked(dirWrite)
+	}
+	c.wmu.Unlock()
+}
+
+func (c *Conn) readyLocked(dir int) {
+	d := &c.dirs[dir]
+	d.ready = true
+	c.kickLocked(dir)
+}
+
+// kickLocked wakes the direction's waiter, if any, to look again.
+func (c *Conn) kickLocked(dir int) {
+	d := &c.dirs[dir]
+	if d.waiting {
+		d.waiting = false
+		select {
+		case d.ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (c *Conn) kick(dir int) {
+	c.wmu.Lock()
+	c.kickLocked(dir)
+	c.wmu.Unlock()
+}
+
+// wakeAll wakes both directions' waiters (Close, TakeFD, Poller.Close).
+func (c *Conn) wakeAll() {
+	c.wmu.Lock()
+	c.kickLocked(dirRead)
+	c.kickLocked(dirWrite)
+	c.wmu.Unlock()
 }
 
 // Close closes the socket; a Read or Write waiting on it returns net.ErrClosed.
 // Closing a Conn whose socket was taken does nothing.
 func (c *Conn) Close() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case c.file != nil:
-		f := c.file
-		c.file, c.fd = nil, -1
-		return f.Close()
-	case c.fd >= 0:
-		fd := c.fd
-		c.fd = -1
-		return unix.Close(fd)
+	if c.fd < 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	fd := c.fd
+	c.fd = -1
+	if c.registered {
+		c.poller.remove(c) // close takes the socket out of the epoll set
+		c.registered = false
+	}
+	err := rawClose(fd)
+	c.mu.Unlock()
+	c.endWaits()
+	if err != nil {
+		return c.opError("close", os.NewSyscallError("close", err))
 	}
 	return nil
 }
 
-// CloseWrite half-closes the socket (shutdown SHUT_WR).
-func (c *Conn) CloseWrite() error {
-	return c.control(func(fd int) error { return unix.Shutdown(fd, unix.SHUT_WR) })
+func (c *Conn) endWaits() {
+	c.wmu.Lock()
+	c.closed = true
+	c.kickLocked(dirRead)
+	c.kickLocked(dirWrite)
+	c.wmu.Unlock()
 }
 
-// SetNoDelay sets TCP_NODELAY, as *net.TCPConn's does (the dial and Accept set it on).
+// CloseWrite half-closes the socket (shutdown SHUT_WR).
+func (c *Conn) CloseWrite() error {
+	return c.control(func(fd int) error { return rawShutdown(fd, unix.SHUT_WR) })
+}
+
+// SetNoDelay sets TCP_NODELAY, as *net.TCPConn's does (the dial and accept set it on).
 func (c *Conn) SetNoDelay(on bool) error {
 	v := 0
 	if on {
@@ -178,57 +322,33 @@ func (c *Conn) SetNoDelay(on bool) error {
 	return c.control(func(fd int) error { return unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, v) })
 }
 
-// control runs fn on the socket's fd, wherever it is held.
+// control runs fn on the socket's fd.
 func (c *Conn) control(fn func(fd int) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	switch {
-	case c.file != nil:
-		rc, err := c.file.SyscallConn()
-		if err != nil {
-			return err
-		}
-		var ferr error
-		if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
-			return err
-		}
-		return ferr
-	case c.fd >= 0:
-		return fn(c.fd)
+	if c.fd < 0 {
+		return errClosed
 	}
-	return errClosed
+	return fn(c.fd)
 }
 
 // TakeFD gives the socket to the caller, who closes it; the Conn is closed without
-// touching it. When Go's netpoller never held the socket this is the Conn's own fd
-// (no system call); otherwise a duplicate, with the netpoller's copy closed so it
-// stops watching.
+// touching it. The fd is the Conn's own (no dup); if the socket ever waited it
+// leaves the Poller's set (one epoll_ctl DEL).
 func (c *Conn) TakeFD() (int, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.file == nil {
-		if c.fd < 0 {
-			return -1, errClosed
-		}
-		fd := c.fd
-		c.fd = -1
-		return fd, nil
+	if c.fd < 0 {
+		c.mu.Unlock()
+		return -1, errClosed
 	}
-	f := c.file
-	c.file, c.fd = nil, -1
-	defer f.Close()
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return -1, err
+	if c.registered {
+		c.poller.del(c)
+		c.registered = false
 	}
-	fd := -1
-	var dupErr error
-	if err := rc.Control(func(orig uintptr) { fd, dupErr = unix.FcntlInt(orig, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
-		return -1, err
-	}
-	if dupErr != nil {
-		return -1, os.NewSyscallError("fcntl", dupErr)
-	}
+	fd := c.fd
+	c.fd = -1
+	c.mu.Unlock()
+	c.endWaits()
 	return fd, nil
 }
 
@@ -238,19 +358,10 @@ func (c *Conn) LocalAddr() net.Addr {
 	defer c.mu.Unlock()
 	if c.local == nil {
 		c.local = &net.TCPAddr{}
-		fd, file := c.fd, c.file
-		get := func(fd int) {
-			if sa, err := syscall.Getsockname(fd); err == nil {
+		if c.fd >= 0 {
+			if sa, err := syscall.Getsockname(c.fd); err == nil {
 				c.local = tcpAddr(sa)
 			}
-		}
-		switch {
-		case file != nil:
-			if rc, err := file.SyscallConn(); err == nil {
-				_ = rc.Control(func(fd uintptr) { get(int(fd)) })
-			}
-		case fd >= 0:
-			get(fd)
 		}
 	}
 	return c.local
@@ -267,64 +378,38 @@ func (c *Conn) SetDeadline(t time.Time) error {
 	return c.SetWriteDeadline(t)
 }
 
-// SetReadDeadline bounds reads, as net.Conn's does (a waiting Read wakes up).
-func (c *Conn) SetReadDeadline(t time.Time) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.rdl = t
-	if c.file != nil {
-		return c.file.SetReadDeadline(t)
-	}
-	if c.fd < 0 {
-		return errClosed
-	}
-	return nil
-}
+// SetReadDeadline bounds reads, as net.Conn's does (a waiting Read looks again).
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.setDeadline(dirRead, t) }
 
 // SetWriteDeadline bounds writes, as net.Conn's does.
-func (c *Conn) SetWriteDeadline(t time.Time) error {
+func (c *Conn) SetWriteDeadline(t time.Time) error { return c.setDeadline(dirWrite, t) }
+
+func (c *Conn) setDeadline(dir int, t time.Time) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.wdl = t
-	if c.file != nil {
-		return c.file.SetWriteDeadline(t)
-	}
 	if c.fd < 0 {
+		c.mu.Unlock()
 		return errClosed
+	}
+	if dir == dirRead {
+		c.rdl = t
+	} else {
+		c.wdl = t
+	}
+	registered := c.registered
+	c.mu.Unlock()
+	if registered {
+		c.kick(dir) // a waiter takes the new deadline
 	}
 	return nil
 }
 
-// opError wraps err as net's own errors are (a *net.OpError), with os.File's
-// "file already closed" spelled as net.ErrClosed, so callers' errors.Is and
-// net.Error checks work the same on a Conn and a *net.TCPConn.
+// opError wraps err as net's own errors are (a *net.OpError), so callers'
+// errors.Is and net.Error checks work the same on a Conn and a *net.TCPConn.
 func (c *Conn) opError(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	if errors.Is(err, os.ErrClosed) {
-		err = net.ErrClosed
-	}
 	return &net.OpError{Op: op, Net: "tcp", Addr: c.remote, Err: err}
-}
-
-// waitError spells an error of a raw wait in the netpoller (RawConn.Read/Write,
-// which os.File does not translate) as os.File's own calls would.
-func (c *Conn) waitError(err error) error {
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return err
-	}
-	c.mu.Lock()
-	closed := c.file == nil
-	c.mu.Unlock()
-	if closed {
-		return net.ErrClosed
-	}
-	return err
 }
 
 func expired(t time.Time) bool { return !t.IsZero() && !time.Now().Before(t) }

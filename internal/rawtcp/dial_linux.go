@@ -9,15 +9,15 @@ import (
 	"net/netip"
 	"os"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // Dial connects to addr within ctx: socket, TCP_NODELAY, connect. A connect that
-// completes at once (the usual case on loopback and a LAN, known with one
-// getpeername) costs nothing more; otherwise the socket waits for it in Go's netpoller.
-func Dial(ctx context.Context, addr netip.AddrPort) (*Conn, error) {
+// completes while connect runs (on loopback and a fast LAN the kernel does the whole
+// handshake inside it), known with one getpeername, costs nothing more; otherwise
+// the socket waits for it in p.
+func Dial(ctx context.Context, p *Poller, addr netip.AddrPort) (*Conn, error) {
 	raddr := net.TCPAddrFromAddrPort(addr)
 	fail := func(err error) (*Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: raddr, Err: err}
@@ -26,19 +26,14 @@ func Dial(ctx context.Context, addr netip.AddrPort) (*Conn, error) {
 		return fail(mapContextErr(err))
 	}
 	ip := addr.Addr().Unmap()
-	var sa unix.Sockaddr
 	family := unix.AF_INET6
+	var zone uint32
 	if ip.Is4() {
 		family = unix.AF_INET
-		sa = &unix.SockaddrInet4{Port: int(addr.Port()), Addr: ip.As4()}
-	} else {
-		s6 := &unix.SockaddrInet6{Port: int(addr.Port()), Addr: ip.As16()}
-		if z := ip.Zone(); z != "" {
-			if ifi, err := net.InterfaceByName(z); err == nil {
-				s6.ZoneId = uint32(ifi.Index)
-			}
+	} else if z := ip.Zone(); z != "" {
+		if ifi, err := net.InterfaceByName(z); err == nil {
+			zone = uint32(ifi.Index)
 		}
-		sa = s6
 	}
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
 	if err != nil {
@@ -48,9 +43,9 @@ func Dial(ctx context.Context, addr netip.AddrPort) (*Conn, error) {
 		unix.Close(fd)
 		return fail(os.NewSyscallError("setsockopt", err))
 	}
-	c := newConn(fd, raddr)
+	c := newConn(fd, raddr, p)
 	for {
-		err = unix.Connect(fd, sa)
+		err = rawConnect(fd, addr, zone)
 		if err != unix.EINTR {
 			break
 		}
@@ -64,7 +59,7 @@ func Dial(ctx context.Context, addr netip.AddrPort) (*Conn, error) {
 		return fail(os.NewSyscallError("connect", err))
 	}
 	if _, err := syscall.Getpeername(fd); err == nil {
-		return c, nil // connected while connect ran (loopback, a fast LAN)
+		return c, nil // connected while connect ran
 	}
 	if err := c.waitConnected(ctx); err != nil {
 		c.Close()
@@ -73,51 +68,59 @@ func Dial(ctx context.Context, addr netip.AddrPort) (*Conn, error) {
 	return c, nil
 }
 
-// waitConnected waits in Go's netpoller for a connect in progress, until ctx ends.
+// errStillConnecting is waitConnected's "not yet".
+var errStillConnecting = errors.New("still connecting")
+
+// waitConnected waits in the Poller for a connect in progress, until ctx ends.
 func (c *Conn) waitConnected(ctx context.Context) error {
-	c.mu.Lock()
-	err := c.pollLocked()
-	f := c.file
-	c.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	if d, ok := ctx.Deadline(); ok {
-		_ = f.SetWriteDeadline(d)
-	}
-	stop := context.AfterFunc(ctx, func() { _ = f.SetWriteDeadline(time.Unix(1, 0)) })
+	deadline, _ := ctx.Deadline()
+	stop := context.AfterFunc(ctx, func() { c.kick(dirWrite) })
 	defer stop()
-	rc, err := f.SyscallConn()
-	if err != nil {
+	for {
+		if err := ctx.Err(); err != nil {
+			return mapContextErr(err)
+		}
+		c.mu.Lock()
+		err := c.connectResultLocked()
+		if err == errStillConnecting {
+			err = c.registerLocked()
+			c.mu.Unlock()
+			if err == nil {
+				err = c.wait(dirWrite, deadline)
+			}
+			if err != nil {
+				if ctxErr := ctx.Err(); ctxErr != nil {
+					return mapContextErr(ctxErr)
+				}
+				return err
+			}
+			continue
+		}
+		c.mu.Unlock()
 		return err
 	}
-	// The check runs before the first wait too: Go clears the poller's readiness
-	// when a wait begins, so a connect that finished meanwhile must be looked for.
-	var result error
-	err = rc.Write(func(fd uintptr) bool {
-		soErr, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_ERROR)
-		switch {
-		case err != nil:
-			result = os.NewSyscallError("getsockopt", err)
-		case soErr == int(unix.EINPROGRESS) || soErr == int(unix.EALREADY) || soErr == int(unix.EINTR):
-			return false
-		case soErr != 0:
-			result = os.NewSyscallError("connect", unix.Errno(soErr))
-		default:
-			if _, err := syscall.Getpeername(int(fd)); err != nil {
-				return false // still connecting
-			}
-		}
-		return true
-	})
-	_ = f.SetWriteDeadline(time.Time{})
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return mapContextErr(ctxErr)
-		}
-		return c.waitError(err)
+}
+
+// connectResultLocked says how the connect ended: nil (connected), its error, or
+// errStillConnecting. It clears the write readiness first, as any try does.
+func (c *Conn) connectResultLocked() error {
+	if c.fd < 0 {
+		return errClosed
 	}
-	return result
+	c.clearReady(dirWrite)
+	soErr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	switch {
+	case err != nil:
+		return os.NewSyscallError("getsockopt", err)
+	case soErr == int(unix.EINPROGRESS) || soErr == int(unix.EALREADY) || soErr == int(unix.EINTR):
+		return errStillConnecting
+	case soErr != 0:
+		return os.NewSyscallError("connect", unix.Errno(soErr))
+	}
+	if _, err := syscall.Getpeername(c.fd); err != nil {
+		return errStillConnecting
+	}
+	return nil
 }
 
 // mapContextErr spells a dial's ended context as net's Dialer does: a deadline is a

@@ -16,6 +16,7 @@ import (
 // TCP_NODELAY turns out not to be inherited).
 type Listener struct {
 	file   *os.File // the listening socket, in Go's netpoller: Accept waits on it
+	poller *Poller  // where the accepted Conns wait
 	rc     syscall.RawConn
 	addr   net.Addr
 	closed atomic.Bool
@@ -27,8 +28,9 @@ type Listener struct {
 }
 
 // NewListener takes over ln's socket: on success ln is closed and the Listener
-// owns the socket (Close it to stop Accept); on error ln is left as it was.
-func NewListener(ln *net.TCPListener) (*Listener, error) {
+// owns the socket (Close it to stop Accept); on error ln is left as it was. The
+// Conns it accepts wait in p.
+func NewListener(ln *net.TCPListener, p *Poller) (*Listener, error) {
 	f, err := ln.File() // a duplicate fd, non-blocking and in Go's netpoller
 	if err != nil {
 		return nil, err
@@ -48,7 +50,7 @@ func NewListener(ln *net.TCPListener) (*Listener, error) {
 		}
 		return nil, err
 	}
-	l := &Listener{file: f, rc: rc, addr: ln.Addr()}
+	l := &Listener{file: f, rc: rc, addr: ln.Addr(), poller: p}
 	ln.Close()
 	return l, nil
 }
@@ -83,10 +85,10 @@ func (l *Listener) Accept() (net.Conn, error) {
 			return nil, l.opError(os.NewSyscallError("accept4", aerr))
 		}
 		if err := l.noDelay(nfd); err != nil {
-			unix.Close(nfd)
+			rawClose(nfd)
 			continue // the socket is dead already (reset before it was taken)
 		}
-		return newConn(nfd, tcpAddr(sa)), nil
+		return newConn(nfd, tcpAddr(sa), l.poller), nil
 	}
 }
 

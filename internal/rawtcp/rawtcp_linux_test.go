@@ -19,14 +19,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// poller is a Poller closed at the end of the test.
+func poller(t *testing.T) *Poller {
+	t.Helper()
+	p, err := NewPoller()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
 // listen returns a Listener on 127.0.0.1 and its address.
-func listen(t *testing.T) (*Listener, netip.AddrPort) {
+func listen(t *testing.T, p *Poller) (*Listener, netip.AddrPort) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := NewListener(ln.(*net.TCPListener))
+	l, err := NewListener(ln.(*net.TCPListener), p)
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)
@@ -38,7 +49,8 @@ func listen(t *testing.T) (*Listener, netip.AddrPort) {
 // pair is a Conn accepted by a Listener and a Conn dialled to it.
 func pair(t *testing.T) (accepted, dialled *Conn) {
 	t.Helper()
-	l, addr := listen(t)
+	p := poller(t)
+	l, addr := listen(t, p)
 	got := make(chan net.Conn, 1)
 	go func() {
 		c, err := l.Accept()
@@ -47,7 +59,7 @@ func pair(t *testing.T) (accepted, dialled *Conn) {
 		}
 		got <- c
 	}()
-	d, err := Dial(context.Background(), addr)
+	d, err := Dial(context.Background(), p, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,22 +217,28 @@ func TestWriteThatWaits(t *testing.T) {
 	}
 }
 
-// TestTakeFD: the taker owns a socket that works; the Conn is closed without
-// touching it, and later calls on the Conn fail cleanly.
+// TestTakeFD: the taker owns a socket that works, the Conn's own fd (no dup) whether
+// it ever waited or not; a socket that waited has left the Poller. The Conn is closed
+// without touching the fd, and later calls on it fail cleanly.
 func TestTakeFD(t *testing.T) {
 	for _, waited := range []bool{false, true} {
 		a, d := pair(t)
 		if waited {
 			_ = a.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
-			_, _ = a.Read(make([]byte, 1))
+			if _, err := a.Read(make([]byte, 1)); !isTimeout(err) {
+				t.Fatalf("read with nothing sent: %v, want a timeout", err)
+			}
 		}
 		own := a.fd
 		fd, err := a.TakeFD()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !waited && fd != own {
-			t.Errorf("a socket Go never held came back as fd %d, not its own %d", fd, own)
+		if fd != own {
+			t.Errorf("waited=%v: TakeFD gave fd %d, not the Conn's own %d", waited, fd, own)
+		}
+		if waited && registeredIn(a.poller) != 0 {
+			t.Errorf("a taken socket is still in the Poller (%d registered)", registeredIn(a.poller))
 		}
 		if err := a.Close(); err != nil {
 			t.Errorf("Close after TakeFD: %v", err)
@@ -246,6 +264,87 @@ func TestTakeFD(t *testing.T) {
 	}
 }
 
+// registeredIn counts the Conns holding a slot in p.
+func registeredIn(p *Poller) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, c := range p.conns {
+		if c != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// TestClosedConnLeavesThePoller: a Conn that waited and was closed gives its slot back.
+func TestClosedConnLeavesThePoller(t *testing.T) {
+	a, _ := pair(t)
+	_ = a.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+	_, _ = a.Read(make([]byte, 1))
+	if n := registeredIn(a.poller); n != 1 {
+		t.Fatalf("%d Conns registered after one waited, want 1", n)
+	}
+	a.Close()
+	if n := registeredIn(a.poller); n != 0 {
+		t.Fatalf("%d Conns registered after it closed, want 0", n)
+	}
+}
+
+// TestReadAndWriteWaitAtOnce: a Read waiting for bytes and a Write waiting for room,
+// on one Conn at the same time, are each woken by their own event.
+func TestReadAndWriteWaitAtOnce(t *testing.T) {
+	a, d := pair(t)
+	_ = a.SetDeadline(time.Now().Add(10 * time.Second))
+	msg := bytes.Repeat([]byte("w"), 8<<20) // more than the socket buffers: the write waits
+	wrote := make(chan error, 1)
+	go func() { _, err := a.Write(msg); wrote <- err }()
+	read := make(chan error, 1)
+	go func() {
+		b := make([]byte, 1)
+		_, err := io.ReadFull(a, b)
+		if err == nil && b[0] != 'r' {
+			err = errors.New("read the wrong byte")
+		}
+		read <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // both are waiting now
+	if _, err := d.Write([]byte("r")); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-read; err != nil {
+		t.Fatalf("the waiting read: %v", err)
+	}
+	_ = d.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.CopyN(io.Discard, d, int64(len(msg))); err != nil {
+		t.Fatalf("peer reading the big write: %v", err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatalf("the waiting write: %v", err)
+	}
+}
+
+// TestPollerCloseEndsWaits: a wait in progress, and any later one, ends with
+// ErrPollerClosed once the Poller is closed.
+func TestPollerCloseEndsWaits(t *testing.T) {
+	a, _ := pair(t)
+	res := make(chan error, 1)
+	go func() { _, err := a.Read(make([]byte, 1)); res <- err }()
+	time.Sleep(20 * time.Millisecond)
+	a.poller.Close()
+	select {
+	case err := <-res:
+		if !errors.Is(err, ErrPollerClosed) {
+			t.Fatalf("read waiting when the Poller closed: %v, want ErrPollerClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("closing the Poller did not end a waiting read")
+	}
+	if _, err := a.Read(make([]byte, 1)); !errors.Is(err, ErrPollerClosed) {
+		t.Fatalf("read after the Poller closed: %v, want ErrPollerClosed", err)
+	}
+}
+
 func TestDialRefusedAndCancelled(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -253,26 +352,29 @@ func TestDialRefusedAndCancelled(t *testing.T) {
 	}
 	addr := ln.Addr().(*net.TCPAddr).AddrPort()
 	ln.Close()
-	_, err = Dial(context.Background(), addr)
+	p := poller(t)
+	_, err = Dial(context.Background(), p, addr)
 	var oe *net.OpError
 	if !errors.Is(err, syscall.ECONNREFUSED) || !errors.As(err, &oe) || oe.Op != "dial" {
 		t.Fatalf("dial to a closed port: %v, want a dial *net.OpError wrapping ECONNREFUSED", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Dial(ctx, addr); !errors.Is(err, context.Canceled) {
+	if _, err := Dial(ctx, p, addr); !errors.Is(err, context.Canceled) {
 		t.Fatalf("dial with a cancelled context: %v, want context.Canceled", err)
 	}
 }
 
-// TestDialTimesOut dials a listener whose accept queue is full, so the kernel drops
-// the SYN and the connect waits: the context's deadline ends it as a timeout.
-func TestDialTimesOut(t *testing.T) {
+// fullQueue listens with a backlog of 0 and fills the accept queue (never
+// accepting) until a dial has to wait: the kernel drops its SYN. It returns the
+// listening fd, its address and the Conns that got in.
+func fullQueue(t *testing.T, p *Poller) (int, netip.AddrPort) {
+	t.Helper()
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(fd)
+	t.Cleanup(func() { unix.Close(fd) })
 	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		t.Fatal(err)
 	}
@@ -284,30 +386,90 @@ func TestDialTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(sa.(*unix.SockaddrInet4).Port))
-	// Fill the queue (never accepted) until a dial has to wait.
-	var filled []*Conn
-	defer func() {
-		for _, c := range filled {
-			c.Close()
-		}
-	}()
 	for range 8 {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		c, err := Dial(ctx, addr)
+		c, err := Dial(ctx, p, addr)
 		cancel()
 		if err != nil {
 			if !isTimeout(err) || !errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Fatalf("dial to a full accept queue: %v, want a timeout", err)
 			}
-			return
+			return fd, addr
 		}
-		filled = append(filled, c)
+		t.Cleanup(func() { c.Close() })
 	}
 	t.Fatal("eight dials to a listener with a backlog of 0 all connected; the queue never filled")
+	return -1, addr
+}
+
+// TestDialTimesOut: a connect that waits ends with the context's deadline, as a timeout.
+func TestDialTimesOut(t *testing.T) {
+	fullQueue(t, poller(t)) // its last dial timed out
+}
+
+// TestDialThatWaitsConnects: a connect that waits (its SYN dropped by a full queue)
+// completes once the queue has room and the SYN is sent again, about a second later.
+func TestDialThatWaitsConnects(t *testing.T) {
+	p := poller(t)
+	lfd, addr := fullQueue(t, p)
+	type result struct {
+		c   *Conn
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		c, err := Dial(ctx, p, addr)
+		res <- result{c, err}
+	}()
+	time.Sleep(100 * time.Millisecond) // the dial is waiting on its dropped SYN
+	var accepted []int
+	defer func() {
+		for _, fd := range accepted {
+			unix.Close(fd)
+		}
+	}()
+	take := func() {
+		for {
+			nfd, _, err := unix.Accept4(lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+			if err != nil {
+				return
+			}
+			accepted = append(accepted, nfd)
+		}
+	}
+	_ = unix.SetNonblock(lfd, true)
+	take() // room for the retransmitted SYN
+	var r result
+	select {
+	case r = <-res:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiting dial never ended")
+	}
+	if r.err != nil {
+		t.Fatalf("dial that waited: %v", r.err)
+	}
+	defer r.c.Close()
+	if _, err := r.c.Write([]byte("late")); err != nil {
+		t.Fatalf("write on the connection that waited: %v", err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	take()
+	got := false
+	for _, fd := range accepted {
+		b := make([]byte, 4)
+		if n, _ := unix.Read(fd, b); n == 4 && string(b) == "late" {
+			got = true
+		}
+	}
+	if !got {
+		t.Fatal("the bytes written on the connection that waited reached no accepted socket")
+	}
 }
 
 func TestListenerCloseEndsAccept(t *testing.T) {
-	l, _ := listen(t)
+	l, _ := listen(t, poller(t))
 	res := make(chan error, 1)
 	go func() { _, err := l.Accept(); res <- err }()
 	time.Sleep(20 * time.Millisecond)
