@@ -21,7 +21,7 @@ func rawPair(t *testing.T, p *rawtcp.Poller, accepted bool) (peer *net.TCPConn, 
 	}
 	if !accepted {
 		defer ln.Close()
-		c, err := rawtcp.Dial(context.Background(), p, ln.Addr().(*net.TCPAddr).AddrPort())
+		c, err := rawtcp.Dial(context.Background(), p, ln.Addr().(*net.TCPAddr).AddrPort(), time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}

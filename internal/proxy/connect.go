@@ -22,9 +22,18 @@ type Dialer interface {
 // for every TCP connection, which Minecraft's many small packets need.
 func defaultDialer() Dialer { return &net.Dialer{KeepAlive: -1} }
 
+// deadlineDialer is a Dialer bounded by a time rather than a context's timer
+// (raw_linux.go's): the usual dial, connected when connect returns, arms no timer.
+type deadlineDialer interface {
+	DialDeadline(ctx context.Context, network, address string, deadline time.Time) (net.Conn, error)
+}
+
 // dial opens a connection to one backend address within timeout, under the proxy's
 // context so shutdown ends a dial at once.
 func (p *Proxy) dial(addr string, timeout time.Duration) (net.Conn, error) {
+	if d, ok := p.dialer.(deadlineDialer); ok {
+		return d.DialDeadline(p.ctx, "tcp", addr, time.Now().Add(timeout))
+	}
 	ctx, cancel := context.WithTimeout(p.ctx, timeout)
 	defer cancel()
 	return p.dialer.DialContext(ctx, "tcp", addr)

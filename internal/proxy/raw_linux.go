@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"time"
 
 	"github.com/infrarust-go/infrarust/internal/forward"
 	"github.com/infrarust-go/infrarust/internal/rawtcp"
@@ -66,11 +67,22 @@ type rawDialer struct {
 }
 
 func (d rawDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	return d.DialDeadline(ctx, network, address, time.Time{})
+}
+
+// DialDeadline is DialContext bounded by a time instead of a context's timer: a
+// connect that completes at once (loopback, a fast LAN) then arms no timer at all.
+func (d rawDialer) DialDeadline(ctx context.Context, network, address string, deadline time.Time) (net.Conn, error) {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil || network != "tcp" {
+		if !deadline.IsZero() {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, deadline)
+			defer cancel()
+		}
 		return d.named.DialContext(ctx, network, address)
 	}
-	c, err := rawtcp.Dial(ctx, d.poller, ap)
+	c, err := rawtcp.Dial(ctx, d.poller, ap, deadline)
 	if err != nil {
 		return nil, err
 	}

@@ -9,15 +9,17 @@ import (
 	"net/netip"
 	"os"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// Dial connects to addr within ctx: socket, TCP_NODELAY, connect. A connect that
-// completes while connect runs (on loopback and a fast LAN the kernel does the whole
-// handshake inside it), known with one getpeername, costs nothing more; otherwise
-// the socket waits for it in p.
-func Dial(ctx context.Context, p *Poller, addr netip.AddrPort) (*Conn, error) {
+// Dial connects to addr before deadline (none if zero) unless ctx ends first:
+// socket, TCP_NODELAY, connect. A connect that completes while connect runs (on
+// loopback and a fast LAN the kernel does the whole handshake inside it), known
+// with one getpeername, costs nothing more, no timer included; otherwise the socket
+// waits for it in p.
+func Dial(ctx context.Context, p *Poller, addr netip.AddrPort, deadline time.Time) (*Conn, error) {
 	raddr := net.TCPAddrFromAddrPort(addr)
 	fail := func(err error) (*Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: raddr, Err: err}
@@ -61,7 +63,10 @@ func Dial(ctx context.Context, p *Poller, addr netip.AddrPort) (*Conn, error) {
 	if _, err := syscall.Getpeername(fd); err == nil {
 		return c, nil // connected while connect ran
 	}
-	if err := c.waitConnected(ctx); err != nil {
+	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
+		deadline = d
+	}
+	if err := c.waitConnected(ctx, deadline); err != nil {
 		c.Close()
 		return fail(err)
 	}
@@ -71,9 +76,9 @@ func Dial(ctx context.Context, p *Poller, addr netip.AddrPort) (*Conn, error) {
 // errStillConnecting is waitConnected's "not yet".
 var errStillConnecting = errors.New("still connecting")
 
-// waitConnected waits in the Poller for a connect in progress, until ctx ends.
-func (c *Conn) waitConnected(ctx context.Context) error {
-	deadline, _ := ctx.Deadline()
+// waitConnected waits in the Poller for a connect in progress, until deadline or
+// the end of ctx.
+func (c *Conn) waitConnected(ctx context.Context, deadline time.Time) error {
 	stop := context.AfterFunc(ctx, func() { c.kick(dirWrite) })
 	defer stop()
 	for {
@@ -89,7 +94,7 @@ func (c *Conn) waitConnected(ctx context.Context) error {
 				err = c.wait(dirWrite, deadline)
 			}
 			if err != nil {
-				if ctxErr := ctx.Err(); ctxErr != nil {
+				if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 					return mapContextErr(ctxErr)
 				}
 				return err

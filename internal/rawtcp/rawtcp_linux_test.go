@@ -59,7 +59,7 @@ func pair(t *testing.T) (accepted, dialled *Conn) {
 		}
 		got <- c
 	}()
-	d, err := Dial(context.Background(), p, addr)
+	d, err := Dial(context.Background(), p, addr, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,14 +353,14 @@ func TestDialRefusedAndCancelled(t *testing.T) {
 	addr := ln.Addr().(*net.TCPAddr).AddrPort()
 	ln.Close()
 	p := poller(t)
-	_, err = Dial(context.Background(), p, addr)
+	_, err = Dial(context.Background(), p, addr, time.Time{})
 	var oe *net.OpError
 	if !errors.Is(err, syscall.ECONNREFUSED) || !errors.As(err, &oe) || oe.Op != "dial" {
 		t.Fatalf("dial to a closed port: %v, want a dial *net.OpError wrapping ECONNREFUSED", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Dial(ctx, p, addr); !errors.Is(err, context.Canceled) {
+	if _, err := Dial(ctx, p, addr, time.Time{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("dial with a cancelled context: %v, want context.Canceled", err)
 	}
 }
@@ -387,9 +387,7 @@ func fullQueue(t *testing.T, p *Poller) (int, netip.AddrPort) {
 	}
 	addr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(sa.(*unix.SockaddrInet4).Port))
 	for range 8 {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		c, err := Dial(ctx, p, addr)
-		cancel()
+		c, err := Dial(context.Background(), p, addr, time.Now().Add(300*time.Millisecond))
 		if err != nil {
 			if !isTimeout(err) || !errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Fatalf("dial to a full accept queue: %v, want a timeout", err)
@@ -402,9 +400,21 @@ func fullQueue(t *testing.T, p *Poller) (int, netip.AddrPort) {
 	return -1, addr
 }
 
-// TestDialTimesOut: a connect that waits ends with the context's deadline, as a timeout.
+// TestDialTimesOut: a connect that waits ends at its deadline, or at the context's
+// when that comes first, as a timeout; a cancel ends it as context.Canceled.
 func TestDialTimesOut(t *testing.T) {
-	fullQueue(t, poller(t)) // its last dial timed out
+	p := poller(t)
+	_, addr := fullQueue(t, p) // its last dial timed out at the deadline argument
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := Dial(ctx, p, addr, time.Now().Add(time.Hour)); !isTimeout(err) {
+		t.Fatalf("dial whose context ends first: %v, want a timeout", err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, err := Dial(ctx, p, addr, time.Now().Add(time.Hour)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("dial cancelled while it waits: %v, want context.Canceled", err)
+	}
 }
 
 // TestDialThatWaitsConnects: a connect that waits (its SYN dropped by a full queue)
@@ -420,7 +430,7 @@ func TestDialThatWaitsConnects(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		c, err := Dial(ctx, p, addr)
+		c, err := Dial(ctx, p, addr, time.Time{})
 		res <- result{c, err}
 	}()
 	time.Sleep(100 * time.Millisecond) // the dial is waiting on its dropped SYN
