@@ -56,10 +56,17 @@ const (
 // event sets ready; a call clears it before it tries, so an event that comes after
 // the try's EAGAIN is seen by the wait that follows, not slept through.
 type waitDir struct {
-	ready   bool
-	waiting bool
-	ch      chan struct{} // capacity 1: an event, a deadline change or Close
-	timer   *time.Timer
+	ready bool
+	w     *waiter // while a call waits: kicked once (event, deadline change, Close)
+}
+
+// waiter is what one wait blocks on, taken from the Poller's pool for the wait's
+// length: most sockets wait once or twice in their life (a status ping's client,
+// a backend's first answer), so a channel and a timer of their own would be
+// allocated for one use.
+type waiter struct {
+	ch    chan struct{} // capacity 1, and at most one send per wait
+	timer *time.Timer
 }
 
 func newConn(fd int, remote *net.TCPAddr, p *Poller) *Conn {
@@ -180,6 +187,12 @@ func (c *Conn) clearReady(dir int) {
 // wait blocks until the direction had an event since its last clear, its deadline
 // passed, its deadline changed, or the Conn or Poller closed. nil means: try again.
 func (c *Conn) wait(dir int, deadline time.Time) error {
+	var until time.Duration
+	if !deadline.IsZero() {
+		if until = time.Until(deadline); until <= 0 {
+			return os.ErrDeadlineExceeded
+		}
+	}
 	c.wmu.Lock()
 	d := &c.dirs[dir]
 	if c.closed {
@@ -190,47 +203,46 @@ func (c *Conn) wait(dir int, deadline time.Time) error {
 		c.wmu.Unlock()
 		return nil
 	}
-	if d.ch == nil {
-		d.ch = make(chan struct{}, 1)
-	}
-	d.waiting = true
-	ch := d.ch
-	var timeout <-chan time.Time
-	if !deadline.IsZero() {
-		wait := time.Until(deadline)
-		if wait <= 0 {
-			d.waiting = false
-			c.wmu.Unlock()
-			return os.ErrDeadlineExceeded
-		}
-		if d.timer == nil {
-			d.timer = time.NewTimer(wait)
-		} else {
-			d.timer.Reset(wait)
-		}
-		timeout = d.timer.C
-	}
+	w := c.poller.waiter()
+	d.w = w
 	c.wmu.Unlock()
-	if c.poller.closed() { // after waiting is set: Close's wakeAll sees it, or we see this
-		c.stopWaiting(dir)
+	defer c.poller.putWaiter(w)
+	if c.poller.closed() { // after d.w is set: Close's wakeAll sees it, or we see this
+		c.stopWaiting(dir, w)
 		return ErrPollerClosed
 	}
-	select {
-	case <-ch:
-		if timeout != nil {
-			d.timer.Stop() // the direction's one caller (rmu/wrmu) owns its timer
-		}
+	if until == 0 {
+		<-w.ch
 		return nil
-	case <-timeout:
-		c.stopWaiting(dir)
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(until)
+	} else {
+		w.timer.Reset(until)
+	}
+	select {
+	case <-w.ch:
+		w.timer.Stop()
+		return nil
+	case <-w.timer.C:
+		c.stopWaiting(dir, w)
 		return os.ErrDeadlineExceeded
 	}
 }
 
-func (c *Conn) stopWaiting(dir int) {
+// stopWaiting takes w back from the direction; if a kick got there first, its
+// send is consumed so that w goes back to the pool empty.
+func (c *Conn) stopWaiting(dir int, w *waiter) {
 	c.wmu.Lock()
-	c.dirs[dir].waiting = false
+	d := &c.dirs[dir]
+	kicked := d.w != w
+	if !kicked {
+		d.w = nil
+	}
 	c.wmu.Unlock()
+	if kicked {
+		<-w.ch
+	}
 }
 
 // notify applies one epoll event (from the Poller's goroutine).
@@ -254,12 +266,9 @@ func (c *Conn) readyLocked(dir int) {
 // kickLocked wakes the direction's waiter, if any, to look again.
 func (c *Conn) kickLocked(dir int) {
 	d := &c.dirs[dir]
-	if d.waiting {
-		d.waiting = false
-		select {
-		case d.ch <- struct{}{}:
-		default:
-		}
+	if d.w != nil {
+		d.w.ch <- struct{}{} // never blocks: one send per wait, into capacity 1
+		d.w = nil
 	}
 }
 

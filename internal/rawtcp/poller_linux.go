@@ -36,6 +36,7 @@ type Poller struct {
 	woken   []wake            // the loop's alone
 	closing atomic.Bool
 	done    chan struct{}
+	waiters sync.Pool // *waiter
 
 	mu    sync.Mutex // guards conns, free, gen
 	conns []*Conn    // registered Conns by slot
@@ -139,6 +140,15 @@ func (p *Poller) collect(epfd uintptr) bool {
 		}
 	}
 }
+
+func (p *Poller) waiter() *waiter {
+	if w, ok := p.waiters.Get().(*waiter); ok {
+		return w
+	}
+	return &waiter{ch: make(chan struct{}, 1)}
+}
+
+func (p *Poller) putWaiter(w *waiter) { p.waiters.Put(w) }
 
 // add registers c's socket (c.mu held, so the fd is c's): the event data names the
 // Conn by slot and generation, never by fd number, so an event that comes after
