@@ -6,11 +6,10 @@ package forward
 // (edge-triggered, registered once, never modified) and one small record; no goroutine,
 // no stack, no pipe. Each shard is one goroutine that owns its sessions outright.
 //
-// How the shard waits. Its epoll fd is itself pollable, so it is handed to Go's own
-// netpoller (os.NewFile on a non-blocking epoll fd) and the shard goroutine parks in
-// RawConn.Read like any network reader: no OS thread sits blocked in epoll_wait and no
-// P is held, and when one of its sockets becomes ready, Go wakes the goroutine, which
-// collects the events with epoll_wait(timeout 0) and moves the bytes itself.
+// How the shard waits: its epoll set is an epoll.Set, parked in Go's own netpoller
+// (internal/epoll says how), and when one of its sockets becomes ready, Go wakes the
+// shard goroutine, which collects the events with epoll_wait(timeout 0) and moves the
+// bytes itself.
 //
 // How the sockets leave Go. Forward takes each socket out of the *net.TCPConn: it
 // duplicates the fd (F_DUPFD_CLOEXEC) and closes the conn, so Go's netpoller forgets
@@ -61,9 +60,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/infrarust-go/infrarust/internal/epoll"
 )
 
 const (
@@ -84,9 +84,6 @@ var testHookRegister, testHookBeforeLive func(*shard, *session)
 
 // testHookShutdown sees every half-close the shards make (nil outside tests).
 var testHookShutdown func()
-
-// aLongTimeAgo is a read deadline in the past: it wakes a shard parked in Read.
-var aLongTimeAgo = time.Unix(1, 0)
 
 type epollForwarder struct {
 	mu     sync.RWMutex // Forward holds it shared while registering; Close exclusively
@@ -114,7 +111,7 @@ func NewEpoll(opts EpollOptions) (Forwarder, error) {
 		sh, err := newShard(f)
 		if err != nil {
 			for _, sh := range f.shards {
-				sh.file.Close()
+				sh.set.Close()
 			}
 			return nil, err
 		}
@@ -221,18 +218,20 @@ func (f *epollForwarder) Close() error {
 		f.mu.Unlock()
 		for _, sh := range f.shards {
 			sh.stop.Store(true)
-			_ = sh.file.SetReadDeadline(aLongTimeAgo)
+			sh.set.Wake()
 		}
 		f.wg.Wait()
 		// Every shard goroutine is gone: what they owned is now ours alone.
 		for _, sh := range f.shards {
 			sh.takeInbox() // those sessions are in slots: ended below
-			for _, s := range sh.slots {
-				if s != nil && !s.finished {
+			var live []*session
+			sh.slots.Each(func(s *session) { live = append(live, s) })
+			for _, s := range live {
+				if !s.finished {
 					sh.teardown(s, ErrClosed)
 				}
 			}
-			sh.file.Close()
+			sh.set.Close()
 		}
 		f.pool.closeAll()
 	})
@@ -248,9 +247,7 @@ const (
 // goroutine that serves them.
 type shard struct {
 	f      *epollForwarder
-	file   *os.File // the epoll fd, in Go's netpoller
-	rc     syscall.RawConn
-	epfd   int
+	set    *epoll.Set
 	stop   atomic.Bool
 	events []unix.EpollEvent
 	poll   func(uintptr) bool
@@ -261,10 +258,8 @@ type shard struct {
 	buf    []byte     // read buffer; handed to a direction whose write could not finish
 	bufp   *[]byte
 
-	mu    sync.Mutex // guards slots, free and gen (Forward publishes, the shard retires)
-	slots []*session
-	free  []uint32
-	gen   uint32
+	mu    sync.Mutex // guards slots (Forward publishes, the shard retires)
+	slots epoll.Table[*session]
 
 	inboxMu sync.Mutex
 	inbox   []*session // live sessions with events from before they went live
@@ -272,26 +267,11 @@ type shard struct {
 }
 
 func newShard(f *epollForwarder) (*shard, error) {
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	set, err := epoll.Open("forward-epoll")
 	if err != nil {
-		return nil, fmt.Errorf("forward: epoll_create1: %w", err)
+		return nil, fmt.Errorf("forward: %w", err)
 	}
-	if err := unix.SetNonblock(epfd, true); err != nil {
-		unix.Close(epfd)
-		return nil, fmt.Errorf("forward: epoll fd non-blocking: %w", err)
-	}
-	file := os.NewFile(uintptr(epfd), "forward-epoll")
-	rc, err := file.SyscallConn()
-	if err != nil {
-		file.Close()
-		return nil, fmt.Errorf("forward: epoll fd: %w", err)
-	}
-	// A deadline only works on a file in Go's netpoller: this proves it is there.
-	if err := file.SetReadDeadline(time.Time{}); err != nil {
-		file.Close()
-		return nil, fmt.Errorf("forward: epoll fd not pollable by Go: %w", err)
-	}
-	sh := &shard{f: f, file: file, rc: rc, epfd: epfd, events: make([]unix.EpollEvent, eventBatch)}
+	sh := &shard{f: f, set: set, events: make([]unix.EpollEvent, eventBatch)}
 	sh.bufp = getBuf()
 	sh.buf = *sh.bufp
 	sh.poll = sh.pollOnce
@@ -300,34 +280,21 @@ func newShard(f *epollForwarder) (*shard, error) {
 
 func (sh *shard) publish(s *session) {
 	sh.mu.Lock()
-	sh.gen++
-	s.gen = sh.gen
-	if n := len(sh.free); n > 0 {
-		s.slot = sh.free[n-1]
-		sh.free = sh.free[:n-1]
-		sh.slots[s.slot] = s
-	} else {
-		s.slot = uint32(len(sh.slots))
-		sh.slots = append(sh.slots, s)
-	}
+	s.slot, s.gen = sh.slots.Add(s)
 	sh.mu.Unlock()
 }
 
 func (sh *shard) unpublish(s *session) {
 	sh.mu.Lock()
-	if sh.slots[s.slot] == s {
-		sh.slots[s.slot] = nil
-		sh.free = append(sh.free, s.slot)
-	}
+	sh.slots.Remove(s.slot, s)
 	sh.mu.Unlock()
 }
 
 // register adds one socket to the epoll set; the event data names the session by
-// slot and generation, never by fd number.
+// slot and generation (and the side by the slot word's low bit), never by fd number.
 func (sh *shard) register(fd int, s *session, side int32) error {
-	ev := unix.EpollEvent{Events: epollIn, Fd: int32(s.slot<<1) | side, Pad: int32(s.gen)}
-	if err := unix.EpollCtl(sh.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		return fmt.Errorf("forward: epoll_ctl add (raise fs.epoll.max_user_watches or use the goroutine forwarder): %w", os.NewSyscallError("epoll_ctl", err))
+	if err := sh.set.Add(fd, epollIn, int32(s.slot<<1)|side, int32(s.gen)); err != nil {
+		return fmt.Errorf("forward: epoll_ctl add (raise fs.epoll.max_user_watches or use the goroutine forwarder): %w", err)
 	}
 	return nil
 }
@@ -335,11 +302,7 @@ func (sh *shard) register(fd int, s *session, side int32) error {
 // watchOut adds EPOLLOUT to a socket's registration; the modify reports the socket
 // writable at once if room came back since the write that could not finish.
 func (sh *shard) watchOut(s *session, fd int, side int32) error {
-	ev := unix.EpollEvent{Events: epollIn | unix.EPOLLOUT, Fd: int32(s.slot<<1) | side, Pad: int32(s.gen)}
-	if err := unix.EpollCtl(sh.epfd, unix.EPOLL_CTL_MOD, fd, &ev); err != nil {
-		return os.NewSyscallError("epoll_ctl", err)
-	}
-	return nil
+	return sh.set.Modify(fd, epollIn|unix.EPOLLOUT, int32(s.slot<<1)|side, int32(s.gen))
 }
 
 // goLive hands a registered session to the shard; true when events came while it
@@ -359,7 +322,7 @@ func (sh *shard) post(s *session) {
 	sh.inbox = append(sh.inbox, s)
 	sh.inboxMu.Unlock()
 	sh.posted.Store(true)
-	_ = sh.file.SetReadDeadline(aLongTimeAgo)
+	sh.set.Wake()
 }
 
 // takeInbox empties the inbox.
@@ -388,12 +351,12 @@ func (sh *shard) drainInbox() {
 func (sh *shard) run() {
 	defer sh.f.wg.Done()
 	for !sh.stop.Load() {
-		err := sh.rc.Read(sh.poll)
+		err := sh.set.Serve(sh.poll)
 		if sh.stop.Load() || sh.broken != nil {
 			return
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			_ = sh.file.SetReadDeadline(time.Time{})
+			sh.set.Rearm()
 			sh.drainInbox()
 			continue
 		}
@@ -405,15 +368,14 @@ func (sh *shard) run() {
 }
 
 // pollOnce serves what is ready. Returning false parks the goroutine until Go's
-// netpoller sees the epoll fd readable again; Go cleared that readiness before the
-// first call and records any edge since, so an event that arrives while we work is
-// never slept through, and a batch that did not fill needs no extra epoll_wait.
+// netpoller sees the epoll fd readable again (epoll.Set.Serve: no edge is slept
+// through, so a batch that did not fill needs no extra epoll_wait).
 func (sh *shard) pollOnce(epfd uintptr) bool {
 	for {
 		if sh.stop.Load() {
 			return true
 		}
-		n, err := rawPollEvents(int(epfd), sh.events)
+		n, err := epoll.Wait(int(epfd), sh.events)
 		if err == unix.EINTR {
 			continue
 		}
@@ -447,12 +409,8 @@ func (sh *shard) dispatch(evs []unix.EpollEvent) {
 	sh.mu.Lock()
 	for i := range evs {
 		ev := &evs[i]
-		slot := uint32(ev.Fd) >> 1
-		if int(slot) >= len(sh.slots) {
-			continue
-		}
-		s := sh.slots[slot]
-		if s == nil || s.gen != uint32(ev.Pad) {
+		s, ok := sh.slots.Get(uint32(ev.Fd)>>1, uint32(ev.Pad))
+		if !ok {
 			continue // an event for a session that has ended
 		}
 		s.note(ev.Fd&1, ev.Events)
@@ -514,8 +472,8 @@ func (sh *shard) teardown(s *session, err error) {
 	s.finished = true
 	sh.release(&s.up)
 	sh.release(&s.down)
-	rawClose(s.cfd)
-	rawClose(s.bfd)
+	_ = epoll.Close(s.cfd)
+	_ = epoll.Close(s.bfd)
 	sh.unpublish(s)
 	done := s.done
 	s.done = nil
@@ -655,7 +613,7 @@ func (sh *shard) pump(s *session, d *dir, src, dst int, dstSide int32) error {
 			// sends the same FIN (both sockets were read to EOF, so nothing unread
 			// turns it into a reset): the shutdown would be a wasted system call.
 			if other := s.other(d); !other.shut {
-				_ = rawShutdown(dst, unix.SHUT_WR)
+				_ = epoll.Shutdown(dst, unix.SHUT_WR)
 				if testHookShutdown != nil {
 					testHookShutdown()
 				}
@@ -691,7 +649,7 @@ func (sh *shard) endStreak(d *dir) {
 
 // readIn reads once into the shard buffer; pump writes it next.
 func (sh *shard) readIn(d *dir, src int) (int, error) {
-	n, err := ignoringEINTR(func() (int, error) { return rawRead(src, sh.buf) })
+	n, err := ignoringEINTR(func() (int, error) { return epoll.Read(src, sh.buf) })
 	switch {
 	case err == unix.EAGAIN:
 		d.readable = false
@@ -731,7 +689,7 @@ func (sh *shard) spliceIn(d *dir, src int) (int, error) {
 		}
 	}
 	n, err := ignoringEINTR(func() (int, error) {
-		return splice(src, d.pipe.w, spliceMax)
+		return epoll.Splice(src, d.pipe.w, spliceMax)
 	})
 	switch {
 	case err == unix.EAGAIN:
@@ -760,7 +718,7 @@ func (sh *shard) spliceIn(d *dir, src int) (int, error) {
 func (sh *shard) flush(d *dir, dst int) error {
 	for d.pipeLen > 0 {
 		n, err := ignoringEINTR(func() (int, error) {
-			return splice(d.pipe.r, dst, d.pipeLen)
+			return epoll.Splice(d.pipe.r, dst, d.pipeLen)
 		})
 		if err == unix.EAGAIN {
 			d.writable = false
@@ -773,7 +731,7 @@ func (sh *shard) flush(d *dir, dst int) error {
 		d.n += int64(n)
 	}
 	for len(d.held) > 0 {
-		n, err := ignoringEINTR(func() (int, error) { return rawWrite(dst, d.held) })
+		n, err := ignoringEINTR(func() (int, error) { return epoll.Write(dst, d.held) })
 		if err == unix.EAGAIN {
 			d.writable = false
 			return nil

@@ -68,7 +68,7 @@ func TestFailedRegistrationIsUndoneByForward(t *testing.T) {
 	f := newEpoll(t, EpollOptions{Shards: 1})
 	testHookRegister = func(sh *shard, s *session) {
 		ev := unix.EpollEvent{Events: unix.EPOLLIN}
-		if err := unix.EpollCtl(sh.epfd, unix.EPOLL_CTL_ADD, s.cfd, &ev); err != nil {
+		if err := unix.EpollCtl(sh.set.FD, unix.EPOLL_CTL_ADD, s.cfd, &ev); err != nil {
 			t.Error(err)
 		}
 	}
@@ -87,10 +87,8 @@ func TestFailedRegistrationIsUndoneByForward(t *testing.T) {
 	sh := f.shards[0]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	for _, s := range sh.slots {
-		if s != nil {
-			t.Errorf("slot still holds a session after its registration failed")
-		}
+	if n := sh.slots.Len(); n != 0 {
+		t.Errorf("%d slots still hold a session after its registration failed", n)
 	}
 }
 

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/infrarust-go/infrarust/internal/epoll"
 )
 
 // Conn is one TCP socket. It is safe for concurrent use like a net.Conn: a read and a
@@ -96,7 +98,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 			return 0, nil
 		}
 		c.clearReady(dirRead)
-		n, err := ignoringEINTR(func() (int, error) { return rawRead(c.fd, b) })
+		n, err := ignoringEINTR(func() (int, error) { return epoll.Read(c.fd, b) })
 		if err != unix.EAGAIN {
 			c.mu.Unlock()
 			switch {
@@ -136,7 +138,7 @@ func (c *Conn) Write(b []byte) (int, error) {
 		}
 		c.clearReady(dirWrite)
 		for written < len(b) {
-			n, err := ignoringEINTR(func() (int, error) { return rawWrite(c.fd, b[written:]) })
+			n, err := ignoringEINTR(func() (int, error) { return epoll.Write(c.fd, b[written:]) })
 			if err == unix.EAGAIN {
 				break
 			}
@@ -300,7 +302,7 @@ func (c *Conn) Close() error {
 		c.poller.remove(c) // close takes the socket out of the epoll set
 		c.registered = false
 	}
-	err := rawClose(fd)
+	err := epoll.Close(fd)
 	c.mu.Unlock()
 	c.endWaits()
 	if err != nil {
@@ -319,7 +321,7 @@ func (c *Conn) endWaits() {
 
 // CloseWrite half-closes the socket (shutdown SHUT_WR).
 func (c *Conn) CloseWrite() error {
-	return c.control(func(fd int) error { return rawShutdown(fd, unix.SHUT_WR) })
+	return c.control(func(fd int) error { return epoll.Shutdown(fd, unix.SHUT_WR) })
 }
 
 // SetNoDelay sets TCP_NODELAY, as *net.TCPConn's does (the dial and accept set it on).

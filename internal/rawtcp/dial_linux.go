@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/infrarust-go/infrarust/internal/epoll"
 )
 
 // Dial connects to addr before deadline (none if zero) unless ctx ends first:
@@ -47,7 +49,7 @@ func Dial(ctx context.Context, p *Poller, addr netip.AddrPort, deadline time.Tim
 	}
 	c := newConn(fd, raddr, p)
 	for {
-		err = rawConnect(fd, addr, zone)
+		err = epoll.Connect(fd, addr, zone)
 		if err != unix.EINTR {
 			break
 		}

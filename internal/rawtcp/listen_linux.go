@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/infrarust-go/infrarust/internal/epoll"
 )
 
 // Listener is a net.Listener whose Accept returns *Conn: the listening socket waits
@@ -85,7 +87,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 			return nil, l.opError(os.NewSyscallError("accept4", aerr))
 		}
 		if err := l.noDelay(nfd); err != nil {
-			rawClose(nfd)
+			_ = epoll.Close(nfd)
 			continue // the socket is dead already (reset before it was taken)
 		}
 		return newConn(nfd, tcpAddr(sa), l.poller), nil

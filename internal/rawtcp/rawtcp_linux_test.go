@@ -268,13 +268,7 @@ func TestTakeFD(t *testing.T) {
 func registeredIn(p *Poller) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := 0
-	for _, c := range p.conns {
-		if c != nil {
-			n++
-		}
-	}
-	return n
+	return p.conns.Len()
 }
 
 // TestClosedConnLeavesThePoller: a Conn that waited and was closed gives its slot back.
