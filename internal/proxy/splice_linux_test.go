@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"strings"
@@ -216,6 +217,16 @@ func TestSessionsForwardOnBareSockets(t *testing.T) {
 				got := make([]byte, len(msg))
 				if _, err := io.ReadFull(c, got); err != nil || !bytes.Equal(got, msg) {
 					t.Fatalf("echo through the proxy: %v", err)
+				}
+			}
+			// The player's address reads as Go's net has it: IPv4, not IPv4-mapped.
+			for _, pl := range p.Players("") {
+				want := netip.MustParseAddr("127.0.0.1")
+				if tc.pp {
+					want = netip.MustParseAddr("203.0.113.7")
+				}
+				if pl.Client.Addr() != want {
+					t.Errorf("player %s's client address %v, want %v", pl.Name, pl.Client, want)
 				}
 			}
 			p.connMu.Lock()

@@ -441,7 +441,9 @@ func ignoringEINTR(fn func() (int, error)) (int, error) {
 func tcpAddr(sa syscall.Sockaddr) *net.TCPAddr {
 	switch a := sa.(type) {
 	case *syscall.SockaddrInet4:
-		return &net.TCPAddr{IP: net.IP(a.Addr[:]).To16(), Port: a.Port}
+		// A 4-byte IP, as Go's net gives for an IPv4 peer: TCPAddr.AddrPort then is
+		// 127.0.0.1, not ::ffff:127.0.0.1, in logs, events and forwarding alike.
+		return &net.TCPAddr{IP: net.IP(append([]byte(nil), a.Addr[:]...)), Port: a.Port}
 	case *syscall.SockaddrInet6:
 		ip := netip.AddrFrom16(a.Addr)
 		return &net.TCPAddr{IP: ip.AsSlice(), Port: a.Port, Zone: zoneName(a.ZoneId)}

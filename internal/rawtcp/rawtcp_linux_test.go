@@ -90,6 +90,14 @@ func TestDialAcceptAndAddresses(t *testing.T) {
 	if noDelay(t, a) == 0 || noDelay(t, d) == 0 {
 		t.Fatalf("TCP_NODELAY accepted=%d dialled=%d, want both on", noDelay(t, a), noDelay(t, d))
 	}
+	// Addresses read as Go's net has them: an IPv4 peer is an IPv4 address, not the
+	// IPv4-mapped IPv6 form, once through TCPAddr.AddrPort (what the proxy logs,
+	// filters and forwards).
+	for name, addr := range map[string]net.Addr{"accepted peer": a.RemoteAddr(), "accepted local": a.LocalAddr(), "dialled peer": d.RemoteAddr(), "dialled local": d.LocalAddr()} {
+		if ap := addr.(*net.TCPAddr).AddrPort(); !ap.Addr().Is4() || ap.Addr().String() != "127.0.0.1" {
+			t.Errorf("%s address %v, want 127.0.0.1 as an IPv4 address", name, ap)
+		}
+	}
 	if a.RemoteAddr().String() != d.LocalAddr().String() {
 		t.Errorf("accepted side's peer %v, dialled side's own address %v", a.RemoteAddr(), d.LocalAddr())
 	}
