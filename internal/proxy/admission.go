@@ -194,7 +194,7 @@ func (p *Proxy) readProxyProtocol(cn *conn) error {
 	if err != nil {
 		return refuse("proxy_protocol", err.Error(), "")
 	}
-	cn.client = real
+	cn.client = unmapped(real)
 	return nil
 }
 
@@ -429,10 +429,17 @@ func (p *Proxy) detach(cn *conn, session func()) {
 
 func addrPort(a net.Addr) netip.AddrPort {
 	if t, ok := a.(*net.TCPAddr); ok {
-		return t.AddrPort()
+		return unmapped(t.AddrPort())
 	}
 	ap, _ := netip.ParseAddrPort(a.String())
-	return ap
+	return unmapped(ap)
+}
+
+// unmapped is ap with an IPv4-mapped IPv6 address (an IPv4 player on a dual-stack
+// listener, bind ":25565") as the IPv4 address it is, for the logs, the players
+// API, events and the address forwarded to backends.
+func unmapped(ap netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 }
 
 // maxHandshakeFrame is the largest a valid handshake frame can be: packet id,

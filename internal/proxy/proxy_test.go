@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -85,7 +86,7 @@ func startProxyOpts(t testing.TB, mutate func(*config.Config), opts Options, ser
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", cfg.Bind) // 127.0.0.1:0 unless mutate chose another
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,6 +316,40 @@ func TestDomainRewrite(t *testing.T) {
 		if h.ServerAddress != want[i] {
 			t.Errorf("handshake %d address %q, want %q", i, h.ServerAddress, want[i])
 		}
+	}
+}
+
+// TestIPv4PlayerOnDualStackBind: a player who reaches a dual-stack listener (bind
+// ":port") over IPv4 is known by the IPv4 address, not its IPv4-mapped IPv6 form.
+func TestIPv4PlayerOnDualStackBind(t *testing.T) {
+	hold := func(c net.Conn, br *bufio.Reader, _ mc.Handshake, _ mc.LoginStart) {
+		if _, err := c.Write(loginSuccessFrame()); err == nil {
+			_, _ = br.WriteTo(io.Discard) // until the player leaves
+		}
+	}
+	b := startBackend(t, fakemc.Options{Name: "lobby", OnLogin: hold})
+	tp := startProxy(t, func(c *config.Config) { c.Bind = ":0" }, newServer("lobby", []string{"lobby.com"}, b.Addr()))
+	_, port, _ := net.SplitHostPort(tp.addr)
+	c, err := net.Dial("tcp4", net.JoinHostPort("127.0.0.1", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := loginOn(c, "lobby.com", player("Alex")); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if pl := tp.Players(""); len(pl) == 1 {
+			if got := pl[0].Client.Addr(); got != netip.MustParseAddr("127.0.0.1") {
+				t.Fatalf("player's client address %v, want 127.0.0.1", pl[0].Client)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("players %v, want Alex online", tp.Players(""))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
