@@ -40,11 +40,13 @@ func (f *goroutineForwarder) Forward(clientConn, backendConn net.Conn, done func
 	client, err1 := asTCPConn(clientConn)
 	backend, err2 := asTCPConn(backendConn)
 	if err := errors.Join(err1, err2); err != nil {
-		for _, c := range []net.Conn{clientConn, backendConn, client, backend} {
-			if c != nil && c != (*net.TCPConn)(nil) {
+		for _, c := range []*net.TCPConn{client, backend} {
+			if c != nil {
 				c.Close()
 			}
 		}
+		clientConn.Close() // a no-op for a socket already taken
+		backendConn.Close()
 		done(Result{Err: err})
 		return
 	}
