@@ -223,8 +223,8 @@ func (f *epollForwarder) Close() error {
 		f.wg.Wait()
 		// Every shard goroutine is gone: what they owned is now ours alone.
 		for _, sh := range f.shards {
-			sh.takeInbox() // those sessions are in slots: ended below
-			var live []*session
+			sh.takeInbox()      // those sessions are in slots: ended below
+			var live []*session // teardown frees slots: collect them first
 			sh.slots.Each(func(s *session) { live = append(live, s) })
 			for _, s := range live {
 				if !s.finished {

@@ -56,6 +56,16 @@ type FDTaker interface {
 	TakeFD() (int, error)
 }
 
+// Takes says whether Forward can take c: a TCP socket of Go's net or an FDTaker.
+// Anything else (a test's pipe, a wrapper) must be copied by its owner.
+func Takes(c net.Conn) bool {
+	switch c.(type) {
+	case *net.TCPConn, FDTaker:
+		return true
+	}
+	return false
+}
+
 // errNotSocket is the Result.Err of a session whose connections are not sockets.
 var errNotSocket = errors.New("forward: not a TCP socket")
 

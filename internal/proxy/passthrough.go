@@ -114,7 +114,7 @@ func (p *Proxy) passthroughSession(cn *conn, backend net.Conn, pending, first []
 	}
 	up0, down0 := int64(len(pending)), int64(len(first))
 	setKeepalive(cn.c, cn.st.cfg.Keepalive)
-	if !isSocket(cn.c) || !isSocket(backend) {
+	if !forward.Takes(cn.c) || !forward.Takes(backend) {
 		// Not plain TCP (a test's pipe): forward on a goroutine of its own.
 		p.detach(cn, func() {
 			p.session(cn, backend, func() (int64, int64) {
@@ -273,16 +273,6 @@ func setKeepalive(c net.Conn, ka config.Keepalive) {
 		Interval: ka.Interval.D(),
 		Count:    ka.Retries,
 	})
-}
-
-// isSocket says whether a forwarder can take c: a TCP socket of Go's net or a
-// rawtcp Conn.
-func isSocket(c net.Conn) bool {
-	switch c.(type) {
-	case *net.TCPConn, forward.FDTaker:
-		return true
-	}
-	return false
 }
 
 func closeWrite(c net.Conn) {

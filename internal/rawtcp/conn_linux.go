@@ -280,12 +280,20 @@ func (c *Conn) kick(dir int) {
 	c.wmu.Unlock()
 }
 
-// wakeAll wakes both directions' waiters (Close, TakeFD, Poller.Close).
+// wakeAll wakes both directions' waiters to look again (Poller.Close).
 func (c *Conn) wakeAll() {
 	c.wmu.Lock()
 	c.kickLocked(dirRead)
 	c.kickLocked(dirWrite)
 	c.wmu.Unlock()
+}
+
+// endWaits marks the Conn closed for waiters, then wakes them (Close, TakeFD).
+func (c *Conn) endWaits() {
+	c.wmu.Lock()
+	c.closed = true
+	c.wmu.Unlock()
+	c.wakeAll()
 }
 
 // Close closes the socket; a Read or Write waiting on it returns net.ErrClosed.
@@ -311,26 +319,9 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-func (c *Conn) endWaits() {
-	c.wmu.Lock()
-	c.closed = true
-	c.kickLocked(dirRead)
-	c.kickLocked(dirWrite)
-	c.wmu.Unlock()
-}
-
 // CloseWrite half-closes the socket (shutdown SHUT_WR).
 func (c *Conn) CloseWrite() error {
 	return c.control(func(fd int) error { return epoll.Shutdown(fd, unix.SHUT_WR) })
-}
-
-// SetNoDelay sets TCP_NODELAY, as *net.TCPConn's does (the dial and accept set it on).
-func (c *Conn) SetNoDelay(on bool) error {
-	v := 0
-	if on {
-		v = 1
-	}
-	return c.control(func(fd int) error { return unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, v) })
 }
 
 // control runs fn on the socket's fd.
