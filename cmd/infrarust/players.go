@@ -71,15 +71,20 @@ forwards their bytes. To move everyone off one address, see 'backends drain --mo
 	_ = list.RegisterFlagCompletionFunc("server", completeServers(conn, g))
 	cmd.AddCommand(list)
 
-	cmd.AddCommand(&cobra.Command{
-		Use:   "send NAME SERVER",
+	var force bool
+	send := &cobra.Command{
+		Use:   "send NAME SERVER [--force]",
 		Short: "Move a player to another server of their network, without a disconnect",
 		Long: `Moves the player to SERVER, picked among its addresses by its balancer like a login.
-If SERVER refuses them (full, kicked, unreachable) the player stays where they were,
-is told why, and the command fails with the reason. Only players of offline and
-client_only servers can be moved, and only within their network.`,
+SERVER's own rules decide first, as for a login: its ip_filter, the bans, its
+maintenance (maintenance_staff pass) and its capacity (players waiting in its queue
+go first). --force overrides maintenance and capacity, never ip_filter or bans.
+If SERVER refuses them (a rule, full, kicked, unreachable) the player stays where
+they were, is told why in chat, and the command fails with the reason. Only players
+of offline and client_only servers can be moved, and only within their network.`,
 		Example: `  infrarust players send Notch lobby
-  infrarust players send notch survival -o json`,
+  infrarust players send notch survival -o json
+  infrarust players send Dinnerbone build --force   # past build's maintenance`,
 		Args:              exactArgs(2),
 		ValidArgsFunction: completePlayerThenServer(conn, g),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -87,7 +92,7 @@ client_only servers can be moved, and only within their network.`,
 			if err != nil {
 				return err
 			}
-			p, err := c.SendPlayer(cmd.Context(), args[0], args[1])
+			p, err := c.SendPlayer(cmd.Context(), args[0], args[1], force)
 			if err != nil {
 				return err
 			}
@@ -97,7 +102,9 @@ client_only servers can be moved, and only within their network.`,
 			fmt.Fprintf(cmd.OutOrStdout(), "sent %s to %s (%s)\n", p.Name, p.Server, p.Address)
 			return nil
 		},
-	})
+	}
+	send.Flags().BoolVar(&force, "force", false, "override SERVER's maintenance and capacity (never its ip_filter or bans)")
+	cmd.AddCommand(send)
 
 	var reason string
 	kick := &cobra.Command{

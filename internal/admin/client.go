@@ -189,15 +189,17 @@ func (c *Client) Players(ctx context.Context, server string) ([]Player, error) {
 }
 
 // SendPlayer moves the player called name (in any case) to server and returns
-// them where they landed. A 409 says why the proxy cannot move them, a 502 why
-// the target refused them; either way they stayed where they were.
-func (c *Client) SendPlayer(ctx context.Context, name, server string) (Player, error) {
+// them where they landed; force overrides the target's maintenance and
+// capacity. A 409 says why the proxy cannot move them, a 403 which of the
+// target's rules refused them, a 502 why the target's backend did; either way
+// they stayed where they were.
+func (c *Client) SendPlayer(ctx context.Context, name, server string, force bool) (Player, error) {
 	name, server = strings.TrimSpace(name), strings.TrimSpace(server)
 	if name == "" || server == "" {
 		return Player{}, errors.New("say which player to send where: a player name and a server id")
 	}
 	var out Player
-	err := c.do(ctx, http.MethodPost, "/api/v1/players/"+url.PathEscape(name)+"/send", SendRequest{Server: server}, &out)
+	err := c.do(ctx, http.MethodPost, "/api/v1/players/"+url.PathEscape(name)+"/send", SendRequest{Server: server, Force: force}, &out)
 	return out, c.olderProxy(err, "players API")
 }
 

@@ -184,7 +184,7 @@ func (f *fakeRuntime) playerIndex(name string) int {
 	return slices.IndexFunc(f.players, func(p Player) bool { return strings.EqualFold(p.Name, name) })
 }
 
-func (f *fakeRuntime) SendPlayer(_ context.Context, name, server string) (Player, error) {
+func (f *fakeRuntime) SendPlayer(_ context.Context, name, server string, _ bool) (Player, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	i := f.playerIndex(name)

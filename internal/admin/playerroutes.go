@@ -117,7 +117,7 @@ func (s *Server) handleSendPlayer(w http.ResponseWriter, r *http.Request) {
 		s.writePlayerError(w, p.Name, target, ErrNotSwitchable)
 		return
 	}
-	moved, err := s.opts.Runtime.SendPlayer(r.Context(), p.Name, target)
+	moved, err := s.opts.Runtime.SendPlayer(r.Context(), p.Name, target, req.Force)
 	ip := clientIP(r)
 	if err != nil {
 		s.log.Info("admin action failed", "action", "player.send", "player", p.Name, "from", p.Server, "server", target, "client_ip", ip, "err", err)
@@ -125,7 +125,7 @@ func (s *Server) handleSendPlayer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("admin action", "action", "player.send", "player", p.Name, "from", p.Server, "server", moved.Server,
-		"address", moved.Address, "client_ip", ip)
+		"address", moved.Address, "force", req.Force, "client_ip", ip)
 	writeData(w, http.StatusOK, moved)
 }
 
@@ -183,6 +183,8 @@ func (s *Server) writePlayerError(w http.ResponseWriter, name, target string, er
 	case errors.Is(err, ErrOtherNetwork):
 		writeError(w, http.StatusConflict, "CONFLICT",
 			fmt.Sprintf("%s cannot be sent to %s: %v (servers exchange players only within one `network`)", name, target, err))
+	case errors.Is(err, ErrRefused):
+		writeError(w, http.StatusForbidden, "FORBIDDEN", fmt.Sprintf("%s was not moved to %s: %v (an operator's {\"force\": true} overrides maintenance and capacity, never ip_filter or bans)", name, target, err))
 	case errors.Is(err, ErrMoveFailed):
 		writeError(w, http.StatusBadGateway, "BAD_GATEWAY", fmt.Sprintf("%s was not moved to %s: %v", name, target, err))
 	default:

@@ -27,6 +27,9 @@ type Player struct {
 // SendRequest is the body of POST /api/v1/players/{name}/send.
 type SendRequest struct {
 	Server string `json:"server"`
+	// Force overrides the target's maintenance and capacity (staff moving a
+	// player past them); never its ip_filter or bans.
+	Force bool `json:"force,omitempty"`
 }
 
 // KickRequest is the body of POST /api/v1/players/{name}/kick.
@@ -55,6 +58,9 @@ var (
 	// reason (fmt.Errorf("%w: lobby 10.0.0.5:25565: server is full", ErrMoveFailed)),
 	// which the API answers as 502 so a caller can tell "retry later" from "cannot".
 	ErrMoveFailed = errors.New("the move failed; the player stays where they were")
+	// ErrRefused: the target server's own rules (ip_filter, bans, maintenance,
+	// capacity) refused the player, who stays where they were.
+	ErrRefused = errors.New("the target server's rules refused the player; they stay where they were")
 )
 
 // DefaultKickReason is what a kicked player is told when the operator gave no reason.
@@ -83,7 +89,7 @@ type PlayerRuntime interface {
 	Players(server string) []Player
 	// SendPlayer moves a player to server (balanced like a login); the player
 	// stays where they were, told why, when the move fails.
-	SendPlayer(ctx context.Context, name, server string) (Player, error)
+	SendPlayer(ctx context.Context, name, server string, force bool) (Player, error)
 	// KickPlayer disconnects a player with reason.
 	KickPlayer(name, reason string) error
 	// MovePlayers moves every player off one address of server to its other

@@ -477,7 +477,7 @@ func TestSSEFiltersPlayerSwitch(t *testing.T) {
 	if _, err := c.KickPlayer(ctx, "Alex", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.SendPlayer(ctx, "dinnerbone", "survival"); err != nil {
+	if _, err := c.SendPlayer(ctx, "dinnerbone", "survival", false); err != nil {
 		t.Fatal(err)
 	}
 	ev, err := stream.Next()
@@ -504,7 +504,7 @@ func TestClientPlayers(t *testing.T) {
 	if err != nil || !slices.Equal(names(list), []string{"dinnerbone", "Notch"}) {
 		t.Fatalf("Players(lobby) = %v, %v", names(list), err)
 	}
-	p, err := c.SendPlayer(ctx, "notch", "survival")
+	p, err := c.SendPlayer(ctx, "notch", "survival", false)
 	if err != nil || p.Server != "survival" || p.Name != "Notch" {
 		t.Fatalf("SendPlayer = %+v, %v", p, err)
 	}
@@ -526,9 +526,9 @@ func TestClientPlayers(t *testing.T) {
 		status int
 		msg    string
 	}{
-		{"unknown player", func() error { _, err := c.SendPlayer(ctx, "Herobrine", "lobby"); return err }, 404, `no player "Herobrine" is online`},
-		{"passthrough", func() error { _, err := c.SendPlayer(ctx, "jeb_", "lobby"); return err }, 409, "jeb_ cannot be moved"},
-		{"refused", func() error { _, err := c.SendPlayer(ctx, "Alex", "full"); return err }, 502, "The server is full!"},
+		{"unknown player", func() error { _, err := c.SendPlayer(ctx, "Herobrine", "lobby", false); return err }, 404, `no player "Herobrine" is online`},
+		{"passthrough", func() error { _, err := c.SendPlayer(ctx, "jeb_", "lobby", false); return err }, 409, "jeb_ cannot be moved"},
+		{"refused", func() error { _, err := c.SendPlayer(ctx, "Alex", "full", false); return err }, 502, "The server is full!"},
 		{"unknown server filter", func() error { _, err := c.Players(ctx, "nope"); return err }, 404, `no server "nope"`},
 		{"kick unknown", func() error { _, err := c.KickPlayer(ctx, "Herobrine", "x"); return err }, 404, "Herobrine"},
 		{"drain move passthrough", func() error { _, err := c.DrainMove(ctx, "creative", "10.0.2.1:25565"); return err }, 409, "the drain stands"},
@@ -541,8 +541,8 @@ func TestClientPlayers(t *testing.T) {
 	}
 	// Missing arguments are refused before any request.
 	for _, err := range []error{
-		func() error { _, err := c.SendPlayer(ctx, " ", "lobby"); return err }(),
-		func() error { _, err := c.SendPlayer(ctx, "Alex", ""); return err }(),
+		func() error { _, err := c.SendPlayer(ctx, " ", "lobby", false); return err }(),
+		func() error { _, err := c.SendPlayer(ctx, "Alex", "", false); return err }(),
 		func() error { _, err := c.KickPlayer(ctx, "", ""); return err }(),
 	} {
 		var ae *admin.APIError
@@ -571,7 +571,7 @@ func TestClientAgainstAnOlderProxy(t *testing.T) {
 	if _, err := c.Players(ctx, ""); err == nil || !strings.Contains(err.Error(), "has no players API: it is older than this CLI; upgrade it") {
 		t.Fatalf("Players: %v", err)
 	}
-	if _, err := c.SendPlayer(ctx, "Notch", "lobby"); err == nil || !strings.Contains(err.Error(), "older than this CLI") {
+	if _, err := c.SendPlayer(ctx, "Notch", "lobby", false); err == nil || !strings.Contains(err.Error(), "older than this CLI") {
 		t.Fatalf("SendPlayer: %v", err)
 	}
 	if _, err := c.DrainMove(ctx, "lobby", "10.0.0.1:25565"); err == nil || !strings.Contains(err.Error(), "drained 10.0.0.1:25565 on lobby, but the proxy at "+old.URL+" moved nobody") {

@@ -175,8 +175,8 @@ func playerJSON(p proxy.PlayerInfo) admin.Player {
 }
 
 // SendPlayer implements admin.PlayerRuntime.
-func (r *runtime) SendPlayer(ctx context.Context, name, server string) (admin.Player, error) {
-	p, err := r.proxy.SendPlayer(ctx, name, server)
+func (r *runtime) SendPlayer(ctx context.Context, name, server string, force bool) (admin.Player, error) {
+	p, err := r.proxy.SendPlayer(ctx, name, server, force)
 	return playerJSON(p), mapPlayerErr(err)
 }
 
@@ -194,6 +194,9 @@ func (r *runtime) MovePlayers(ctx context.Context, server, address string) (admi
 // mapPlayerErr turns the proxy's player errors into the API's, keeping the
 // proxy's words (they say what to do).
 func mapPlayerErr(err error) error {
+	if srv, rule, ok := proxy.RefusedBy(err); ok {
+		return fmt.Errorf("%w: %s's %s: %s", admin.ErrRefused, srv, rule, err.Error())
+	}
 	for _, m := range []struct{ from, to error }{
 		{proxy.ErrUnknownPlayer, admin.ErrUnknownPlayer},
 		{proxy.ErrNotSwitchable, admin.ErrNotSwitchable},

@@ -47,9 +47,13 @@ type Config struct {
 	Forwarder forward.Kind `toml:"forwarder"`
 	// StallTimeout moves (or disconnects) an intercepted player whose backend sent
 	// nothing at all, not even a keep-alive, for this long; 0 turns it off.
-	StallTimeout Duration   `toml:"stall_timeout"`
-	Auth         Auth       `toml:"auth"`
-	Forwarding   Forwarding `toml:"forwarding"`
+	StallTimeout Duration `toml:"stall_timeout"`
+	// FallbackMaxBounces is how many fallbacks a player may make within a minute
+	// before the proxy disconnects them with the last reason (two servers that
+	// fall back to each other and both kick must not bounce a player forever).
+	FallbackMaxBounces int        `toml:"fallback_max_bounces"`
+	Auth               Auth       `toml:"auth"`
+	Forwarding         Forwarding `toml:"forwarding"`
 	// PluginMessaging is the BungeeCord plugin channel ([plugin_messaging]).
 	PluginMessaging PluginMessaging `toml:"plugin_messaging"`
 	// Webhooks and Telemetry are described in events.go.
@@ -344,6 +348,7 @@ func Default() *Config {
 		CompressionThreshold: 256,
 		Forwarder:            forward.Auto,
 		StallTimeout:         Duration(30 * time.Second),
+		FallbackMaxBounces:   3,
 		Auth:                 Auth{SessionServer: "https://sessionserver.mojang.com", Timeout: Duration(5 * time.Second)},
 		Forwarding: Forwarding{
 			RawMode: "none", Mode: forwarding.ModeNone, SecretFile: "forwarding.secret",

@@ -188,6 +188,9 @@ func (c *Config) validate(r *report, envKey string) {
 	if c.StallTimeout < 0 {
 		r.check("stall_timeout", "must be 0 (off) or more")
 	}
+	if c.FallbackMaxBounces < 1 {
+		r.check("fallback_max_bounces", "must be 1 or more (the default is 3): every player's fallbacks have a budget")
+	}
 	if c.CompressionThreshold < -1 || c.CompressionThreshold > 1<<21 {
 		r.check("compression_threshold", "must be -1 (off) or between 0 and %d", 1<<21)
 	}

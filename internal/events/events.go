@@ -41,7 +41,8 @@ const (
 func Subscribable() []Type {
 	return []Type{BackendHealthChange, PlayerJoin, PlayerLeave, PlayerSwitch, ConfigReload,
 		BanCreated, BanRemoved, StatsTick, ServerStateChange,
-		FleetConnectivity} // fleet.go
+		FleetConnectivity, // fleet.go
+		PlayerMoveRefused} // moves.go
 }
 
 // ParseType turns a name from a client (?types=) into a Type, so unknown names are

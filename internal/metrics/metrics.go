@@ -42,6 +42,7 @@ type Metrics struct {
 	statusCacheMisses prometheus.Counter
 	serverState       *prometheus.GaugeVec
 	logins            *prometheus.CounterVec
+	moves             moveMetrics
 	buildInfo         *prometheus.GaugeVec
 	backendState      *backendStateCollector
 }
@@ -121,6 +122,7 @@ func New() *Metrics {
 		m.playersOnline, m.bytesForwarded, m.statusCacheHits, m.statusCacheMisses,
 		m.serverState, m.logins, m.buildInfo, m.backendState,
 	)
+	m.moves = newMoveMetrics(m.reg)
 	m.SetBuildInfo("unknown", "unknown") // until the caller names the build
 	// Both directions exist from the start so rate() works before the first session.
 	m.bytesForwarded.WithLabelValues("upstream")
@@ -382,6 +384,8 @@ func (m *Metrics) ForgetServer(server string) {
 	m.playersOnline.DeletePartialMatch(l)
 	m.serverState.DeletePartialMatch(l)
 	m.logins.DeletePartialMatch(l)
+	m.moves.refused.DeletePartialMatch(l)
+	m.moves.bounced.DeletePartialMatch(l)
 }
 
 // SubscribeHealth counts the bus's backend.health_change events (and follows server.state_change) into

@@ -166,7 +166,11 @@ func (p *Proxy) refused(cn *conn, err error) {
 	}
 	p.rejected.Add(1)
 	p.met.ConnRejected(r.reason)
-	p.log.Debug("connection rejected", "client", cn.client, "reason", r.reason, "detail", r.detail)
+	if cn.intent == intentLogin {
+		p.loginFailed(cn, r.reason, r.detail)
+	} else {
+		p.log.Debug("connection rejected", "client", cn.client, "reason", r.reason, "detail", r.detail)
+	}
 	if r.reason == "ban" {
 		p.loginOutcome(cn, metrics.LoginBanned)
 	}

@@ -110,7 +110,7 @@ func (b bungeeProxy) Send(ctx context.Context, player, server string) error {
 		return bungeechannel.ErrUnknownServer
 	}
 	go func() {
-		if _, err := b.p.send(player, server, "plugin"); err != nil {
+		if _, err := b.p.send(player, server, "plugin", pass{}); err != nil {
 			b.p.log.Info("a backend's Connect request failed", "player", player, "server", server, "err", err)
 		}
 	}()

@@ -137,7 +137,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		p.loginOutcome(cn, o)
 		p.rejected.Add(1)
 		p.met.ConnRejected(reason)
-		p.log.Debug("login ended", "client", cn.client, "player", cn.player, "server", srv.id, "reason", reason, "detail", detail)
+		p.loginFailed(cn, reason, detail)
 		_ = cn.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		_ = client.Kick(text)
 	}
@@ -156,7 +156,6 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		profile, err = a.Authenticate(cn.ev.ctx, client)
 		endSpan(err)
 		if err != nil {
-			p.log.Info("player failed authentication", "player", cn.player, "client", cn.client, "server", srv.id, "err", err)
 			end(metrics.LoginFailed, "auth", err.Error(), auth.KickMessage(err))
 			return
 		}
@@ -169,11 +168,12 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	}
 	cn.player, cn.uuid, cn.profile = profile.Name, profile.ID.String(), profile
 	cn.ev.trace.SetPlayer(profile.Name, cn.uuid)
-	if b := p.opts.Bans; b != nil {
-		if ban, banned := b.CheckPlayer(cn.ip, profile.Name, profile.ID.String(), p.now()); banned {
-			end(metrics.LoginBanned, "ban", "banned player "+profile.Name, ban.KickMessage(p.now()))
-			return
-		}
+	// The server's hard rules by the final profile, while the client can still be
+	// told in its login state; the soft ones (maintenance, capacity) may hold it
+	// in the limbo below.
+	if r := p.admitTo(cn.entrant(), srv, pass{}); r != nil && r.hard() {
+		end(refusalOutcome(r), r.rule, "refused by "+srv.id+": "+cn.player, r.text)
+		return
 	}
 	target, text, ok := p.acceptLogin(cn, interceptedFamily)
 	if !ok {
@@ -195,12 +195,15 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 			return
 		}
 		cn.srv = target
+		if r := p.admitTo(cn.entrant(), target, pass{}); r != nil {
+			if stay = p.refusedStay(cn, target, r); stay != nil {
+				break
+			}
+			end(refusalOutcome(r), r.rule, "refused by "+target.id, r.text)
+			return
+		}
 		if stay = p.loginStay(cn, target); stay != nil {
 			break
-		}
-		if p.inMaintenance(target, cn) {
-			end(metrics.LoginBackendRefused, "maintenance", target.id, target.id+" is under maintenance, please come back later")
-			return
 		}
 		o, cause, msg, err := p.interceptedConnect(cn, &first)
 		if err == nil {

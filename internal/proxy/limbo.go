@@ -81,9 +81,9 @@ func listed(list []string, name, uuid string) bool {
 	return false
 }
 
-// inMaintenance reports that cn's player may not join srv now.
-func (p *Proxy) inMaintenance(srv *server, cn *conn) bool {
-	return p.maint.on(srv.id) && !listed(srv.cfg.MaintenanceStaff, cn.player, cn.uuid)
+// inMaintenance reports that e may not join srv now for its maintenance.
+func (p *Proxy) inMaintenance(srv *server, e entrant) bool {
+	return p.maint.on(srv.id) && !listed(srv.cfg.MaintenanceStaff, e.name, e.uuid)
 }
 
 // limboCovers says the limbo can hold this client (registry data exists for its version).
@@ -98,16 +98,26 @@ func (p *Proxy) asleep(srv *server) bool {
 }
 
 // loginStay is the limbo stay a login for target needs before any backend: the
-// server in maintenance or asleep, with the matching handler. nil: connect now.
+// server asleep, with the wake handler. nil: connect now.
 func (p *Proxy) loginStay(cn *conn, target *server) *session.Stay {
+	if limboCovers(cn.protocol) && p.asleep(target) && target.cfg.HasLimbo(config.LimboWake) {
+		return p.wakeStay(cn, target, "Waking up "+target.id)
+	}
+	return nil
+}
+
+// refusedStay is the limbo stay that answers a soft refusal of target's rules
+// when target has the handler for it: its maintenance, or its queue. nil: the
+// refusal stands.
+func (p *Proxy) refusedStay(cn *conn, target *server, r *refusal) *session.Stay {
 	if !limboCovers(cn.protocol) {
 		return nil
 	}
 	switch {
-	case p.inMaintenance(target, cn) && target.cfg.HasLimbo(config.LimboMaintenance):
+	case r.rule == ruleMaintenance && target.cfg.HasLimbo(config.LimboMaintenance):
 		return p.maintenanceStay(cn, target)
-	case p.asleep(target) && target.cfg.HasLimbo(config.LimboWake):
-		return p.wakeStay(cn, target, "Waking up "+target.id)
+	case r.rule == ruleCapacity && target.cfg.HasLimbo(config.LimboQueue):
+		return p.queueStay(cn, target)
 	}
 	return nil
 }
@@ -117,8 +127,13 @@ func title(t, sub string) limbo.Message {
 }
 
 // join logs the player of cn in to one of t's addresses with a lease of its
-// own, for a player leaving the limbo.
-func (p *Proxy) join(cn *conn, t *server) (*session.Backend, error) {
+// own, for a player leaving the limbo: t's rules (admitTo) decide first, as for
+// any other move.
+func (p *Proxy) join(cn *conn, t *server, ps pass) (*session.Backend, error) {
+	if r := p.admitTo(cn.entrant(), t, ps); r != nil {
+		p.moveRefused(cn.entrant(), "limbo", r, "limbo")
+		return nil, r
+	}
 	c := *cn // the admission's conn: identity, handshake, configuration
 	c.st = p.state.Load()
 	c.srv = t
@@ -152,7 +167,7 @@ func (p *Proxy) wakeStay(cn *conn, t *server, heading string) *session.Stay {
 			if w.err != nil {
 				return nil, w.err
 			}
-			return p.join(cn, t)
+			return p.join(cn, t, pass{})
 		},
 	}
 }
@@ -199,13 +214,14 @@ func (p *Proxy) wakeOf(t *server) *waking {
 
 // maintenanceStay holds the player until the maintenance ends, then moves them in.
 func (p *Proxy) maintenanceStay(cn *conn, t *server) *session.Stay {
+	e := cn.entrant()
 	return &session.Stay{
 		Message: func() limbo.Message {
 			return title(t.id+" is under maintenance", "You will be moved in when it is over")
 		},
-		Ready: func() bool { return !p.inMaintenance(t, cn) },
+		Ready: func() bool { return !p.inMaintenance(t, e) },
 		Until: func(ctx context.Context) (*session.Backend, error) {
-			for p.inMaintenance(t, cn) {
+			for p.inMaintenance(t, e) {
 				select {
 				case <-ctx.Done():
 					return nil, ctx.Err()
@@ -217,16 +233,20 @@ func (p *Proxy) maintenanceStay(cn *conn, t *server) *session.Stay {
 					return nil, err
 				}
 			}
-			return p.join(cn, t)
+			return p.join(cn, t, pass{})
 		},
 	}
 }
 
-// waitQueue is the order in which held players get a full server's next slot:
-// queue_priority players first, then in arrival order.
+// waitQueue is the order in which held players get a full server's slots:
+// queue_priority players first, then in arrival order. The first `open` of
+// them try the server at once: as many as its addresses report free slots
+// (their last status answers), and without such an answer a batch that doubles
+// with every round that got everyone in and halves when the server says full.
 type waitQueue struct {
 	mu      sync.Mutex
 	entries []*queued
+	batch   int // players from the head who may try now when no free-slot count is known
 }
 
 type queued struct {
@@ -260,6 +280,40 @@ func (q *waitQueue) position(e *queued) int {
 	return slices.Index(q.entries, e) + 1
 }
 
+func (q *waitQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.entries)
+}
+
+// mayTry reports that e is among the players who may try the server now: the
+// first max(batch, free) of the queue, at least the head.
+func (q *waitQueue) mayTry(e *queued, free int, known bool) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	open := max(q.batch, 1)
+	if known {
+		open = max(free, 1)
+	}
+	i := slices.Index(q.entries, e)
+	return i >= 0 && i < open
+}
+
+// joined widens the batch after a queued player got in: a slot was free, so
+// more may be.
+func (q *waitQueue) joined() {
+	q.mu.Lock()
+	q.batch = max(q.batch, 1) + 1
+	q.mu.Unlock()
+}
+
+// refused narrows the batch after the server said it is full.
+func (q *waitQueue) refused() {
+	q.mu.Lock()
+	q.batch = max(q.batch/2, 1)
+	q.mu.Unlock()
+}
+
 func (p *Proxy) queueOf(id string) *waitQueue {
 	p.limboMu.Lock()
 	defer p.limboMu.Unlock()
@@ -274,30 +328,53 @@ func (p *Proxy) queueOf(id string) *waitQueue {
 	return q
 }
 
-// queueStay holds the player in t's queue: only the head tries the server, every
-// limboRetry, so players are let in in order as slots open. The head leaves the
-// queue once it is in (Done), not when its login succeeds: a server counts a
-// player only when they are in its world, and the next head would otherwise
+// queueLen is how many players wait in server id's queue (its capacity rule: a
+// newcomer or a move does not go ahead of them).
+func (p *Proxy) queueLen(id string) int {
+	p.limboMu.Lock()
+	q := p.queues[id]
+	p.limboMu.Unlock()
+	if q == nil {
+		return 0
+	}
+	return q.len()
+}
+
+// queueStay holds the player in t's queue: the players at its head try the
+// server, as many at once as it has free slots (waitQueue.mayTry), every
+// limboRetry, so players are let in in order and at the server's pace. A player
+// leaves the queue once in (Done), not when its login succeeds: a server counts
+// a player only when they are in its world, and the next one would otherwise
 // take the same slot.
 func (p *Proxy) queueStay(cn *conn, t *server) *session.Stay {
 	q := p.queueOf(t.id)
 	e := &queued{name: cn.player, prio: listed(t.cfg.QueuePriority, cn.player, cn.uuid)}
 	q.add(e)
+	mayTry := func() bool {
+		free, known := t.pool.FreeSlots(p.now())
+		return q.mayTry(e, free, known)
+	}
 	return &session.Stay{
 		Message: func() limbo.Message {
 			return title(t.id+" is full", fmt.Sprintf("You are #%d in the queue", q.position(e)))
 		},
 		Done:  func() { q.remove(e) },
-		Ready: func() bool { return q.position(e) == 1 }, // only the head tries the server
+		Ready: mayTry,
 		Until: func(ctx context.Context) (*session.Backend, error) {
 			for {
-				if q.position(e) == 1 {
-					b, err := p.join(cn, t)
+				if mayTry() {
+					b, err := p.join(cn, t, pass{queued: true})
 					var full *fullError
+					var r *refusal
 					switch {
 					case err == nil:
+						q.joined()
 						return b, nil
-					case !errors.As(err, &full) && !errors.Is(err, errNoBackend):
+					case errors.As(err, &full):
+						q.refused()
+					case errors.As(err, &r) && r.hard():
+						return nil, err // banned or filtered meanwhile: waiting changes nothing
+					case r == nil && !errors.Is(err, errNoBackend):
 						return nil, err
 					}
 				}
@@ -323,8 +400,13 @@ func (p *Proxy) downStay(cn *conn, t *server) *session.Stay {
 		},
 		Until: func(ctx context.Context) (*session.Backend, error) {
 			for {
-				if b, err := p.join(cn, t); err == nil {
+				b, err := p.join(cn, t, pass{})
+				var r *refusal
+				switch {
+				case err == nil:
 					return b, nil
+				case errors.As(err, &r) && r.hard():
+					return nil, err // banned or filtered meanwhile: waiting changes nothing
 				}
 				select {
 				case <-ctx.Done():

@@ -23,6 +23,7 @@ type passthrough struct{}
 func (passthrough) serveLogin(p *Proxy, cn *conn) {
 	target, text, ok := p.acceptLogin(cn, passthroughFamily)
 	if !ok {
+		p.loginFailed(cn, "hook", "Login denied")
 		p.kick(cn, text)
 		return
 	}
@@ -33,13 +34,15 @@ func (passthrough) serveLogin(p *Proxy, cn *conn) {
 	previous := ""
 	for round := 0; ; round++ {
 		if target, text, ok = p.preConnect(cn, target, previous, passthroughFamily); !ok {
+			p.loginFailed(cn, "hook", "ServerPreConnect denied")
 			p.kick(cn, text)
 			return
 		}
 		cn.srv = target
-		if p.inMaintenance(target, cn) {
-			p.loginOutcome(cn, metrics.LoginBackendRefused)
-			p.kick(cn, target.id+" is under maintenance, please come back later")
+		if r := p.admitTo(cn.entrant(), target, pass{}); r != nil {
+			p.loginOutcome(cn, refusalOutcome(r))
+			p.loginFailed(cn, r.rule, "refused by "+target.id)
+			p.kick(cn, r.text)
 			return
 		}
 		backend, pending, first, cause, err := p.passthroughConnect(cn, buffered)
@@ -55,6 +58,7 @@ func (passthrough) serveLogin(p *Proxy, cn *conn) {
 		next, kickText := p.kickedFrom(cn, cn.srv, cause, msg, passthroughFamily)
 		if next == nil || round >= maxRedirects {
 			p.loginOutcome(cn, o)
+			p.loginFailed(cn, "backend", err.Error())
 			p.kick(cn, kickText)
 			return
 		}

@@ -30,6 +30,7 @@ type onlinePlayer struct {
 	sess   *session.Session // intercepted sessions only: can be moved and kicked in-game
 	origin *conn            // the login: identity, handshake, the client's socket
 	reason string           // why the move under way happens, for its event
+	move   mover            // one move at a time, and the fallback budget
 }
 
 func (pl *onlinePlayer) setReason(r string) {

@@ -91,6 +91,7 @@ type Proxy struct {
 
 	sem     chan struct{} // max_connections permits; nil = unlimited
 	perIP   ipCounter
+	failLog failedLogins // one INFO line per IP and reason per failedLogWindow
 	limiter *ratelimit.Limiter
 	icpt    *interception     // the intercepted modes' shared state
 	fwd     forward.Forwarder // moves passthrough sessions' bytes

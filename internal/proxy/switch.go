@@ -72,9 +72,13 @@ func (p *Proxy) moved(pl *onlinePlayer, from, to *session.Backend, reason string
 	p.log.Info("player moved", "player", sw.Username, "from", sw.FromServer+"/"+sw.FromAddress, "to", sw.ToServer+"/"+sw.ToAddress, "reason", reason)
 }
 
-// fallback replaces a backend that kicked the player, closed or stalled: another
-// address of the same server first, then the server's fallback_servers in order,
-// each balanced like a login. A kick matching fallback_skip_kicks ends the session.
+// fallback replaces a backend that kicked the player, closed or stalled: a
+// handler's redirect first, then another address of the same server, then the
+// server's fallback_servers in order, each balanced like a login and admitted by
+// its own rules (admitTo). Within one incident each server is tried at most
+// once, and a player who bounced fallback_max_bounces times within bounceWindow
+// is disconnected with the last reason. A kick matching fallback_skip_kicks ends
+// the session.
 func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.Gone) error {
 	st := p.state.Load()
 	srv := st.servers[lost.Server]
@@ -86,6 +90,17 @@ func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.G
 	}
 	if gone.Kick != "" && matchesAny(gone.Kick, lowerAll(srv.cfg.FallbackSkipKicks)) {
 		return errors.New("kick ends the session")
+	}
+	pl.move.mu.Lock()
+	defer pl.move.mu.Unlock()
+	if cur := pl.sess.Current(); cur != nil && cur != lost {
+		return nil // a move that held the lock meanwhile took the player elsewhere
+	}
+	if !pl.move.bounce(p.now(), st.cfg.FallbackMaxBounces) {
+		p.met.FallbackExhausted(srv.id)
+		p.log.Info("fallback budget spent: player disconnected", "player", pl.origin.player, "server", srv.id,
+			"bounces", st.cfg.FallbackMaxBounces, "within", bounceWindow, "why", gone.Reason())
+		return fmt.Errorf("bounced %d times within %s", st.cfg.FallbackMaxBounces, bounceWindow)
 	}
 	cause := hooks.CauseUnreachable
 	if gone.Kick != "" {
@@ -114,13 +129,16 @@ func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.G
 		}
 	}
 	var lastErr error = errors.New("no fallback server")
+	reason := "fallback: " + gone.Reason()
 	for _, t := range targets {
+		if !pl.move.try(t.id) {
+			continue // tried in this incident already
+		}
 		var avoid []string
 		if t == srv {
 			avoid = []string{lost.Address}
 		}
-		pl.setReason("fallback: " + gone.Reason())
-		if err := p.moveTo(pl, st, t, avoid); err != nil {
+		if err := p.moveTo(pl, st, t, avoid, pass{}, reason); err != nil {
 			lastErr = err
 			continue
 		}
@@ -155,8 +173,9 @@ func lowerAll(in []string) []string {
 
 // moveTo logs the player in to one of t's addresses and switches them there,
 // with the ServerPreConnect and ServerConnected events around it (a handler may
-// refuse the move or send it elsewhere).
-func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string) error {
+// refuse the move or send it elsewhere) and t's own rules (admitTo) deciding on
+// the server it would land on. The caller holds the player's move lock.
+func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string, ps pass, reason string) error {
 	cur, _ := pl.where()
 	t, text, ok := p.preConnect(pl.origin, t, cur.id, interceptedFamily)
 	if !ok {
@@ -164,6 +183,10 @@ func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string) e
 	}
 	if !t.cfg.ProxyMode.Intercepted() {
 		return ErrOtherNetwork
+	}
+	if r := p.admitTo(pl.entrant(), t, ps); r != nil {
+		p.moveRefused(pl.entrant(), cur.id, r, reason)
+		return r
 	}
 	cn := pl.dialConn(st)
 	cn.ev = pl.origin.ev
@@ -182,6 +205,7 @@ func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string) e
 		return fmt.Errorf("%s refused the player: %s", t.id, outcome.Kick)
 	}
 	endSpan := pl.origin.ev.trace.Switch(cur.id, t.id)
+	pl.setReason(reason)
 	err = pl.sess.Switch(next, ackWait)
 	endSpan(err)
 	if err == nil {
@@ -190,14 +214,16 @@ func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string) e
 	return err
 }
 
-// SendPlayer moves a player to server, balanced like a login. The player stays
-// where they were when the move fails; the error says why.
-func (p *Proxy) SendPlayer(ctx context.Context, name, serverID string) (PlayerInfo, error) {
-	return p.send(name, serverID, "admin")
+// SendPlayer moves a player to server, balanced like a login and admitted by
+// the server's rules; force overrides its maintenance and capacity (never its
+// ip_filter or bans). The player stays where they were when the move fails, is
+// told why in chat, and the error says why.
+func (p *Proxy) SendPlayer(ctx context.Context, name, serverID string, force bool) (PlayerInfo, error) {
+	return p.send(name, serverID, "admin", pass{force: force})
 }
 
 // send is SendPlayer with the reason the player.switch event gives.
-func (p *Proxy) send(name, serverID, reason string) (PlayerInfo, error) {
+func (p *Proxy) send(name, serverID, reason string, ps pass) (PlayerInfo, error) {
 	pl := p.roster.find(name)
 	if pl == nil {
 		return PlayerInfo{}, fmt.Errorf("%w %q", ErrUnknownPlayer, name)
@@ -214,11 +240,18 @@ func (p *Proxy) send(name, serverID, reason string) (PlayerInfo, error) {
 	if !t.cfg.ProxyMode.Intercepted() || t.cfg.Network != cur.cfg.Network {
 		return PlayerInfo{}, fmt.Errorf("%w (%s is in network %q, %s in %q)", ErrOtherNetwork, cur.id, cur.cfg.Network, t.id, t.cfg.Network)
 	}
-	pl.setReason(reason)
-	if err := p.moveTo(pl, st, t, nil); err != nil {
-		return pl.info(), err
+	pl.move.mu.Lock()
+	err := p.moveTo(pl, st, t, nil, ps, reason)
+	pl.move.mu.Unlock()
+	if err != nil {
+		where := t.id
+		var r *refusal
+		if errors.As(err, &r) {
+			where = r.server // a handler's redirect may have named another
+		}
+		_ = pl.sess.Tell("§cYou could not be moved to " + where + ": " + err.Error())
 	}
-	return pl.info(), nil
+	return pl.info(), err
 }
 
 // KickPlayer disconnects a player: with reason in their client on intercepted
@@ -261,28 +294,36 @@ func (p *Proxy) MovePlayers(ctx context.Context, serverID, address string) (Move
 		if pl.sess == nil {
 			return res, fmt.Errorf("%w: %s is on %s", ErrNotSwitchable, pl.name, srv.id)
 		}
-		moved := false
-		targets := []*server{srv}
-		for _, id := range srv.cfg.FallbackServers {
-			if t := st.servers[id]; t != nil && t != srv {
-				targets = append(targets, t)
-			}
-		}
-		for _, t := range targets {
-			if ctx.Err() != nil {
-				break
-			}
-			pl.setReason("drain")
-			if p.moveTo(pl, st, t, []string{address}) == nil {
-				moved = true
-				break
-			}
-		}
-		if moved {
+		if p.moveOff(ctx, pl, st, srv, address) {
 			res.Moved++
 		} else {
 			res.Stayed++
 		}
 	}
 	return res, ctx.Err()
+}
+
+// moveOff moves one player off address of srv for a drain: to srv's other
+// addresses, else its fallback servers, each admitted by its own rules.
+func (p *Proxy) moveOff(ctx context.Context, pl *onlinePlayer, st *state, srv *server, address string) bool {
+	pl.move.mu.Lock()
+	defer pl.move.mu.Unlock()
+	if cur, addr := pl.where(); cur != srv || addr != address {
+		return true // moved meanwhile
+	}
+	targets := []*server{srv}
+	for _, id := range srv.cfg.FallbackServers {
+		if t := st.servers[id]; t != nil && t != srv {
+			targets = append(targets, t)
+		}
+	}
+	for _, t := range targets {
+		if ctx.Err() != nil {
+			return false
+		}
+		if p.moveTo(pl, st, t, []string{address}, pass{}, "drain") == nil {
+			return true
+		}
+	}
+	return false
 }

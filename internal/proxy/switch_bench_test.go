@@ -111,7 +111,7 @@ func benchSwitchModern(b *testing.B) {
 		pc.drain()
 		start := time.Now()
 		var err error
-		asProxy(func() { _, err = tp.SendPlayer(context.Background(), "Alex", servers[i%2]) })
+		asProxy(func() { _, err = tp.SendPlayer(context.Background(), "Alex", servers[i%2], false) })
 		if err != nil {
 			b.Fatalf("switch %d to %s: %v", i, servers[i%2], err)
 		}
@@ -164,7 +164,7 @@ func benchSwitchRejoin(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		start := time.Now()
-		asProxy(func() { _, err = tp.SendPlayer(context.Background(), "Alex", servers[i%2]) })
+		asProxy(func() { _, err = tp.SendPlayer(context.Background(), "Alex", servers[i%2], false) })
 		if err != nil {
 			b.Fatalf("switch %d to %s: %v", i, servers[i%2], err)
 		}
@@ -497,7 +497,9 @@ func benchLoginsDuringSwitches(b *testing.B, switching, rate int) {
 		name := fmt.Sprintf("S%d", i)
 		players[i].drain()
 		var err error
-		asProxy(func() { _, err = tp.SendPlayer(context.Background(), name, [2]string{"games", "lobby"}[moves[i]%2]) })
+		asProxy(func() {
+			_, err = tp.SendPlayer(context.Background(), name, [2]string{"games", "lobby"}[moves[i]%2], false)
+		})
 		switch {
 		case err == nil:
 			switches.Add(1)

@@ -334,10 +334,10 @@ func TestSendPlayerBetweenServers(t *testing.T) {
 	if info := tp.Players(""); len(info) != 1 || info[0].Server != "lobby" || !info[0].Switchable {
 		t.Fatalf("players list before the move: %+v", info)
 	}
-	if _, err := tp.SendPlayer(context.Background(), "ALEX", "elsewhere"); !errors.Is(err, ErrOtherNetwork) {
+	if _, err := tp.SendPlayer(context.Background(), "ALEX", "elsewhere", false); !errors.Is(err, ErrOtherNetwork) {
 		t.Fatalf("a move to another network: %v, want ErrOtherNetwork", err)
 	}
-	info, err := tp.SendPlayer(context.Background(), "alex", "games")
+	info, err := tp.SendPlayer(context.Background(), "alex", "games", false)
 	if err != nil {
 		t.Fatalf("move: %v", err)
 	}
@@ -362,7 +362,7 @@ func TestSendPlayerBetweenServers(t *testing.T) {
 		t.Fatalf("switch event %+v", sw)
 	}
 	// And back again.
-	if _, err := tp.SendPlayer(context.Background(), "Alex", "lobby"); err != nil {
+	if _, err := tp.SendPlayer(context.Background(), "Alex", "lobby", false); err != nil {
 		t.Fatalf("move back: %v", err)
 	}
 	pc.drain()
@@ -528,7 +528,7 @@ func TestSendPlayerByRejoin(t *testing.T) {
 		t.Fatalf("the first world: %d packets, want lobby's join game relayed", len(seq))
 	}
 	for _, to := range []string{"games", "lobby"} {
-		if _, err := tp.SendPlayer(context.Background(), "Alex", to); err != nil {
+		if _, err := tp.SendPlayer(context.Background(), "Alex", to, false); err != nil {
 			t.Fatalf("move to %s: %v", to, err)
 		}
 		seq := pl.awaitWorld(t)

@@ -29,7 +29,7 @@ type Reader interface {
 type Client interface {
 	Reader
 	Act(ctx context.Context, action admin.Action, server, addr string) (admin.ActionResult, error)
-	SendPlayer(ctx context.Context, name, server string) (admin.Player, error)
+	SendPlayer(ctx context.Context, name, server string, force bool) (admin.Player, error)
 	KickPlayer(ctx context.Context, name, reason string) (admin.KickResult, error)
 	// FleetPlayers lists the whole fleet's players with the proxy each is on
 	// (GET /api/v1/players?fleet=true); the players pane's fleet mode (f) reads it.

@@ -143,7 +143,7 @@ func (f *fakeClient) findPlayer(name string) (admin.Player, bool) {
 	return admin.Player{}, false
 }
 
-func (f *fakeClient) SendPlayer(_ context.Context, name, server string) (admin.Player, error) {
+func (f *fakeClient) SendPlayer(_ context.Context, name, server string, _ bool) (admin.Player, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.players = append(f.players, "send "+name+" "+server)

@@ -288,7 +288,7 @@ func (m *Model) playerActionCmd(a playerAction) tea.Cmd {
 		defer cancel()
 		msg := playerActionMsg{act: a}
 		if a.verb == verbSend {
-			msg.player, msg.err = client.SendPlayer(cctx, a.player.Name, a.target)
+			msg.player, msg.err = client.SendPlayer(cctx, a.player.Name, a.target, false)
 		} else {
 			msg.kick, msg.err = client.KickPlayer(cctx, a.player.Name, a.reason)
 		}

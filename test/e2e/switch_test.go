@@ -126,7 +126,7 @@ func TestRealClientSwitching(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Through the API: lobby (A) -> games (B).
-			if p, err := api.SendPlayer(ctx, "Mover", "games"); err != nil || p.Server != "games" {
+			if p, err := api.SendPlayer(ctx, "Mover", "games", false); err != nil || p.Server != "games" {
 				t.Fatalf("send through the API: %+v, %v", p, err)
 			}
 			// Ticks and keep-alives now go to B: wait until it has had both.
@@ -156,7 +156,7 @@ func TestRealClientSwitching(t *testing.T) {
 			}
 			// Back to games, then games dies: the player falls back to lobby (its
 			// fallback_servers) instead of being disconnected.
-			if _, err := api.SendPlayer(ctx, "Mover", "games"); err != nil {
+			if _, err := api.SendPlayer(ctx, "Mover", "games", false); err != nil {
 				t.Fatal(err)
 			}
 			waitEvents(ctx, t, b, "join", "Mover", 2)

@@ -151,7 +151,7 @@ func (p *Roster) find(name string) int {
 }
 
 // SendPlayer implements admin.PlayerRuntime.
-func (p *Roster) SendPlayer(ctx context.Context, name, target string) (admin.Player, error) {
+func (p *Roster) SendPlayer(ctx context.Context, name, target string, _ bool) (admin.Player, error) {
 	if err := ctx.Err(); err != nil {
 		return admin.Player{}, err
 	}
