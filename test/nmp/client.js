@@ -44,7 +44,8 @@ const usage = `usage: node client.js --port N --version V [flags]
                            came for N ms after the last one (default: --timeout-ms)
   --timeout-ms N           give up after N ms in all (default 20000)
   --exit-with-stdin        exit when stdin closes (the Go harness uses this)
-  Every login also reports the titles and subtitles shown (titles, subtitles), each world
+  Every login also reports the titles and subtitles shown (titles, subtitles), the chat
+  lines it was sent (chats), each world
   entered (worlds: a Join Game or Respawn, with the keep-alives and tick echoes counted by
   then) and the longest wait between two keep-alives (max_keepalive_gap_ms).`
 
@@ -230,6 +231,7 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
     end_reason: null,
     titles: [],
     subtitles: [],
+    chats: [],
     worlds: [],
     max_keepalive_gap_ms: null
   }
@@ -292,6 +294,9 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
     const text = plainText(componentObject(raw))
     if (list.length < maxShown && list[list.length - 1] !== text) list.push(text)
   }
+  // Chat lines the server (or the proxy) wrote: system chat from 1.19, chat before.
+  client.on('system_chat', (p) => shown(r.chats, p.content))
+  client.on('chat', (p) => shown(r.chats, p.message))
   client.on('set_title_text', (p) => shown(r.titles, p.text))
   client.on('set_title_subtitle', (p) => shown(r.subtitles, p.text))
   client.on('title', (p) => {

@@ -109,6 +109,9 @@ type LoginResult struct {
 	// screen is not listed again).
 	Titles    []string `json:"titles"`
 	Subtitles []string `json:"subtitles"`
+	// Chats are the chat lines the client was sent (system chat, or chat before
+	// 1.19), as plain text.
+	Chats []string `json:"chats"`
 	// Worlds are the worlds the client was put in, in order: its first Join Game,
 	// then one for each Join Game or Respawn after it (a server switch).
 	Worlds []World `json:"worlds"`
