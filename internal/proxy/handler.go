@@ -37,9 +37,12 @@ func (unsupported) serveLogin(p *Proxy, cn *conn) {
 func (p *Proxy) wake(cn *conn) error {
 	m := p.opts.Manager
 	if m == nil || !m.Managed(cn.srv.id) {
-		return nil
+		return nil // nothing to wake: no server.wake span either
 	}
-	if err := m.EnsureStarted(p.ctx, cn.srv.id); err != nil {
+	end := cn.ev.trace.Wake(cn.srv.id)
+	err := m.EnsureStarted(p.ctx, cn.srv.id)
+	end(err)
+	if err != nil {
 		p.log.Info("server could not be started for a player", "server", cn.srv.id, "player", cn.player, "err", err)
 		return err
 	}

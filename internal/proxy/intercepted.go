@@ -253,10 +253,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 // addresses. On failure it says how the login ended, the event's cause and the
 // text the player would read.
 func (p *Proxy) interceptedConnect(cn *conn, first **session.Backend) (metrics.LoginOutcome, string, string, error) {
-	end := cn.ev.trace.Wake(cn.srv.id)
-	err := p.wake(cn)
-	end(err)
-	if err != nil {
+	if err := p.wake(cn); err != nil {
 		return metrics.LoginServerStarting, hooks.CauseStartFailed, err.Error(), err
 	}
 	b, outcome, err := p.joinBackend(cn, cn.srv, &cn.lease, nil)

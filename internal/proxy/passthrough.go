@@ -73,10 +73,7 @@ func (passthrough) serveLogin(p *Proxy, cn *conn) {
 // replica (a legacy one is only written to).
 func (p *Proxy) passthroughConnect(cn *conn, buffered []byte) (backend net.Conn, pending, first []byte, cause string, err error) {
 	srv := cn.srv
-	end := cn.ev.trace.Wake(srv.id)
-	err = p.wake(cn)
-	end(err)
-	if err != nil {
+	if err = p.wake(cn); err != nil {
 		return nil, nil, nil, hooks.CauseStartFailed, err
 	}
 	pending = relayBytes(cn, buffered)

@@ -139,12 +139,16 @@ func TestEventsDecideEndToEnd(t *testing.T) {
 				a[telemetry.AttrBackend] != main.Addr || a[telemetry.AttrOutcome] != hooks.OutcomePlayed {
 				t.Fatalf("session span attributes %v", a)
 			}
-			dial := false
+			dial, wake := false, false
 			for _, s := range collector.Spans() {
 				dial = dial || (s.ParentSpanID == session.SpanID && s.Name == telemetry.SpanDial)
+				wake = wake || (s.ParentSpanID == session.SpanID && s.Name == telemetry.SpanWake)
 			}
 			if !dial {
 				t.Fatal("the session span has no dial child")
+			}
+			if wake {
+				t.Fatal("a server without a [server_manager] is never woken: no server.wake span")
 			}
 			break
 		}
