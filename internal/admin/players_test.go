@@ -278,7 +278,7 @@ func TestSendPlayer(t *testing.T) {
 			if sw := ev.Data.(events.Switch); sw.FromServer != "lobby" || sw.ToServer != "survival" || sw.Reason != "admin" {
 				t.Fatalf("switch event %+v", sw)
 			}
-			if logs := e.logs.String(); !strings.Contains(logs, "action=player.send player=Notch from=lobby server=survival address=10.0.1.1:25565 client_ip=127.0.0.1") {
+			if logs := e.logs.String(); !strings.Contains(logs, "action=player.send player=Notch from=lobby server=survival address=10.0.1.1:25565 force=false client_ip=127.0.0.1") {
 				t.Fatalf("no audit line in:\n%s", logs)
 			}
 		})

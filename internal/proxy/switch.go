@@ -117,15 +117,10 @@ func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.G
 		}
 		return errors.New("an event handler ended the session")
 	}
-	targets := []*server{srv}
+	targets := st.fallbacks(srv)
 	if res.Redirected() {
 		if t := st.servers[res.Server]; t != nil && t.cfg.ProxyMode.Intercepted() {
 			targets = append([]*server{t}, targets...)
-		}
-	}
-	for _, id := range srv.cfg.FallbackServers {
-		if t := st.servers[id]; t != nil && t != srv {
-			targets = append(targets, t)
 		}
 	}
 	var lastErr error = errors.New("no fallback server")
@@ -311,13 +306,7 @@ func (p *Proxy) moveOff(ctx context.Context, pl *onlinePlayer, st *state, srv *s
 	if cur, addr := pl.where(); cur != srv || addr != address {
 		return true // moved meanwhile
 	}
-	targets := []*server{srv}
-	for _, id := range srv.cfg.FallbackServers {
-		if t := st.servers[id]; t != nil && t != srv {
-			targets = append(targets, t)
-		}
-	}
-	for _, t := range targets {
+	for _, t := range st.fallbacks(srv) {
 		if ctx.Err() != nil {
 			return false
 		}
@@ -326,4 +315,16 @@ func (p *Proxy) moveOff(ctx context.Context, pl *onlinePlayer, st *state, srv *s
 		}
 	}
 	return false
+}
+
+// fallbacks are where a player who leaves srv may go, in order: srv itself
+// (another of its addresses), then its fallback_servers configured now.
+func (st *state) fallbacks(srv *server) []*server {
+	targets := []*server{srv}
+	for _, id := range srv.cfg.FallbackServers {
+		if t := st.servers[id]; t != nil && t != srv {
+			targets = append(targets, t)
+		}
+	}
+	return targets
 }
