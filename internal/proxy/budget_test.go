@@ -70,8 +70,7 @@ func TestFailedLoginsLogOncePerWindow(t *testing.T) {
 }
 
 // The queue lets in as many players from its head as the server reports free
-// slots, else a batch that grows with each player who got in and halves when
-// the server says full; never fewer than the head.
+// slots; never fewer than the head, and only the head when nothing is known.
 func TestWaitQueueOpensAtTheServersPace(t *testing.T) {
 	var q waitQueue
 	es := make([]*queued, 6)
@@ -87,26 +86,22 @@ func TestWaitQueueOpensAtTheServersPace(t *testing.T) {
 		}
 		return n
 	}
-	if n := trying(0, false); n != 1 {
-		t.Fatalf("no free-slot count, no success yet: %d try, want the head", n)
-	}
-	if n := trying(4, true); n != 4 {
-		t.Fatalf("4 free slots: %d try, want 4", n)
-	}
-	if n := trying(0, true); n != 1 {
-		t.Fatalf("a full server: %d try, want the head", n)
-	}
-	q.joined()
-	q.joined()
-	if n := trying(0, false); n != 3 {
-		t.Fatalf("after two got in: %d try, want 3", n)
-	}
-	q.refused()
-	if n := trying(0, false); n != 1 {
-		t.Fatalf("after a full kick: %d try, want 1", n)
+	for _, tc := range []struct {
+		free  int
+		known bool
+		want  int
+	}{
+		{0, false, 1}, {9, false, 1}, {4, true, 4}, {0, true, 1}, {50, true, 6},
+	} {
+		if n := trying(tc.free, tc.known); n != tc.want {
+			t.Errorf("free %d (known %v): %d try, want %d", tc.free, tc.known, n, tc.want)
+		}
 	}
 	q.remove(es[0])
 	if q.mayTry(es[0], 10, true) {
 		t.Fatal("a player who left the queue does not try")
+	}
+	if !q.mayTry(es[1], 0, false) {
+		t.Fatal("the next player is the head once the first left")
 	}
 }

@@ -239,14 +239,12 @@ func (p *Proxy) maintenanceStay(cn *conn, t *server) *session.Stay {
 }
 
 // waitQueue is the order in which held players get a full server's slots:
-// queue_priority players first, then in arrival order. The first `open` of
-// them try the server at once: as many as its addresses report free slots
-// (their last status answers), and without such an answer a batch that doubles
-// with every round that got everyone in and halves when the server says full.
+// queue_priority players first, then in arrival order. As many of them as the
+// server's addresses report free slots (their status answers, which the head
+// asks for before each try) try the server at once; at least the head.
 type waitQueue struct {
 	mu      sync.Mutex
 	entries []*queued
-	batch   int // players from the head who may try now when no free-slot count is known
 }
 
 type queued struct {
@@ -287,31 +285,17 @@ func (q *waitQueue) len() int {
 }
 
 // mayTry reports that e is among the players who may try the server now: the
-// first max(batch, free) of the queue, at least the head.
+// first `free` of the queue when the server's free slots are known, at least
+// the head.
 func (q *waitQueue) mayTry(e *queued, free int, known bool) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	open := max(q.batch, 1)
+	open := 1
 	if known {
 		open = max(free, 1)
 	}
 	i := slices.Index(q.entries, e)
 	return i >= 0 && i < open
-}
-
-// joined widens the batch after a queued player got in: a slot was free, so
-// more may be.
-func (q *waitQueue) joined() {
-	q.mu.Lock()
-	q.batch = max(q.batch, 1) + 1
-	q.mu.Unlock()
-}
-
-// refused narrows the batch after the server said it is full.
-func (q *waitQueue) refused() {
-	q.mu.Lock()
-	q.batch = max(q.batch/2, 1)
-	q.mu.Unlock()
 }
 
 func (p *Proxy) queueOf(id string) *waitQueue {
@@ -341,8 +325,9 @@ func (p *Proxy) queueLen(id string) int {
 }
 
 // queueStay holds the player in t's queue: the players at its head try the
-// server, as many at once as it has free slots (waitQueue.mayTry), every
-// limboRetry, so players are let in in order and at the server's pace. A player
+// server, as many at once as it has free slots (waitQueue.mayTry; the head asks
+// the server's status before each try, every limboRetry), so players are let
+// in in order and at the server's pace. A player
 // leaves the queue once in (Done), not when its login succeeds: a server counts
 // a player only when they are in its world, and the next one would otherwise
 // take the same slot.
@@ -362,16 +347,17 @@ func (p *Proxy) queueStay(cn *conn, t *server) *session.Stay {
 		Ready: mayTry,
 		Until: func(ctx context.Context) (*session.Backend, error) {
 			for {
+				if q.position(e) == 1 {
+					p.refreshSlots(cn, t)
+				}
 				if mayTry() {
 					b, err := p.join(cn, t, pass{queued: true})
 					var full *fullError
 					var r *refusal
 					switch {
 					case err == nil:
-						q.joined()
 						return b, nil
 					case errors.As(err, &full):
-						q.refused()
 					case errors.As(err, &r) && r.hard():
 						return nil, err // banned or filtered meanwhile: waiting changes nothing
 					case r == nil && !errors.Is(err, errNoBackend):
@@ -385,6 +371,20 @@ func (p *Proxy) queueStay(cn *conn, t *server) *session.Stay {
 				}
 			}
 		},
+	}
+}
+
+// refreshSlots asks each of t's addresses for its status, which tells the pool
+// its player counts (queryStatus), so t's queue knows how many of its players
+// may try at once. One ping per address per limboRetry while a queue waits.
+func (p *Proxy) refreshSlots(cn *conn, t *server) {
+	c := *cn
+	c.st, c.srv = p.state.Load(), t
+	key := statusKey(c.protocol)
+	for _, addr := range t.pool.StatusOrder(p.now()) {
+		if _, err := p.queryStatus(&c, addr, key); err != nil {
+			p.log.Debug("queue: status of an address unknown", "server", t.id, "address", addr, "err", err)
+		}
 	}
 }
 

@@ -302,7 +302,7 @@ func TestRealClientQueue(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			srv := h.StartServer(t, nmp.ServerOptions{Version: v, MaxOnline: 1, KeepAlive: 250 * time.Millisecond, ReportAlive: true})
+			srv := h.StartServer(t, nmp.ServerOptions{Version: v, MaxOnline: 1, MaxPlayers: 1, KeepAlive: 250 * time.Millisecond, ReportAlive: true})
 			busy := intercepted(config.ModeOffline, "queue-"+strings.ReplaceAll(v, ".", "-")+".e2e.test", srv.Addr)
 			busy.ID = "busy"
 			busy.LimboHandlers = []config.LimboHandler{config.LimboQueue}
@@ -321,20 +321,29 @@ func TestRealClientQueue(t *testing.T) {
 				t.Fatal(err)
 			}
 			arrivals := []string{"First", "Second", "Third", "Vip"}
-			for _, name := range arrivals {
+			for i, name := range arrivals {
 				login(name)
 				feed.waitHeld(ctx, t, name)
-				// Held because the server itself said it is full, not for any other reason.
-				if ev, err := srv.Wait(ctx, nmp.Match("kick", name)); err != nil || ev.Stage != "login" || ev.Text != "The server is full!" {
-					t.Fatalf("the backend must have turned %s away as full: %+v, %v", name, ev, err)
+				if i == 0 {
+					// Held because the server itself said it is full.
+					if ev, err := srv.Wait(ctx, nmp.Match("kick", name)); err != nil || ev.Stage != "login" || ev.Text != "The server is full!" {
+						t.Fatalf("the backend must have turned %s away as full: %+v, %v", name, ev, err)
+					}
 				}
 			}
-			// Only the head tries the server, every 2 s, and First was the head until Vip
-			// jumped ahead: a try of First's begun just before could still take the slot
-			// Holder leaves. Vip's own retry comes 2 s after it was queued; once the
-			// server has turned Vip away that often (its login, its first try as the
-			// head, its retry), First's last try is long over.
-			waitEvents(ctx, t, srv, "kick", "Vip", 3)
+			// Only the head tries the server (it reports one slot), every 2 s, and First
+			// was the head until Vip jumped ahead: a try of First's begun just before
+			// could still take the slot Holder leaves. Vip's own retry comes 2 s after
+			// its first try as the head; once the server has turned Vip away twice,
+			// First's last try is long over.
+			waitEvents(ctx, t, srv, "kick", "Vip", 2)
+			// Second and Third were queued without trying the server (players already
+			// waited: nobody goes ahead of them) and, never the head, never tried it.
+			for _, e := range srv.Events() {
+				if e.Event == "login" && (e.Username == "Second" || e.Username == "Third") {
+					t.Fatalf("%s tried the server while not at the head of its queue: %s", e.Username, e.Raw)
+				}
+			}
 			order := []string{"Holder", "Vip", "First", "Second", "Third"}
 			for i, name := range order[:len(order)-1] {
 				kick(ctx, t, api, name)
