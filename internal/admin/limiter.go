@@ -12,8 +12,10 @@ import (
 // someone guessing it:
 //
 //   - failed authentication attempts: a strict, fixed budget. Once an IP has spent
-//     it, its requests to protected routes are answered 429 without the key being
-//     looked at, so a guesser learns nothing until the bucket refills;
+//     it, its requests with a wrong or missing key are answered 429 until the bucket
+//     refills; a request with the right key is never refused for them (an operator
+//     behind the guesser's NAT keeps working; keys are 16+ characters, out of a
+//     guesser's reach at any rate);
 //   - authenticated requests: [web] requests_per_minute, with a full minute of
 //     burst; 0 turns this bucket off.
 //

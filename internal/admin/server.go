@@ -167,9 +167,10 @@ func (s *Server) routes() {
 }
 
 // ServeHTTP authenticates, rate-limits, then routes. Health and readiness are answered before
-// anything else (it needs no key and spends no quota). A client that has used up its
-// failed-attempt budget gets 429 before its key is even looked at, so guessing
-// learns nothing; a client with the right key spends the generous request budget.
+// anything else (it needs no key and spends no quota). A client without the right
+// key that has used up its failed-attempt budget gets 429 whatever it sends next,
+// so guessing learns nothing; a client with the right key is never refused for
+// the failures before it and spends only the generous request budget.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, pattern := s.mux.Handler(r)
 	if pattern == routeHealth || pattern == routeReady {
@@ -179,19 +180,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ip, now := clientIP(r), s.now()
 	key := limiterKey(ip)
 	open := pattern == routeMetrics && s.openMeta
-	if !open {
+	if !open && !s.authorized(r, pattern == routeEvents) {
+		// Only a failed attempt meets the guess budget: the right key is never
+		// refused for the wrong ones that came before it from the same address
+		// (the operator's CLI and `top` share the guesser's IP behind a NAT).
 		if locked, wait := s.limits.lockedOut(key, now); locked {
 			writeRateLimited(w, wait, fmt.Sprintf("too many wrong or missing API keys from %s", ip),
 				"check the key the client sends: [web] api_key, INFRARUST_API_KEY or <data_dir>/admin.key")
 			return
 		}
-		if !s.authorized(r, pattern == routeEvents) {
-			s.limits.failed(key, now)
-			w.Header().Set("WWW-Authenticate", `Bearer realm="infrarust"`)
-			writeError(w, http.StatusUnauthorized, "UNAUTHORIZED",
-				"missing or wrong API key: send `Authorization: Bearer <key>` with [web] api_key, INFRARUST_API_KEY or the key in <data_dir>/admin.key")
-			return
-		}
+		s.limits.failed(key, now)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="infrarust"`)
+		writeError(w, http.StatusUnauthorized, "UNAUTHORIZED",
+			"missing or wrong API key: send `Authorization: Bearer <key>` with [web] api_key, INFRARUST_API_KEY or the key in <data_dir>/admin.key")
+		return
 	}
 	if ok, wait := s.limits.allow(key, now); !ok {
 		writeRateLimited(w, wait, fmt.Sprintf("too many admin API requests from %s", ip),
