@@ -453,3 +453,21 @@ func FuzzParseDuration(f *testing.F) {
 		}
 	})
 }
+
+// Every problem of an address table is reported at once, with the same hint for a
+// quoted number as a top-level key gets.
+func TestAddressTableReportsEveryProblem(t *testing.T) {
+	_, err := ParseServer([]byte("domains = [\"a\"]\naddresses = [{ address = \"10.0.0.1\", weight = \"3\", priority = \"1\" }, { weight = 2 }]\n"), "s.toml", Default())
+	if err == nil {
+		t.Fatal("a quoted weight and priority must be refused")
+	}
+	for _, want := range []string{
+		`s.toml:2: addresses[0].weight: expected a whole number from 1 to 1000000, got a string (write 3 without quotes)`,
+		`s.toml:2: addresses[0].priority: expected a whole number from 0 to 1000, got a string (write 1 without quotes)`,
+		`addresses[1]: an address table needs address = "host:port"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q\nlacks %q", err, want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -260,12 +261,15 @@ func (s *Server) validate(r *report, global *Config) {
 	first := map[string]int{}
 	for i, raw := range s.RawAddresses {
 		p := indexPath("addresses", i)
-		a, key, err := parseAddressEntry(raw)
-		if err != nil {
-			if key != "" {
-				p = joinPath(p, key)
+		a, probs := parseAddressEntry(raw)
+		for _, pr := range probs {
+			pp := p
+			if pr.key != "" {
+				pp = joinPath(p, pr.key)
 			}
-			r.check(p, "%v", err)
+			r.check(pp, "%v", pr.err)
+		}
+		if len(probs) > 0 {
 			continue
 		}
 		if j, ok := first[a.Address]; ok {
@@ -421,38 +425,54 @@ func validateServerManager(r *report, sm *ServerManager) {
 	}
 }
 
-// parseAddressEntry reads one addresses entry. key names the inner key a problem is
-// about ("weight"), "" when it is the entry as a whole.
-func parseAddressEntry(raw any) (a Address, key string, err error) {
+// entryProblem is one thing wrong with an addresses entry: key names the inner key
+// it is about ("weight"), "" when it is the entry as a whole.
+type entryProblem struct {
+	key string
+	err error
+}
+
+// parseAddressEntry reads one addresses entry and reports every problem in it
+// (a table with a quoted weight and a quoted priority is told about both).
+func parseAddressEntry(raw any) (Address, []entryProblem) {
 	switch v := raw.(type) {
 	case string:
 		addr, err := ParseAddress(v)
-		return Address{Address: addr, Weight: 1}, "", err
+		if err != nil {
+			return Address{}, []entryProblem{{"", err}}
+		}
+		return Address{Address: addr, Weight: 1}, nil
 	case map[string]any:
 		a := Address{Weight: 1}
+		var probs []entryProblem
+		bad := func(k string, err error) { probs = append(probs, entryProblem{k, err}) }
 		for _, k := range sortedKeys(v) {
 			val := v[k]
 			switch k {
 			case "address":
 				s, ok := val.(string)
 				if !ok {
-					return a, k, fmt.Errorf("expected a \"host:port\" string, got %s", tomlKind(val))
+					bad(k, fmt.Errorf("expected a \"host:port\" string, got %s", tomlKind(val)))
+					continue
 				}
 				addr, err := ParseAddress(s)
 				if err != nil {
-					return a, k, err
+					bad(k, err)
+					continue
 				}
 				a.Address = addr
 			case "weight":
 				n, ok := val.(int64)
 				if !ok || n < 1 || n > 1000000 {
-					return a, k, fmt.Errorf("expected a whole number from 1 to 1000000, got %s", describe(val))
+					bad(k, fmt.Errorf("expected a whole number from 1 to 1000000, got %s%s", describe(val), quotedHint(val, reflect.TypeFor[int]())))
+					continue
 				}
 				a.Weight = int(n)
 			case "priority":
 				n, ok := val.(int64)
 				if !ok || n < 0 || n > 1000 {
-					return a, k, fmt.Errorf("expected a whole number from 0 to 1000, got %s", describe(val))
+					bad(k, fmt.Errorf("expected a whole number from 0 to 1000, got %s%s", describe(val), quotedHint(val, reflect.TypeFor[int]())))
+					continue
 				}
 				a.Priority = int(n)
 			default:
@@ -460,15 +480,15 @@ func parseAddressEntry(raw any) (a Address, key string, err error) {
 				if best := closestKey(k, []string{"address", "priority", "weight"}); best != "" {
 					hint = "did you mean " + best + "?"
 				}
-				return a, k, fmt.Errorf("unknown key %q in an address table; %s", k, hint)
+				bad(k, fmt.Errorf("unknown key %q in an address table; %s", k, hint))
 			}
 		}
-		if a.Address == "" {
-			return a, "", fmt.Errorf("an address table needs address = \"host:port\"")
+		if _, has := v["address"]; !has {
+			bad("", fmt.Errorf("an address table needs address = \"host:port\""))
 		}
-		return a, "", nil
+		return a, probs
 	default:
-		return Address{}, "", fmt.Errorf("each entry is \"host:port\" or { address = \"host:port\", weight = N, priority = N }, not %s", tomlKind(raw))
+		return Address{}, []entryProblem{{"", fmt.Errorf("each entry is \"host:port\" or { address = \"host:port\", weight = N, priority = N }, not %s", tomlKind(raw))}}
 	}
 }
 
