@@ -143,6 +143,17 @@ func build(opts Options) (*App, error) {
 	return a, nil
 }
 
+// serverSamples is every managed server's state, read by the metrics at every
+// scrape.
+func (a *App) serverSamples() []metrics.ServerSample {
+	snap := a.mgr.Snapshot()
+	out := make([]metrics.ServerSample, len(snap))
+	for i, s := range snap {
+		out[i] = metrics.ServerSample{Server: s.ID, State: s.State}
+	}
+	return out
+}
+
 // backendSamples is every configured address's state, read by the metrics at every
 // scrape (infrarust_backend_state).
 func (a *App) backendSamples() []metrics.BackendSample {
@@ -196,6 +207,7 @@ func (a *App) run(ctx context.Context, opts Options) error {
 	defer stopMetrics()
 	a.met.SetBuildInfo(opts.Version, opts.Commit)
 	a.met.WatchBackends(a.backendSamples)
+	a.met.WatchServers(a.serverSamples)
 
 	adminAddr, err := a.startAdmin(bg, opts.Version)
 	if err != nil {

@@ -5,8 +5,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -18,6 +20,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/fakemc"
+	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
@@ -376,5 +379,34 @@ func TestMaintenanceSurvivesRestartAndReload(t *testing.T) {
 	login()
 	if n := b.Logins.Load(); n != 1 {
 		t.Fatalf("after maintenance ended the backend got %d logins, want 1", n)
+	}
+}
+
+// A managed server has an infrarust_server_state series for every state from the
+// moment it is configured (1 for the current one), before any state change.
+func TestServerStateSeriesFromStart(t *testing.T) {
+	ta := startApp(t, map[string]string{
+		"survival.toml": "domains = [\"survival.test\"]\naddresses = [\"127.0.0.1:1\"]\n[server_manager]\ntype = \"local\"\ncommand = \"/bin/false\"\n",
+	}, func(c *config.Config) { c.Web.MetricsPublic = true })
+	resp, err := http.Get("http://" + ta.adminAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	ones := 0
+	for _, st := range manager.States {
+		re := regexp.MustCompile(`(?m)^infrarust_server_state\{server="survival",state="` + string(st) + `"\} ([01])$`)
+		m := re.FindSubmatch(body)
+		if m == nil {
+			t.Errorf("no infrarust_server_state series for state %s in:\n%s", st, body)
+			continue
+		}
+		if string(m[1]) == "1" {
+			ones++
+		}
+	}
+	if ones != 1 {
+		t.Errorf("%d states read 1; want exactly the current one", ones)
 	}
 }

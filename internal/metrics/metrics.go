@@ -40,7 +40,7 @@ type Metrics struct {
 	bytesForwarded    *prometheus.CounterVec
 	statusCacheHits   prometheus.Counter
 	statusCacheMisses prometheus.Counter
-	serverState       *prometheus.GaugeVec
+	serverState       *serverStateCollector
 	logins            *prometheus.CounterVec
 	moves             moveMetrics
 	buildInfo         *prometheus.GaugeVec
@@ -98,10 +98,9 @@ func New() *Metrics {
 			Name: "infrarust_status_cache_misses_total",
 			Help: "Status requests that had to ask a backend.",
 		}),
-		serverState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "infrarust_server_state",
-			Help: "1 for the current state of a managed server, per server.",
-		}, []string{"server", "state"}),
+		serverState: &serverStateCollector{desc: prometheus.NewDesc("infrarust_server_state",
+			"1 for the state a managed server is in now, 0 for each other state, per server; read from the server manager at each scrape.",
+			[]string{"server", "state"}, nil)},
 		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "infrarust_logins_total",
 			Help: "Login attempts that reached a configured server, by outcome (success, banned, no_backend, backend_refused, server_starting, failed).",
@@ -240,16 +239,6 @@ func (m *Metrics) StatusCache(hit bool) {
 	}
 }
 
-// ServerState marks state as the managed server's current state (1) and drops the
-// previous one, so exactly one state series exists per server.
-func (m *Metrics) ServerState(server, state string) {
-	if m == nil {
-		return
-	}
-	m.serverState.DeletePartialMatch(prometheus.Labels{"server": server})
-	m.serverState.WithLabelValues(server, state).Set(1)
-}
-
 // LoginOutcome is how a login that reached a configured server ended; the fixed set
 // keeps infrarust_logins_total's cardinality bounded.
 type LoginOutcome string
@@ -382,13 +371,12 @@ func (m *Metrics) ForgetServer(server string) {
 	m.healthTransitions.DeletePartialMatch(l)
 	m.statusLatency.DeletePartialMatch(l)
 	m.playersOnline.DeletePartialMatch(l)
-	m.serverState.DeletePartialMatch(l)
 	m.logins.DeletePartialMatch(l)
 	m.moves.refused.DeletePartialMatch(l)
 	m.moves.bounced.DeletePartialMatch(l)
 }
 
-// SubscribeHealth counts the bus's backend.health_change events (and follows server.state_change) into
+// SubscribeHealth counts the bus's backend.health_change events into
 // infrarust_backend_health_transitions_total, so the balancer needs no metrics
 // dependency; use it instead of calling HealthTransition, not as well. The returned
 // func stops the subscriber and waits for it.
@@ -396,7 +384,7 @@ func (m *Metrics) SubscribeHealth(bus *events.Bus) func() {
 	if m == nil || bus == nil {
 		return func() {}
 	}
-	sub := bus.Subscribe(256, events.BackendHealthChange, events.ServerStateChange)
+	sub := bus.Subscribe(256, events.BackendHealthChange)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -413,8 +401,6 @@ func (m *Metrics) SubscribeHealth(bus *events.Bus) func() {
 				if hc != nil {
 					m.HealthTransition(hc.Server, hc.Address, hc.To)
 				}
-			case events.ServerState:
-				m.ServerState(hc.Server, hc.To)
 			}
 		}
 	}()

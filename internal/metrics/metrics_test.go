@@ -45,8 +45,7 @@ func TestSeriesAndLabels(t *testing.T) {
 	m.StatusCache(true)
 	m.StatusCache(false)
 	m.StatusCache(false)
-	m.ServerState("survival", "starting")
-	m.ServerState("survival", "online")
+	m.WatchServers(func() []ServerSample { return []ServerSample{{Server: "survival", State: "online"}} })
 	m.Login("lobby", LoginSuccess)
 	m.Login("lobby", LoginSuccess)
 	m.Login("lobby", LoginBanned)
@@ -71,6 +70,8 @@ func TestSeriesAndLabels(t *testing.T) {
 		"infrarust_status_cache_hits_total 1",
 		"infrarust_status_cache_misses_total 2",
 		`infrarust_server_state{server="survival",state="online"} 1`,
+		`infrarust_server_state{server="survival",state="starting"} 0`,
+		`infrarust_server_state{server="survival",state="crashed"} 0`,
 		"go_goroutines ",
 		"process_",
 	} {
@@ -80,7 +81,6 @@ func TestSeriesAndLabels(t *testing.T) {
 	}
 	for _, absent := range []string{
 		`infrarust_backend_connect_failures_total{address="10.0.0.1:25565"`, // success is not a failure
-		`infrarust_server_state{server="survival",state="starting"}`,        // one state per server
 		"infrarust_bytes_forwarded_total",                                   // renamed to ..._bytes_total
 		`infrarust_build_info{commit="unknown"`,                             // replaced by SetBuildInfo
 	} {
@@ -98,7 +98,6 @@ func TestForgetKeepsCardinalityBounded(t *testing.T) {
 	m.StatusLatency("lobby", "10.0.0.2:25565", time.Millisecond)
 	m.PlayerJoined("survival")
 	m.BackendConnect("survival", "10.0.1.1:25565", 0, errors.New("x"))
-	m.ServerState("survival", "online")
 	m.Login("survival", LoginNoBackend)
 
 	m.ForgetAddress("lobby", "10.0.0.2:25565")
@@ -126,7 +125,7 @@ func TestNilMetricsIsSafe(t *testing.T) {
 	m.PlayerLeft("a")
 	m.BytesForwarded(1, 1)
 	m.StatusCache(true)
-	m.ServerState("a", "b")
+	m.WatchServers(func() []ServerSample { return nil })
 	m.Login("a", LoginSuccess)
 	m.SetBuildInfo("v", "c")
 	m.WatchBackends(func() []BackendSample { return nil })
