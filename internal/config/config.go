@@ -20,10 +20,14 @@ import (
 
 // Config is the proxy-wide file (infrarust.toml) plus the servers loaded from servers_dir.
 type Config struct {
-	Bind                  string       `toml:"bind"`
-	MaxConnections        int          `toml:"max_connections"`
-	MaxConnectionsPerIP   int          `toml:"max_connections_per_ip"`
-	ConnectTimeout        Duration     `toml:"connect_timeout"`
+	Bind                string   `toml:"bind"`
+	MaxConnections      int      `toml:"max_connections"`
+	MaxConnectionsPerIP int      `toml:"max_connections_per_ip"`
+	ConnectTimeout      Duration `toml:"connect_timeout"`
+	// StatusTimeout bounds one status relay to a backend address (dial and
+	// answer), apart from connect_timeout: a server-list ping must not wait as
+	// long as a login may.
+	StatusTimeout         Duration     `toml:"status_timeout"`
 	ConnectMaxAttempts    int          `toml:"connect_max_attempts"`
 	HandshakeTimeout      Duration     `toml:"handshake_timeout"`
 	ServersDir            string       `toml:"servers_dir"`
@@ -326,6 +330,7 @@ func Default() *Config {
 	return &Config{
 		Bind:                  "0.0.0.0:25565",
 		ConnectTimeout:        Duration(5 * time.Second),
+		StatusTimeout:         Duration(2 * time.Second),
 		ConnectMaxAttempts:    3,
 		HandshakeTimeout:      Duration(10 * time.Second),
 		ServersDir:            "./servers",

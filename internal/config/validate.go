@@ -118,6 +118,9 @@ func (c *Config) validate(r *report, envKey string) {
 	if c.ConnectTimeout <= 0 {
 		r.check("connect_timeout", "must be more than 0")
 	}
+	if c.StatusTimeout <= 0 {
+		r.check("status_timeout", "must be more than 0 (the default is 2s)")
+	}
 	if c.ConnectMaxAttempts < 0 {
 		r.check("connect_max_attempts", "must be 0 (every address) or more")
 	}

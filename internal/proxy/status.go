@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -30,6 +31,10 @@ type statusCache struct {
 	ttl      time.Duration
 	maxStale time.Duration
 	entries  map[int32]*cacheEntry
+	// failed is when each address last failed a status relay: it is not asked
+	// again for one ttl, so a frozen backend costs one status_timeout per ttl,
+	// not one per ping.
+	failed map[string]time.Time
 	// offline is whether the last ping was answered with the offline MOTD, so the
 	// change is logged once each way rather than per ping or never.
 	offline atomic.Bool
@@ -47,7 +52,7 @@ type statusCall struct {
 }
 
 func newStatusCache(c config.StatusCache) *statusCache {
-	s := &statusCache{entries: map[int32]*cacheEntry{}}
+	s := &statusCache{entries: map[int32]*cacheEntry{}, failed: map[string]time.Time{}}
 	s.configure(c)
 	return s
 }
@@ -58,6 +63,7 @@ func newStatusCache(c config.StatusCache) *statusCache {
 func (s *statusCache) forget() {
 	s.mu.Lock()
 	s.entries = map[int32]*cacheEntry{}
+	clear(s.failed)
 	s.mu.Unlock()
 }
 
@@ -102,6 +108,29 @@ func (s *statusCache) get(protocol int32, now func() time.Time, fetch func() ([]
 	s.mu.Unlock()
 	close(c.done)
 	return c.body, false
+}
+
+// skip reports that addr failed a status relay less than one ttl ago.
+func (s *statusCache) skip(addr string, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.failed[addr]
+	if ok && now.Sub(at) >= s.ttl {
+		delete(s.failed, addr)
+		return false
+	}
+	return ok
+}
+
+// result notes how a status relay to addr went.
+func (s *statusCache) result(addr string, err error, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil || s.ttl <= 0 {
+		delete(s.failed, addr)
+		return
+	}
+	s.failed[addr] = now
 }
 
 // serveStatus answers a server-list ping, modern or legacy: the proxy's own MOTD
@@ -212,10 +241,16 @@ func legacyStatus(m *config.MOTD) mc.LegacyStatus {
 func (p *Proxy) relayStatus(cn *conn) []byte {
 	srv := cn.srv
 	if cn.legacy == legacyPing {
-		reply, _ := p.firstAnswer(srv, func(addr string) ([]byte, error) { return p.queryLegacy(cn, addr) })
-		if reply != nil && srv.cfg.MOTD.Online != nil {
-			reply = overlayLegacy(reply, cn.ping.Form, srv.cfg.MOTD.Online)
-		}
+		// Through the cache as modern pings are (one entry per legacy form: the
+		// reply's layout differs), stale on error.
+		reply, hit := srv.cache.get(legacyKey(cn.ping.Form), p.now, func() ([]byte, error) {
+			reply, err := p.firstAnswer(srv, func(addr string) ([]byte, error) { return p.queryLegacy(cn, addr) })
+			if err == nil && srv.cfg.MOTD.Online != nil {
+				reply = overlayLegacy(reply, cn.ping.Form, srv.cfg.MOTD.Online)
+			}
+			return reply, err
+		})
+		p.met.StatusCache(hit)
 		return reply
 	}
 	key := statusKey(cn.protocol)
@@ -390,11 +425,17 @@ func echoProtocol(frame []byte, key, protocol int32) []byte {
 }
 
 // firstAnswer runs query on the server's addresses in status order (no rotation
-// advance) until one answers.
+// advance) until one answers. An address that failed less than one status-cache
+// ttl ago is not asked (the negative cache).
 func (p *Proxy) firstAnswer(srv *server, query func(addr string) ([]byte, error)) ([]byte, error) {
 	var lastErr error = errNoAddress
 	for _, addr := range srv.pool.StatusOrder(p.now()) {
+		if srv.cache.skip(addr, p.now()) {
+			lastErr = errRecentlyFailed
+			continue
+		}
 		b, err := query(addr)
+		srv.cache.result(addr, err, p.now())
 		if err == nil {
 			return b, nil
 		}
@@ -403,6 +444,13 @@ func (p *Proxy) firstAnswer(srv *server, query func(addr string) ([]byte, error)
 	}
 	return nil, lastErr
 }
+
+// errRecentlyFailed: every address failed a status relay within one ttl.
+var errRecentlyFailed = errors.New("the address failed a status relay less than one status_cache ttl ago")
+
+// legacyKey is the cache key of a legacy ping's answers in form f: outside the
+// range of protocol versions statusKey gives.
+func legacyKey(f mc.LegacyForm) int32 { return math.MinInt32 + int32(f) }
 
 var errNoAddress = errors.New("server has no address")
 
@@ -438,9 +486,9 @@ func (p *Proxy) queryLegacy(cn *conn, addr string) ([]byte, error) {
 }
 
 // openStatus connects to one address for a status relay, bounded by
-// connect_timeout end to end, and writes the preamble and first in one write.
+// status_timeout end to end, and writes the preamble and first in one write.
 func (p *Proxy) openStatus(cn *conn, addr string, first []byte) (net.Conn, error) {
-	timeout := cn.st.cfg.ConnectTimeout.D()
+	timeout := cn.st.cfg.StatusTimeout.D()
 	c, err := p.dial(addr, timeout)
 	if err != nil {
 		return nil, err
