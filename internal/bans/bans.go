@@ -110,7 +110,7 @@ func normalize(b Ban) (Ban, error) {
 			v = p.String()
 		}
 	case TypeUsername:
-		if err := validUsername(v); err != nil {
+		if err := ValidUsername(v); err != nil {
 			return Ban{}, err
 		}
 		v = strings.ToLower(v)
@@ -157,10 +157,11 @@ func parseIPValue(v string) (netip.Prefix, error) {
 	return p.Masked(), nil
 }
 
-// validUsername accepts what a Minecraft client can log in with: 1 to 16
-// printable ASCII characters without spaces. Offline-mode servers see names
-// beyond Mojang's [A-Za-z0-9_], and an operator must be able to ban them.
-func validUsername(v string) error {
+// ValidUsername accepts what a ban can name: 1 to 16 printable ASCII
+// characters without spaces. Offline-mode servers see names beyond Mojang's
+// [A-Za-z0-9_], and an operator must be able to ban them: the proxy admits no
+// name this refuses.
+func ValidUsername(v string) error {
 	if len(v) == 0 || len(v) > 16 {
 		return fmt.Errorf("invalid username %q: want 1 to 16 characters", v)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,9 +56,16 @@ type Config struct {
 	// FallbackMaxBounces is how many fallbacks a player may make within a minute
 	// before the proxy disconnects them with the last reason (two servers that
 	// fall back to each other and both kick must not bounce a player forever).
-	FallbackMaxBounces int        `toml:"fallback_max_bounces"`
-	Auth               Auth       `toml:"auth"`
-	Forwarding         Forwarding `toml:"forwarding"`
+	FallbackMaxBounces int `toml:"fallback_max_bounces"`
+	// DuplicateLogin says what a second login of a player already online does:
+	// "replace" ends the older session, as vanilla does; "refuse" turns the new
+	// one away, as Velocity does.
+	DuplicateLogin DuplicateLogin `toml:"duplicate_login"`
+	// OfflineNames is a regular expression the names players log in with must
+	// match; "" is vanilla's rule (3 to 16 of A-Z a-z 0-9 _).
+	OfflineNames string     `toml:"offline_names"`
+	Auth         Auth       `toml:"auth"`
+	Forwarding   Forwarding `toml:"forwarding"`
 	// PluginMessaging is the BungeeCord plugin channel ([plugin_messaging]).
 	PluginMessaging PluginMessaging `toml:"plugin_messaging"`
 	// Webhooks and Telemetry are described in events.go.
@@ -241,6 +249,32 @@ func (c *Config) EffectiveForwarding(s *Server) forwarding.Mode {
 // HasLimbo reports whether the server holds players in the limbo for h.
 func (s *Server) HasLimbo(h LimboHandler) bool { return slices.Contains(s.LimboHandlers, h) }
 
+// DuplicateLogin is the duplicate_login policy.
+type DuplicateLogin string
+
+// Duplicate login policies.
+const (
+	DuplicateReplace DuplicateLogin = "replace"
+	DuplicateRefuse  DuplicateLogin = "refuse"
+)
+
+// VanillaNames is vanilla's rule for player names, the default of offline_names.
+const VanillaNames = `^[A-Za-z0-9_]{3,16}$`
+
+// NameRule is the compiled offline_names (vanilla's rule when unset); validation
+// has checked it compiles.
+func (c *Config) NameRule() *regexp.Regexp {
+	if c.OfflineNames == "" {
+		return vanillaNames
+	}
+	if re, err := regexp.Compile(c.OfflineNames); err == nil {
+		return re
+	}
+	return vanillaNames
+}
+
+var vanillaNames = regexp.MustCompile(VanillaNames)
+
 // Intercepted reports whether the proxy terminates the server's logins itself.
 func (m ProxyMode) Intercepted() bool { return m == ModeClientOnly || m == ModeOffline }
 
@@ -354,6 +388,7 @@ func Default() *Config {
 		Forwarder:            forward.Auto,
 		StallTimeout:         Duration(30 * time.Second),
 		FallbackMaxBounces:   3,
+		DuplicateLogin:       DuplicateReplace,
 		Auth:                 Auth{SessionServer: "https://sessionserver.mojang.com", Timeout: Duration(5 * time.Second)},
 		Forwarding: Forwarding{
 			RawMode: "none", Mode: forwarding.ModeNone, SecretFile: "forwarding.secret",

@@ -192,6 +192,16 @@ func (c *Config) validate(r *report, envKey string) {
 	if c.StallTimeout < 0 {
 		r.check("stall_timeout", "must be 0 (off) or more")
 	}
+	switch c.DuplicateLogin {
+	case DuplicateReplace, DuplicateRefuse:
+	default:
+		r.check("duplicate_login", "%q is not one of replace (end the older session, as vanilla does), refuse (turn the new login away, as Velocity does)", c.DuplicateLogin)
+	}
+	if c.OfflineNames != "" {
+		if _, err := regexp.Compile(c.OfflineNames); err != nil {
+			r.check("offline_names", "not a regular expression: %v (e.g. offline_names = '^[A-Za-z0-9_.-]{2,16}$')", err)
+		}
+	}
 	if c.FallbackMaxBounces < 1 {
 		r.check("fallback_max_bounces", "must be 1 or more (the default is 3): every player's fallbacks have a budget")
 	}

@@ -124,28 +124,28 @@ func NewEpoll(opts EpollOptions) (Forwarder, error) {
 	return f, nil
 }
 
-func (f *epollForwarder) Forward(client, backend net.Conn, done func(Result)) {
+func (f *epollForwarder) Forward(client, backend net.Conn, done func(Result)) (end func()) {
 	f.mu.RLock()
 	if f.closed {
 		f.mu.RUnlock()
 		client.Close()
 		backend.Close()
 		done(Result{Err: ErrClosed})
-		return
+		return noEnd
 	}
 	cfd, err := detach(client)
 	if err != nil {
 		f.mu.RUnlock()
 		backend.Close()
 		done(Result{Err: fmt.Errorf("forward: client socket: %w", err)})
-		return
+		return noEnd
 	}
 	bfd, err := detach(backend)
 	if err != nil {
 		f.mu.RUnlock()
 		unix.Close(cfd)
 		done(Result{Err: fmt.Errorf("forward: backend socket: %w", err)})
-		return
+		return noEnd
 	}
 	sh := f.shards[f.next.Add(1)%uint32(len(f.shards))]
 	s := &session{sh: sh, done: done, cfd: cfd, bfd: bfd}
@@ -165,7 +165,7 @@ func (f *epollForwarder) Forward(client, backend net.Conn, done func(Result)) {
 		unix.Close(cfd)
 		unix.Close(bfd)
 		done(Result{Err: err})
-		return
+		return noEnd
 	}
 	if testHookBeforeLive != nil {
 		testHookBeforeLive(sh, s)
@@ -174,6 +174,13 @@ func (f *epollForwarder) Forward(client, backend net.Conn, done func(Result)) {
 		sh.post(s) // bytes were waiting already: the shard serves it now
 	}
 	f.mu.RUnlock()
+	return func() {
+		// The shard owns the session: it tears it down at its next look at the
+		// inbox (a session already over is left alone there).
+		if s.ended.CompareAndSwap(false, true) {
+			sh.post(s)
+		}
+	}
 }
 
 // detach takes the socket out of c: an FDTaker's own fd, or a duplicate fd that only
@@ -339,7 +346,11 @@ func (sh *shard) takeInbox() []*session {
 
 func (sh *shard) drainInbox() {
 	for _, s := range sh.takeInbox() {
-		if !s.finished && !s.queued {
+		switch {
+		case s.finished:
+		case s.ended.Load():
+			sh.teardown(s, ErrEnded) // finished: the ready and again lists skip it
+		case !s.queued:
 			sh.serve(s)
 		}
 	}
@@ -502,12 +513,13 @@ type session struct {
 	done      func(Result)
 	up, down  dir
 	slot, gen uint32
-	cfd, bfd  int   // the sockets, owned by this session (see the file comment)
-	errSides  uint8 // sockets that reported EPOLLERR, by side bit
-	queued    bool  // in the shard's ready or again list
-	finished  bool  // torn down: fds closed, done called
-	live      bool  // registered: the shard serves it (guarded by shard.mu until set)
-	noted     bool  // an event came before live (guarded by shard.mu)
+	cfd, bfd  int         // the sockets, owned by this session (see the file comment)
+	errSides  uint8       // sockets that reported EPOLLERR, by side bit
+	queued    bool        // in the shard's ready or again list
+	finished  bool        // torn down: fds closed, done called
+	live      bool        // registered: the shard serves it (guarded by shard.mu until set)
+	noted     bool        // an event came before live (guarded by shard.mu)
+	ended     atomic.Bool // its end func was called: the shard tears it down
 }
 
 // dir is one direction of a session: src is read, dst is written.

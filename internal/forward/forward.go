@@ -43,7 +43,10 @@ type Forwarder interface {
 	// connections are closed; it may run on any goroutine, even before Forward
 	// returns, must be short, and must not call Close.
 	// client and backend are each a *net.TCPConn or an FDTaker.
-	Forward(client, backend net.Conn, done func(Result))
+	// end ends the session early (an operator's kick, a duplicate login): both
+	// connections are closed and done gets ErrEnded. It may be called from any
+	// goroutine, any number of times, also after the session is over.
+	Forward(client, backend net.Conn, done func(Result)) (end func())
 	// Close ends every session (their done gets ErrClosed), refuses new ones the
 	// same way, and returns once every done has run and every goroutine is gone.
 	Close() error
@@ -71,6 +74,11 @@ var errNotSocket = errors.New("forward: not a TCP socket")
 
 // ErrClosed is the Result.Err of sessions ended by Close or handed over after it.
 var ErrClosed = errors.New("forwarder closed")
+
+// ErrEnded is the Result.Err of a session its end func ended.
+var ErrEnded = errors.New("session ended by the proxy")
+
+func noEnd() {}
 
 // ErrUnavailable says a forwarder kind does not exist on this platform.
 var ErrUnavailable = errors.New("forwarder not available on this platform")

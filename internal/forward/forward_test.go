@@ -108,6 +108,7 @@ type rig struct {
 	client, backend *net.TCPConn // the forwarder's; tests only look at them
 	res             chan Result
 	calls           atomic.Int32
+	end             func() // what Forward returned
 }
 
 // newRig forwards a fresh session; before runs first, while the forwarder does not
@@ -124,7 +125,7 @@ func newRig(t testing.TB, f Forwarder, players, servers *pairer, before func(r *
 	if before != nil {
 		before(r)
 	}
-	f.Forward(r.client, r.backend, r.done)
+	r.end = f.Forward(r.client, r.backend, r.done)
 	return r
 }
 
@@ -683,4 +684,42 @@ func sockBufs(t testing.TB, c *net.TCPConn) int64 {
 		t.Fatal(err)
 	}
 	return total
+}
+
+// A session's end func ends it alone, whether it is idle or busy: done gets
+// ErrEnded once, both peers see their connections end, the other sessions go
+// on, and calling it again (or after the session is over) does nothing.
+func TestEndEndsOneSession(t *testing.T) {
+	eachImpl(t, func(t *testing.T, f Forwarder) {
+		players, servers := newPairer(t), newPairer(t)
+		idle := newRig(t, f, players, servers, nil)
+		busy := newRig(t, f, players, servers, nil)
+		other := newRig(t, f, players, servers, nil)
+		go func() { newStream(7).send(busy.server, 1<<40) }()
+		if _, err := io.ReadFull(busy.player, make([]byte, 1<<16)); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []*rig{idle, busy} {
+			r.end()
+			r.end()
+			if res := r.wait(t); !errors.Is(res.Err, ErrEnded) {
+				t.Fatalf("ended session: %v, want ErrEnded", res.Err)
+			}
+			r.player.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, err := io.ReadAll(r.player); err != nil && !isResetOrPipe(err) {
+				t.Fatalf("player of an ended session: %v", err)
+			}
+			r.end()
+			if n := r.calls.Load(); n != 1 {
+				t.Fatalf("done called %d times", n)
+			}
+		}
+		if err := exchange(other, 1, 4096); err != nil {
+			t.Fatalf("a session beside the ended ones: %v", err)
+		}
+		other.player.Close()
+		other.server.Close()
+		other.wait(t)
+		other.end() // over already: nothing happens
+	})
 }

@@ -29,6 +29,7 @@ type gsession struct {
 	errOnce         sync.Once
 	err             error
 	closing         atomic.Bool // Close ended it: report ErrClosed
+	ended           atomic.Bool // its end func ended it: report ErrEnded
 }
 
 // NewGoroutine returns the portable forwarder: two goroutines per session.
@@ -36,7 +37,7 @@ func NewGoroutine() Forwarder {
 	return &goroutineForwarder{sessions: map[*gsession]struct{}{}}
 }
 
-func (f *goroutineForwarder) Forward(clientConn, backendConn net.Conn, done func(Result)) {
+func (f *goroutineForwarder) Forward(clientConn, backendConn net.Conn, done func(Result)) (end func()) {
 	client, err1 := asTCPConn(clientConn)
 	backend, err2 := asTCPConn(backendConn)
 	if err := errors.Join(err1, err2); err != nil {
@@ -48,7 +49,7 @@ func (f *goroutineForwarder) Forward(clientConn, backendConn net.Conn, done func
 		clientConn.Close() // a no-op for a socket already taken
 		backendConn.Close()
 		done(Result{Err: err})
-		return
+		return noEnd
 	}
 	s := &gsession{f: f, client: client, backend: backend, done: done}
 	f.mu.Lock()
@@ -57,7 +58,7 @@ func (f *goroutineForwarder) Forward(clientConn, backendConn net.Conn, done func
 		client.Close()
 		backend.Close()
 		done(Result{Err: ErrClosed})
-		return
+		return noEnd
 	}
 	f.sessions[s] = struct{}{}
 	f.wg.Add(2)
@@ -65,6 +66,11 @@ func (f *goroutineForwarder) Forward(clientConn, backendConn net.Conn, done func
 	s.left.Store(2)
 	go s.copy(backend, client, &s.up)
 	go s.copy(client, backend, &s.down)
+	return func() {
+		s.ended.Store(true)
+		s.client.Close()
+		s.backend.Close()
+	}
 }
 
 // copy moves one direction; a clean EOF half-closes the destination, an error tears
@@ -92,8 +98,11 @@ func (s *gsession) copy(dst, src *net.TCPConn, n *int64) {
 	delete(s.f.sessions, s)
 	s.f.mu.Unlock()
 	r := Result{Up: s.up, Down: s.down, Err: s.err}
-	if s.closing.Load() {
+	switch {
+	case s.closing.Load():
 		r.Err = ErrClosed
+	case s.ended.Load():
+		r.Err = ErrEnded
 	}
 	s.done(r)
 }

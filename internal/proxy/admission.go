@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/auth"
+	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
@@ -67,8 +68,9 @@ type conn struct {
 	lease    balance.Lease // the login's pick, reused across attempts (no allocation per pick)
 	ev       loginEvents   // player events and the trace, once the login is admitted
 
-	perIPHeld bool // a max_connections_per_ip slot is held
-	detached  bool // a session goroutine owns the connection now and will finish it
+	claim     *claim // the player's identity, held for the connection's life (identity.go)
+	perIPHeld bool   // a max_connections_per_ip slot is held
+	detached  bool   // a session goroutine owns the connection now and will finish it
 }
 
 // rejection is a step's "no": the metric reason, a detail for the debug log and,
@@ -111,6 +113,7 @@ var admission = []step{
 	{"max_connections_per_ip", (*Proxy).holdPerIPSlot},
 	{"handshake", (*Proxy).readHandshake},
 	{"login_start", (*Proxy).readLoginStart},
+	{"name", (*Proxy).checkName},
 	{"route", (*Proxy).route},
 	{"server_ip_filter", (*Proxy).checkServerFilter},
 	{"ban", (*Proxy).checkBans},
@@ -294,6 +297,24 @@ func (p *Proxy) readLoginStart(cn *conn) error {
 	return nil
 }
 
+// checkName refuses a login whose name breaks the network's rule (offline_names,
+// vanilla's by default) or could not be banned by name: what an offline server
+// would otherwise take from any client.
+func (p *Proxy) checkName(cn *conn) error {
+	if cn.intent != intentLogin {
+		return nil
+	}
+	name := cn.player
+	if bans.ValidUsername(name) == nil && cn.st.names.MatchString(name) {
+		return nil
+	}
+	text := fmt.Sprintf("Invalid username %q: use 3 to 16 letters, digits and _", name)
+	if cn.st.cfg.OfflineNames != "" {
+		text = fmt.Sprintf("Invalid username %q: this network does not allow that name", name)
+	}
+	return refuse("name", fmt.Sprintf("name %q", name), text)
+}
+
 // route finds the server for the hostname; an unknown one is decided later, after
 // the steps that refuse outright.
 func (p *Proxy) route(cn *conn) error {
@@ -408,6 +429,7 @@ func (cn *conn) buffered() []byte {
 // ends it: the admission's, or the session's it was handed to.
 func (p *Proxy) finish(cn *conn) {
 	p.endEvents(cn)
+	p.releaseClaim(cn)
 	cn.releaseReader()
 	if cn.perIPHeld {
 		p.perIP.release(cn.ip)

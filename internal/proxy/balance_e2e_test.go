@@ -84,7 +84,7 @@ func (lp *lbProxy) joinLive(t *testing.T, host string, n int, live ...string) ma
 	t.Helper()
 	got := map[string]int{}
 	for i := range n {
-		player := "p" + string(rune('a'+i%26)) + strings.Repeat("x", i/26)
+		player := "pl" + string(rune('a'+i%26)) + strings.Repeat("x", i/26)
 		text := lp.join(t, host, player)
 		name := reached(text, player)
 		ok := false

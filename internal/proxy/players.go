@@ -83,11 +83,13 @@ func versionName(protocol int32) string {
 	return names[len(names)-1]
 }
 
-// roster indexes connected players by lower-case name. Offline-mode players may
-// share a name; the newest one is the one a lookup finds.
+// roster indexes connected players by lower-case name (offline-mode names that
+// differ only by case are different players), and holds the identities logins
+// claimed (identity.go): one player, one session.
 type roster struct {
 	mu     sync.Mutex
 	byName map[string][]*onlinePlayer
+	claims map[string]*claim // by identity key, from a login's check until it ends
 }
 
 func (ps *roster) add(pl *onlinePlayer) {
@@ -112,14 +114,29 @@ func (ps *roster) remove(pl *onlinePlayer) {
 	ps.mu.Unlock()
 }
 
+// find is the player called name: the exact-case match, else the only player
+// whose name matches in any case; nil when there is none, or several that differ
+// only by case and none exactly (matches lists them).
 func (ps *roster) find(name string) *onlinePlayer {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	list := ps.byName[strings.ToLower(name)]
-	if len(list) == 0 {
-		return nil
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i].name == name {
+			return list[i]
+		}
 	}
-	return list[len(list)-1]
+	if len(list) == 1 {
+		return list[0]
+	}
+	return nil
+}
+
+// matches lists the players whose name is name in any case.
+func (ps *roster) matches(name string) []*onlinePlayer {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return slices.Clone(ps.byName[strings.ToLower(name)])
 }
 
 func (ps *roster) all() []*onlinePlayer {

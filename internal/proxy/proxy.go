@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,6 +125,7 @@ type state struct {
 	servers map[string]*server
 	filter  *ipfilter.Filter
 	trusted []netip.Prefix
+	names   *regexp.Regexp // offline_names, compiled
 }
 
 // New builds a proxy from a loaded configuration.

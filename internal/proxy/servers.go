@@ -48,7 +48,7 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 		return err
 	}
 	old := p.state.Load()
-	next := &state{cfg: cfg, servers: map[string]*server{}, filter: filter, trusted: trusted}
+	next := &state{cfg: cfg, servers: map[string]*server{}, filter: filter, trusted: trusted, names: cfg.NameRule()}
 	domains := map[string]string{}
 	for _, sc := range cfg.Servers {
 		srv, err := p.buildServer(cfg, sc, old, p.now)

@@ -440,7 +440,7 @@ func TestMovePlayersOffAnAddress(t *testing.T) {
 	tp := startProxy(t, nil, s)
 	var clients []*playClient
 	for i := range 3 {
-		pc := joinAndPlay(t, tp.addr, "lobby.test", fmt.Sprintf("P%d", i))
+		pc := joinAndPlay(t, tp.addr, "lobby.test", fmt.Sprintf("Player%d", i))
 		pc.await(t, "hello from A")
 		clients = append(clients, pc)
 	}

@@ -1,0 +1,134 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+)
+
+// Kick texts of a duplicate login: vanilla's for the session a newer login
+// replaces, Velocity's for a login refused because the player is online.
+const (
+	kickReplaced        = "You logged in from another location"
+	kickAlreadyOnline   = "You are already connected to this proxy!"
+	replacedWait        = 5 * time.Second // how long a login waits for the session it replaces to end
+	errAmbiguousMessage = "several players match %q in any case (%s); give the exact name"
+)
+
+// ErrAmbiguousPlayer: no player has exactly that name and several have it in
+// another case; the message lists them.
+var ErrAmbiguousPlayer = errors.New("ambiguous player name")
+
+// claim is one player's identity, held by a login from its check until the
+// connection ends: a second login with the same identity replaces or is refused
+// (duplicate_login), so a player is online once.
+type claim struct {
+	key  string
+	done chan struct{} // closed when the holder's connection ended
+
+	mu       sync.Mutex
+	end      func(text string) // ends the holder's session; nil until it has one
+	replaced bool              // a newer login took the identity
+}
+
+// identityKey is what makes two logins the same player: the UUID on intercepted
+// servers (Mojang's, or the offline one, which comes from the exact name), the
+// exact name on passthrough servers, where the proxy knows only what the client
+// claims.
+func identityKey(cn *conn) string {
+	if cn.srv != nil && cn.srv.cfg.ProxyMode.Intercepted() && cn.uuid != "" {
+		return "uuid:" + strings.ReplaceAll(strings.ToLower(cn.uuid), "-", "")
+	}
+	return "name:" + cn.player
+}
+
+// claimIdentity takes cn's identity for its login. Under "refuse" a login whose
+// player is online (or logging in) is refused; under "replace" the older
+// session is ended and the login waits (at most replacedWait) until it is gone.
+// The claim is released when the connection ends (finish).
+func (p *Proxy) claimIdentity(cn *conn) error {
+	key := identityKey(cn)
+	c := &claim{key: key, done: make(chan struct{})}
+	ps := &p.roster
+	ps.mu.Lock()
+	old := ps.claims[key]
+	if old != nil && cn.st.cfg.DuplicateLogin == config.DuplicateRefuse {
+		ps.mu.Unlock()
+		return refuse("duplicate", "already online: "+key, kickAlreadyOnline)
+	}
+	if ps.claims == nil {
+		ps.claims = map[string]*claim{}
+	}
+	ps.claims[key] = c
+	ps.mu.Unlock()
+	cn.claim = c
+	if old != nil {
+		p.log.Info("a second login replaces a player's session", "player", cn.player, "client", cn.client, "identity", key)
+		old.supersede()
+		select {
+		case <-old.done:
+		case <-time.After(replacedWait):
+		}
+	}
+	return nil
+}
+
+// supersede ends the claim's holder: now if it has a session, else when it gets one.
+func (c *claim) supersede() {
+	c.mu.Lock()
+	c.replaced = true
+	end := c.end
+	c.mu.Unlock()
+	if end != nil {
+		end(kickReplaced)
+	}
+}
+
+// bind gives the claim the way to end its holder's session. It reports false
+// when a newer login replaced the holder meanwhile: the caller ends it itself.
+func (c *claim) bind(end func(text string)) bool {
+	if c == nil {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.end = end
+	return !c.replaced
+}
+
+// releaseClaim gives the identity back when the connection that claimed it ends.
+func (p *Proxy) releaseClaim(cn *conn) {
+	c := cn.claim
+	if c == nil {
+		return
+	}
+	cn.claim = nil
+	p.roster.mu.Lock()
+	if p.roster.claims[c.key] == c {
+		delete(p.roster.claims, c.key)
+	}
+	p.roster.mu.Unlock()
+	close(c.done)
+}
+
+// player is the online player called name (exact case first): ErrUnknownPlayer
+// when nobody is, ErrAmbiguousPlayer when several differ only by case.
+func (p *Proxy) player(name string) (*onlinePlayer, error) {
+	if pl := p.roster.find(name); pl != nil {
+		return pl, nil
+	}
+	if ms := p.roster.matches(name); len(ms) > 1 {
+		names := make([]string, len(ms))
+		for i, m := range ms {
+			names[i] = m.name
+		}
+		slices.Sort(names)
+		return nil, fmt.Errorf("%w: "+errAmbiguousMessage, ErrAmbiguousPlayer, name, strings.Join(names, ", "))
+	}
+	return nil, fmt.Errorf("%w %q", ErrUnknownPlayer, name)
+}
