@@ -59,11 +59,44 @@ func (s *Server) players(server string) []Player {
 }
 
 // findPlayer looks a connected player up by name, in any case.
-func (s *Server) findPlayer(name string) (Player, bool) {
-	for _, p := range s.opts.Runtime.Players("") {
-		if strings.EqualFold(p.Name, name) {
-			return p, true
+// findPlayer is the player called name: the exact-case match, else the only one
+// whose name matches in any case. Offline-mode names that differ only by case are
+// different players: several such matches without an exact one are ambiguous.
+func (s *Server) findPlayer(name string) (p Player, found bool, ambiguous []string) {
+	var folded []Player
+	for _, pl := range s.opts.Runtime.Players("") {
+		if pl.Name == name {
+			return pl, true, nil
 		}
+		if strings.EqualFold(pl.Name, name) {
+			folded = append(folded, pl)
+		}
+	}
+	switch len(folded) {
+	case 0:
+		return Player{}, false, nil
+	case 1:
+		return folded[0], true, nil
+	}
+	for _, pl := range folded {
+		ambiguous = append(ambiguous, pl.Name)
+	}
+	slices.Sort(ambiguous)
+	return Player{}, false, ambiguous
+}
+
+// lookupPlayer is findPlayer answering the request's error itself: 404 for no
+// such player, 409 listing the names when several differ only by case.
+func (s *Server) lookupPlayer(w http.ResponseWriter, name, target string) (Player, bool) {
+	p, found, ambiguous := s.findPlayer(name)
+	switch {
+	case found:
+		return p, true
+	case len(ambiguous) > 0:
+		writeError(w, http.StatusConflict, "CONFLICT",
+			fmt.Sprintf("%d players match %q in any case: %s; give the exact name", len(ambiguous), name, strings.Join(ambiguous, ", ")))
+	default:
+		s.writePlayerError(w, name, target, ErrUnknownPlayer)
 	}
 	return Player{}, false
 }
@@ -103,9 +136,8 @@ func (s *Server) handleSendPlayer(w http.ResponseWriter, r *http.Request) {
 		s.writeRuntimeError(w, target, "", ErrUnknownServer)
 		return
 	}
-	p, found := s.findPlayer(name)
+	p, found := s.lookupPlayer(w, name, target)
 	if !found {
-		s.writePlayerError(w, name, target, ErrUnknownPlayer)
 		return
 	}
 	if p.Server == target {
@@ -151,9 +183,8 @@ func (s *Server) handleKickPlayer(w http.ResponseWriter, r *http.Request) {
 	if reason == "" {
 		reason = DefaultKickReason
 	}
-	p, found := s.findPlayer(name)
+	p, found := s.lookupPlayer(w, name, "")
 	if !found {
-		s.writePlayerError(w, name, "", ErrUnknownPlayer)
 		return
 	}
 	ip := clientIP(r)

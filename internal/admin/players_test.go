@@ -615,3 +615,28 @@ func BenchmarkSnapshot(b *testing.B) {
 		})
 	}
 }
+
+// Offline-mode names that differ only by case are different players: a kick by
+// the exact name hits that player and no other; a name that matches several in
+// another case is a 409 that lists them.
+func TestKickByExactCase(t *testing.T) {
+	e := newEnv(t)
+	for _, name := range []string{"dupname_0", "DUPNAME_0"} {
+		e.rt.Join(admin.Player{Name: name, Server: "lobby", Address: "10.0.0.1:25565", ClientIP: "198.51.100.20", Protocol: 769, Since: since})
+	}
+	status, body := e.call(t, "POST", "/api/v1/players/Dupname_0/kick", key, "")
+	if status != 409 || !strings.Contains(body, `2 players match \"Dupname_0\" in any case: DUPNAME_0, dupname_0; give the exact name`) {
+		t.Fatalf("ambiguous kick: %d %s", status, body)
+	}
+	status, body = e.call(t, "POST", "/api/v1/players/dupname_0/kick", key, "")
+	if status != 200 || data[admin.KickResult](t, body).Player.Name != "dupname_0" {
+		t.Fatalf("exact kick: %d %s", status, body)
+	}
+	if got := e.rt.Kicks(); len(got) != 1 || !strings.HasPrefix(got[0], "dupname_0: ") {
+		t.Fatalf("kicks %q: want dupname_0 only", got)
+	}
+	// With one left, any case finds it.
+	if status, body := e.call(t, "POST", "/api/v1/players/dupname_0/kick", key, ""); status != 200 || data[admin.KickResult](t, body).Player.Name != "DUPNAME_0" {
+		t.Fatalf("the one left, in another case: %d %s", status, body)
+	}
+}

@@ -175,6 +175,11 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		end(refusalOutcome(r), r.rule, "refused by "+srv.id+": "+cn.player, r.text)
 		return
 	}
+	// One player, one session: by the final identity, before any backend sees it.
+	if err := p.claimIdentity(cn); err != nil {
+		end(metrics.LoginFailed, "duplicate", err.Error(), kickAlreadyOnline)
+		return
+	}
 	target, text, ok := p.acceptLogin(cn, interceptedFamily)
 	if !ok {
 		end(metrics.LoginFailed, "hook", "Login denied", text)
@@ -236,6 +241,9 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	clientReader := cn.br
 	cn.br = nil
 	pl.sess = session.New(client, cn.c, p.sessionPolicy(pl))
+	if !cn.claim.bind(pl.disconnect) {
+		pl.sess.Kick(kickReplaced) // a newer login of this player came meanwhile: it ends at once
+	}
 	p.detach(cn, func() {
 		p.visit(cn, pl, address, func() (up, down int64) {
 			if stay != nil {

@@ -21,6 +21,10 @@ import (
 type passthrough struct{}
 
 func (passthrough) serveLogin(p *Proxy, cn *conn) {
+	if err := p.claimIdentity(cn); err != nil {
+		p.refused(cn, err)
+		return
+	}
 	target, text, ok := p.acceptLogin(cn, passthroughFamily)
 	if !ok {
 		p.loginFailed(cn, "hook", "Login denied")
@@ -127,14 +131,20 @@ func (p *Proxy) passthroughSession(cn *conn, backend net.Conn, pending, first []
 	}
 	// The forwarder owns the two sockets from here; the admission's goroutine ends
 	// and, with the epoll forwarder, an idle player costs no goroutine at all.
-	leave := p.welcome(cn, newPlayer(cn, p.now()), cn.lease.Address())
+	pl := newPlayer(cn, p.now())
+	leave := p.welcome(cn, pl, cn.lease.Address())
 	cn.detached = true
-	p.fwd.Forward(cn.c, backend, func(r forward.Result) {
+	claim := cn.claim // finish, which may run inside Forward, releases it from cn
+	end := p.fwd.Forward(cn.c, backend, func(r forward.Result) {
 		p.untrack(backend)
 		cn.lease.Release(p.now())
 		leave(r.Up+up0, r.Down+down0)
 		p.finish(cn)
 	})
+	pl.setEnd(func(string) { end() })
+	if !claim.bind(func(string) { end() }) {
+		end() // a newer login of this player replaced it meanwhile
+	}
 }
 
 // noBackend is how a login that found no backend ends: every address full (the
@@ -220,7 +230,13 @@ func matchesAny(text string, patterns []string) bool {
 func (p *Proxy) session(cn *conn, backend net.Conn, relay func() (up, down int64)) {
 	defer p.untrack(backend)
 	setKeepalive(cn.c, cn.st.cfg.Keepalive)
-	p.visit(cn, newPlayer(cn, p.now()), cn.lease.Address(), func() (int64, int64) {
+	pl := newPlayer(cn, p.now())
+	end := func(string) { cn.c.Close(); backend.Close() }
+	pl.setEnd(end)
+	if !cn.claim.bind(end) {
+		end("") // a newer login of this player replaced it meanwhile
+	}
+	p.visit(cn, pl, cn.lease.Address(), func() (int64, int64) {
 		up, down := relay()
 		cn.lease.Release(p.now())
 		return up, down

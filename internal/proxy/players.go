@@ -31,12 +31,38 @@ type onlinePlayer struct {
 	origin *conn            // the login: identity, handshake, the client's socket
 	reason string           // why the move under way happens, for its event
 	move   mover            // one move at a time, and the fallback budget
+	end    func(text string) // ends a passthrough player's stream (guarded by mu)
 }
 
 func (pl *onlinePlayer) setReason(r string) {
 	pl.mu.Lock()
 	pl.reason = r
 	pl.mu.Unlock()
+}
+
+// setEnd records how to end the player's session where the proxy cannot write
+// to them (passthrough: the forwarder's end).
+func (pl *onlinePlayer) setEnd(end func(text string)) {
+	pl.mu.Lock()
+	pl.end = end
+	pl.mu.Unlock()
+}
+
+// disconnect ends the player's session: with text on their screen when the
+// proxy speaks to them (intercepted), by closing the stream otherwise.
+func (pl *onlinePlayer) disconnect(text string) {
+	if pl.sess != nil {
+		pl.sess.Kick(text)
+		return
+	}
+	pl.mu.Lock()
+	end := pl.end
+	pl.mu.Unlock()
+	if end != nil {
+		end(text)
+		return
+	}
+	_ = pl.origin.c.Close()
 }
 
 func (pl *onlinePlayer) takeReason() string {

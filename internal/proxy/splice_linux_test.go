@@ -5,6 +5,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -192,7 +193,7 @@ func TestSessionsForwardOnBareSockets(t *testing.T) {
 			goroutines := runtime.NumGoroutine()
 			const k = 3
 			var players []net.Conn
-			for range k {
+			for i := range k {
 				c, err := net.Dial("tcp", p.addr)
 				if err != nil {
 					t.Fatal(err)
@@ -203,7 +204,7 @@ func TestSessionsForwardOnBareSockets(t *testing.T) {
 					out = append(out, "PROXY TCP4 203.0.113.7 127.0.0.1 40000 25565\r\n"...)
 				}
 				out = append(out, mc.Handshake{ProtocolVersion: 767, ServerAddress: "splice.test", ServerPort: 25565, NextState: mc.StateLogin}.Encode()...)
-				out = append(out, mc.LoginStart{Name: "splice"}.Encode(767)...)
+				out = append(out, mc.LoginStart{Name: fmt.Sprintf("splice%d", i)}.Encode(767)...)
 				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 				if _, err := c.Write(out); err != nil {
 					t.Fatal(err)

@@ -219,9 +219,9 @@ func (p *Proxy) SendPlayer(ctx context.Context, name, serverID string, force boo
 
 // send is SendPlayer with the reason the player.switch event gives.
 func (p *Proxy) send(name, serverID, reason string, ps pass) (PlayerInfo, error) {
-	pl := p.roster.find(name)
-	if pl == nil {
-		return PlayerInfo{}, fmt.Errorf("%w %q", ErrUnknownPlayer, name)
+	pl, err := p.player(name)
+	if err != nil {
+		return PlayerInfo{}, err
 	}
 	if pl.sess == nil {
 		return PlayerInfo{}, ErrNotSwitchable
@@ -236,7 +236,7 @@ func (p *Proxy) send(name, serverID, reason string, ps pass) (PlayerInfo, error)
 		return PlayerInfo{}, fmt.Errorf("%w (%s is in network %q, %s in %q)", ErrOtherNetwork, cur.id, cur.cfg.Network, t.id, t.cfg.Network)
 	}
 	pl.move.mu.Lock()
-	err := p.moveTo(pl, st, t, nil, ps, reason)
+	err = p.moveTo(pl, st, t, nil, ps, reason)
 	pl.move.mu.Unlock()
 	if err != nil {
 		where := t.id
@@ -253,19 +253,16 @@ func (p *Proxy) send(name, serverID, reason string, ps pass) (PlayerInfo, error)
 // servers; a passthrough player's connection is closed (the proxy cannot write
 // into a stream it only forwards).
 func (p *Proxy) KickPlayer(name, reason string) error {
-	pl := p.roster.find(name)
-	if pl == nil {
-		return fmt.Errorf("%w %q", ErrUnknownPlayer, name)
+	pl, err := p.player(name)
+	if err != nil {
+		return err
 	}
 	if reason == "" {
 		reason = "Kicked by an operator"
 	}
 	p.log.Info("player kicked by an operator", "player", pl.origin.player, "reason", reason)
-	if pl.sess != nil {
-		pl.sess.Kick(reason)
-		return nil
-	}
-	return pl.origin.c.Close()
+	pl.disconnect(reason)
+	return nil
 }
 
 // MoveResult says how many players a move took off an address, and how many

@@ -147,6 +147,9 @@ func (p *Roster) Players(server string) []admin.Player {
 }
 
 func (p *Roster) find(name string) int {
+	if i := slices.IndexFunc(p.players, func(pl admin.Player) bool { return pl.Name == name }); i >= 0 {
+		return i // the exact-case match first, as the proxy's roster does
+	}
 	return slices.IndexFunc(p.players, func(pl admin.Player) bool { return strings.EqualFold(pl.Name, name) })
 }
 
