@@ -27,10 +27,10 @@ type onlinePlayer struct {
 	srv     *server // where the player is now; changes on a switch
 	address string
 
-	sess   *session.Session // intercepted sessions only: can be moved and kicked in-game
-	origin *conn            // the login: identity, handshake, the client's socket
-	reason string           // why the move under way happens, for its event
-	move   mover            // one move at a time, and the fallback budget
+	sess   *session.Session  // intercepted sessions only: can be moved and kicked in-game
+	origin *conn             // the login: identity, handshake, the client's socket
+	reason string            // why the move under way happens, for its event
+	move   mover             // one move at a time, and the fallback budget
 	end    func(text string) // ends a passthrough player's stream (guarded by mu)
 }
 
