@@ -123,7 +123,7 @@ func build(opts Options) (*App, error) {
 	}
 	a.proxy, err = proxy.New(proxy.Options{
 		Config: cfg, Logger: log, Bus: a.bus, Metrics: a.met, Bans: a.bans,
-		Manager: a.mgr, Version: opts.Version, Hooks: a.hooks, Tracer: a.tracer, Fleet: a.proxyFleet(),
+		Manager: a.mgr, Version: opts.Version, Hooks: a.hooks, Tracer: a.tracer, Fleet: a.proxyFleet(), Sessions: a.proxySessions(),
 	})
 	if err != nil {
 		_ = a.hooks.Close(context.Background())

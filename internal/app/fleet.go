@@ -57,6 +57,15 @@ func (a *App) proxyFleet() proxy.FleetCounter {
 	return a.fleet
 }
 
+// proxySessions is how logins announce their player to the fleet; nil without
+// [fleet].
+func (a *App) proxySessions() proxy.FleetSessions {
+	if a.fleet == nil {
+		return nil
+	}
+	return a.fleet
+}
+
 // adminFleet is the admin API's view of the fleet; nil without [fleet].
 func (a *App) adminFleet() admin.Fleet {
 	if a.fleet == nil {
@@ -143,6 +152,11 @@ func (l fleetLocal) RemoveBan(t bans.Type, value string) error {
 	}
 	l.a.bus.Publish(events.BanRemoved, removed)
 	return nil
+}
+
+// SessionClaimed implements fleet.Local: the proxy settles a duplicate session.
+func (l fleetLocal) SessionClaimed(key string, at time.Time, other, self string) {
+	l.a.proxy.SessionClaimed(key, at, other, self)
 }
 
 func (l fleetLocal) Players() []fleet.Player {

@@ -21,6 +21,10 @@ func (f *Fleet) onMessage(payload string) {
 		f.log.Debug("ignored a message on the fleet channel", "err", err)
 		return
 	}
+	if e.Kind == KindSession {
+		f.onSession(e)
+		return
+	}
 	if e.Kind == KindReset {
 		if e.V.Proxy == f.id {
 			return

@@ -21,6 +21,8 @@ const (
 	// KindReset clears an address's failures on every proxy; it is only published:
 	// it is about this moment's failures, so it is never replayed later.
 	KindReset Kind = "reset"
+	// KindSession says a proxy let a player in (sessions.go); it is only published.
+	KindSession Kind = "session"
 )
 
 // maxEntryBytes bounds one entry read from Redis: a ban with a long reason is a few
@@ -40,7 +42,11 @@ type Entry struct {
 	BanValue string    `json:"ban_value,omitempty"`
 	// Ban is the ban in force; nil when it was lifted.
 	Ban *bans.Ban `json:"ban,omitempty"`
-	V   Version   `json:"v"`
+	// Player and At: a session's identity key and when the proxy let it in (unix
+	// nanoseconds), for KindSession.
+	Player string  `json:"player,omitempty"`
+	At     int64   `json:"at,omitempty"`
+	V      Version `json:"v"`
 }
 
 // Field is the entry's identity in the state hash and the journal: later changes
@@ -61,6 +67,10 @@ func (e Entry) check() error {
 	case KindDrain, KindReset:
 		if e.Server == "" || e.Address == "" {
 			return errors.New("a drain or reset without server or address")
+		}
+	case KindSession:
+		if e.Player == "" || e.At <= 0 {
+			return errors.New("a session claim without player or time")
 		}
 	case KindBan:
 		if e.BanType == "" || e.BanValue == "" {
@@ -112,6 +122,8 @@ func (e Entry) describe() string {
 		return "enable of " + e.Address + " on " + e.Server
 	case KindReset:
 		return "reset of " + e.Address + " on " + e.Server
+	case KindSession:
+		return "session of " + e.Player
 	case KindBan:
 		if e.Ban == nil {
 			return "unban of " + string(e.BanType) + " " + e.BanValue

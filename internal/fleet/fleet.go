@@ -63,6 +63,9 @@ type Local interface {
 	RemoveBan(t bans.Type, value string) error
 	// Players lists this proxy's sessions now.
 	Players() []Player
+	// SessionClaimed settles a session of identity key that proxy other let in
+	// at at, against this proxy's (self's) session of the same identity, if any.
+	SessionClaimed(key string, at time.Time, other, self string)
 }
 
 // Options wires a Fleet into serve.
@@ -131,6 +134,8 @@ type Fleet struct {
 	waiting map[string][]*Receipt
 
 	kick chan struct{} // cap 1: a local change waits to be pushed
+	// claims are the sessions this proxy let in, waiting to be published (sessions.go).
+	claims chan Entry
 
 	// st is the connectivity and the last fleet view, read by the admin API,
 	// metrics and the manager from any goroutine.
@@ -203,6 +208,7 @@ func New(opts Options) (*Fleet, error) {
 		opts: opts, cfg: cfg, id: id, url: config.RedactURL(raw), k: keys{prefix: cfg.KeyPrefix},
 		rdb: redis.NewClient(ropts), log: opts.Logger.With("fleet", id), now: opts.Now,
 		j: j, waiting: map[string][]*Receipt{}, kick: make(chan struct{}, 1), published: map[string]string{},
+		claims:  make(chan Entry, claimQueue),
 		leaving: make(chan struct{}),
 	}
 	f.rdb.AddHook(countHook{&f.ops})
@@ -244,6 +250,11 @@ func (f *Fleet) Run(ctx context.Context) {
 	go func() {
 		defer close(subDone)
 		f.subscribe(ctx, inbox, resub)
+	}()
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		f.publishClaims(ctx)
 	}()
 	beat := time.NewTicker(f.cfg.HeartbeatInterval.D())
 	defer beat.Stop()

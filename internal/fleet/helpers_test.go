@@ -23,7 +23,8 @@ type fakeLocal struct {
 	bans    map[string]bans.Ban
 	players []Player
 	resets  []string
-	writes  int // SetDrained, AddBan and RemoveBan calls
+	claimed []string // "key|other|self" of every SessionClaimed
+	writes  int      // SetDrained, AddBan and RemoveBan calls
 	now     func() time.Time
 }
 
@@ -105,6 +106,12 @@ func (l *fakeLocal) RemoveBan(t bans.Type, value string) error {
 	}
 	delete(l.bans, string(t)+"|"+value)
 	return nil
+}
+
+func (l *fakeLocal) SessionClaimed(key string, at time.Time, other, self string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.claimed = append(l.claimed, key+"|"+other+"|"+self)
 }
 
 func (l *fakeLocal) Players() []Player {

@@ -29,11 +29,13 @@ var ErrAmbiguousPlayer = errors.New("ambiguous player name")
 // (duplicate_login), so a player is online once.
 type claim struct {
 	key  string
+	at   time.Time     // when the login claimed it, to settle a duplicate on another proxy
 	done chan struct{} // closed when the holder's connection ended
 
 	mu       sync.Mutex
 	end      func(text string) // ends the holder's session; nil until it has one
-	replaced bool              // a newer login took the identity
+	replaced bool              // the holder is to end (a newer login, or the fleet's rule)
+	text     string            // what it is told then
 }
 
 // identityKey is what makes two logins the same player: the UUID on intercepted
@@ -53,7 +55,7 @@ func identityKey(cn *conn) string {
 // The claim is released when the connection ends (finish).
 func (p *Proxy) claimIdentity(cn *conn) error {
 	key := identityKey(cn)
-	c := &claim{key: key, done: make(chan struct{})}
+	c := &claim{key: key, at: p.now(), done: make(chan struct{})}
 	ps := &p.roster
 	ps.mu.Lock()
 	old := ps.claims[key]
@@ -67,6 +69,9 @@ func (p *Proxy) claimIdentity(cn *conn) error {
 	ps.claims[key] = c
 	ps.mu.Unlock()
 	cn.claim = c
+	if f := p.opts.Sessions; f != nil {
+		f.Claimed(key, c.at) // the other proxies of the fleet settle theirs (never waits)
+	}
 	if old != nil {
 		p.log.Info("a second login replaces a player's session", "player", cn.player, "client", cn.client, "identity", key)
 		old.supersede()
@@ -78,27 +83,56 @@ func (p *Proxy) claimIdentity(cn *conn) error {
 	return nil
 }
 
-// supersede ends the claim's holder: now if it has a session, else when it gets one.
-func (c *claim) supersede() {
+// supersede ends the claim's holder with vanilla's words: now if it has a
+// session, else when it gets one.
+func (c *claim) supersede() { c.endWith(kickReplaced) }
+
+func (c *claim) endWith(text string) {
 	c.mu.Lock()
-	c.replaced = true
+	c.replaced, c.text = true, text
 	end := c.end
 	c.mu.Unlock()
 	if end != nil {
-		end(kickReplaced)
+		end(text)
 	}
 }
 
-// bind gives the claim the way to end its holder's session. It reports false
-// when a newer login replaced the holder meanwhile: the caller ends it itself.
-func (c *claim) bind(end func(text string)) bool {
+// SessionClaimed settles a session another proxy of the fleet let in (identity
+// key, at at, on proxy other) against this proxy's session of the same
+// identity: the later login is the newer (ties: the greater proxy id); under
+// duplicate_login "replace" the older session ends, under "refuse" the newer.
+// self is this proxy's fleet id.
+func (p *Proxy) SessionClaimed(key string, at time.Time, other, self string) {
+	p.roster.mu.Lock()
+	c := p.roster.claims[key]
+	p.roster.mu.Unlock()
 	if c == nil {
-		return true
+		return
+	}
+	theirsNewer := at.After(c.at) || (at.Equal(c.at) && other > self)
+	switch refuse := p.state.Load().cfg.DuplicateLogin == config.DuplicateRefuse; {
+	case !refuse && theirsNewer:
+		p.log.Info("a login on another proxy of the fleet replaces a player's session here", "identity", key, "proxy", other)
+		c.endWith(kickReplaced)
+	case refuse && !theirsNewer:
+		p.log.Info("the player is already online through another proxy of the fleet: this newer session ends", "identity", key, "proxy", other)
+		c.endWith(kickAlreadyOnline)
+	}
+}
+
+// bind gives the claim the way to end its holder's session. When the holder
+// was to end meanwhile, it is ended now with the words it was to be told.
+func (c *claim) bind(end func(text string)) {
+	if c == nil {
+		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.end = end
-	return !c.replaced
+	replaced, text := c.replaced, c.text
+	c.mu.Unlock()
+	if replaced {
+		end(text)
+	}
 }
 
 // releaseClaim gives the identity back when the connection that claimed it ends.

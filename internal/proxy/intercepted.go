@@ -241,9 +241,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	clientReader := cn.br
 	cn.br = nil
 	pl.sess = session.New(client, cn.c, p.sessionPolicy(pl))
-	if !cn.claim.bind(pl.disconnect) {
-		pl.sess.Kick(kickReplaced) // a newer login of this player came meanwhile: it ends at once
-	}
+	cn.claim.bind(pl.disconnect) // a newer login of this player meanwhile ends it at once
 	p.detach(cn, func() {
 		p.visit(cn, pl, address, func() (up, down int64) {
 			if stay != nil {

@@ -142,9 +142,7 @@ func (p *Proxy) passthroughSession(cn *conn, backend net.Conn, pending, first []
 		p.finish(cn)
 	})
 	pl.setEnd(func(string) { end() })
-	if !claim.bind(func(string) { end() }) {
-		end() // a newer login of this player replaced it meanwhile
-	}
+	claim.bind(func(string) { end() }) // a newer login of this player meanwhile ends it at once
 }
 
 // noBackend is how a login that found no backend ends: every address full (the
@@ -233,9 +231,7 @@ func (p *Proxy) session(cn *conn, backend net.Conn, relay func() (up, down int64
 	pl := newPlayer(cn, p.now())
 	end := func(string) { cn.c.Close(); backend.Close() }
 	pl.setEnd(end)
-	if !cn.claim.bind(end) {
-		end("") // a newer login of this player replaced it meanwhile
-	}
+	cn.claim.bind(end) // a newer login of this player meanwhile ends it at once
 	p.visit(cn, pl, cn.lease.Address(), func() (int64, int64) {
 		up, down := relay()
 		cn.lease.Release(p.now())

@@ -51,6 +51,14 @@ type Options struct {
 	// Fleet counts the players other proxies of a [fleet] have on a server, for
 	// fleet_player_count; nil means this proxy is on its own.
 	Fleet FleetCounter
+	// Sessions tells the other proxies of a [fleet] which players this one let
+	// in (one player, one session fleet-wide); nil means this proxy is on its own.
+	Sessions FleetSessions
+}
+
+// FleetSessions is how a login announces its player to the fleet: it never waits.
+type FleetSessions interface {
+	Claimed(identity string, at time.Time)
 }
 
 // FleetCounter is what the status path asks the fleet: memory reads only.

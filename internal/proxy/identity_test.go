@@ -1,0 +1,134 @@
+package proxy
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/fakemc"
+	"github.com/infrarust-go/infrarust/internal/forward"
+	"github.com/infrarust-go/infrarust/internal/mc"
+)
+
+// onlyClaim is the identity key of the one player online.
+func onlyClaim(t *testing.T, tp *testProxy) string {
+	t.Helper()
+	tp.roster.mu.Lock()
+	defer tp.roster.mu.Unlock()
+	if len(tp.roster.claims) != 1 {
+		t.Fatalf("%d claims, want 1", len(tp.roster.claims))
+	}
+	for k := range tp.roster.claims {
+		return k
+	}
+	return ""
+}
+
+func expectKick(t *testing.T, pc *playClient, want string) {
+	t.Helper()
+	select {
+	case k := <-pc.kicked:
+		if k != want {
+			t.Fatalf("kicked with %q, want %q", k, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no kick %q", want)
+	}
+}
+
+func expectNoKick(t *testing.T, pc *playClient) {
+	t.Helper()
+	pc.drain()
+	pc.await(t, "hello from A") // still relayed: the session goes on
+	select {
+	case k := <-pc.kicked:
+		t.Fatalf("kicked with %q", k)
+	default:
+	}
+}
+
+// A duplicate on another proxy of the fleet is settled by one rule on both
+// sides: under "replace" the older session ends, under "refuse" the newer one.
+func TestFleetDuplicateSessionsSettle(t *testing.T) {
+	for _, tc := range []struct {
+		policy      config.DuplicateLogin
+		theirsAt    time.Duration // the other proxy's login, from ours
+		wantKick    string
+		description string
+	}{
+		{config.DuplicateReplace, time.Second, kickReplaced, "theirs is newer: ours ends"},
+		{config.DuplicateReplace, -time.Second, "", "ours is newer: it stays"},
+		{config.DuplicateRefuse, -time.Second, kickAlreadyOnline, "theirs was first: ours ends"},
+		{config.DuplicateRefuse, time.Second, "", "ours was first: it stays"},
+	} {
+		t.Run(string(tc.policy)+": "+tc.description, func(t *testing.T) {
+			a := startPlayBackend(t, "A")
+			tp := startProxy(t, func(c *config.Config) { c.DuplicateLogin = tc.policy }, interceptedServer("lobby", config.ModeOffline, a.addr))
+			pc := joinAndPlay(t, tp.addr, "lobby.test", "Steve")
+			pc.await(t, "hello from A")
+			key := onlyClaim(t, tp)
+			tp.roster.mu.Lock()
+			at := tp.roster.claims[key].at
+			tp.roster.mu.Unlock()
+			tp.SessionClaimed(key, at.Add(tc.theirsAt), "proxy-b", "proxy-a")
+			tp.SessionClaimed("uuid:00000000000000000000000000000000", at.Add(time.Hour), "proxy-b", "proxy-a") // nobody here
+			if tc.wantKick == "" {
+				expectNoKick(t, pc)
+				return
+			}
+			expectKick(t, pc, tc.wantKick)
+		})
+	}
+}
+
+// On a passthrough server the same name logging in again ends the older stream
+// (the forwarder's end: under the epoll forwarder closing the taken socket did
+// nothing), while the newer one goes on.
+func TestPassthroughDuplicateEndsTheOlderStream(t *testing.T) {
+	for _, fwd := range []forward.Kind{forward.Epoll, forward.Goroutine} {
+		t.Run(string(fwd), func(t *testing.T) {
+			echo := func(c net.Conn, br *bufio.Reader, _ mc.Handshake, _ mc.LoginStart) {
+				if _, err := c.Write(mc.AppendFrame(nil, 0x02, make([]byte, 17))); err != nil {
+					return
+				}
+				_, _ = br.WriteTo(c)
+			}
+			be := startBackend(t, fakemc.Options{Name: "pt", OnLogin: echo}).Addr()
+			tp := startProxy(t, func(c *config.Config) { c.Forwarder = fwd }, newServer("pt", []string{"pt.test"}, be))
+			dial := func() net.Conn {
+				c, err := net.Dial("tcp", tp.addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				out := mc.Handshake{ProtocolVersion: 767, ServerAddress: "pt.test", ServerPort: 25565, NextState: mc.StateLogin}.Encode()
+				out = append(out, mc.LoginStart{Name: "Twin"}.Encode(767)...)
+				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+				if _, err := c.Write(out); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := io.ReadFull(c, make([]byte, 19)); err != nil {
+					t.Fatalf("first login packet: %v", err)
+				}
+				return c
+			}
+			older := dial()
+			waitFor(t, "Twin online", func() bool { return len(tp.Players("")) == 1 })
+			newer := dial()
+			if n, err := older.Read(make([]byte, 1)); err == nil {
+				t.Fatalf("the older stream still reads (%d bytes): it must end", n)
+			}
+			if _, err := newer.Write([]byte("ping")); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, 4)
+			if _, err := io.ReadFull(newer, got); err != nil || string(got) != "ping" {
+				t.Fatalf("the newer stream: %q, %v", got, err)
+			}
+			waitFor(t, "one Twin", func() bool { return len(tp.Players("")) == 1 })
+		})
+	}
+}
