@@ -5,7 +5,9 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -457,4 +459,44 @@ func TestE2ERedisHung(t *testing.T) {
 	eventually(t, 40*time.Second, "p2 gets the drain once Redis answers", func() bool {
 		return backendState(ps[1], "lobby", one.Addr()) == "draining"
 	})
+}
+
+// One player, one session across the fleet (duplicate_login = "replace", the
+// default): Alice on p1 logs in again through p2, and p1 ends her older stream
+// once p2's claim reaches it through Redis; the newer one goes on.
+func TestE2EOnePlayerOneSessionAcrossTheFleet(t *testing.T) {
+	r := startRedis(t)
+	hold := holdingBackend(t, "one")
+	ps := startFleet(t, r, 2, map[string]string{"lobby": lobbyFile(hold.Addr())})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	older, f, err := login(ctx, ps[0].proxyAddr, playHost, "Alice")
+	if err != nil || f.ID != 0x02 {
+		t.Fatalf("Alice via p1: %v (packet 0x%02x)", err, f.ID)
+	}
+	defer older.Close()
+	newer, f, err := login(ctx, ps[1].proxyAddr, playHost, "Alice")
+	if err != nil || f.ID != 0x02 {
+		t.Fatalf("Alice via p2: %v (packet 0x%02x)", err, f.ID)
+	}
+	defer newer.Close()
+	_ = older.SetReadDeadline(time.Now().Add(10 * time.Second))
+	start := time.Now()
+	if n, err := older.Read(make([]byte, 1)); err == nil {
+		t.Fatalf("Alice's stream through p1 still reads (%d bytes): p2's login must end it", n)
+	} else if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatal("Alice's stream through p1 was not ended within 10 s of her login through p2")
+	}
+	t.Logf("p1 ended the older session %s after the newer one got its first packet", time.Since(start).Round(time.Millisecond))
+	_ = newer.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := newer.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(newer, got); err != nil || string(got) != "ping" {
+		t.Fatalf("Alice's newer stream through p2: %q, %v", got, err)
+	}
+	if !strings.Contains(ps[0].logText(), "a login on another proxy of the fleet replaces a player's session here") {
+		t.Errorf("p1 did not log why it ended the session:\n%s", ps[0].logText())
+	}
 }
