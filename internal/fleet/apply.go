@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/bans"
@@ -16,9 +17,9 @@ import (
 
 // onMessage applies a change another proxy published.
 func (f *Fleet) onMessage(payload string) {
-	e, err := decodeEntry(payload)
+	e, err := decodeEntry(payload, f.now())
 	if err != nil {
-		f.log.Debug("ignored a message on the fleet channel", "err", err)
+		f.badEntry("a message on the changes channel", err)
 		return
 	}
 	if e.Kind == KindSession {
@@ -56,6 +57,31 @@ func (f *Fleet) adopt(e Entry) {
 	if e.V.Proxy != f.id {
 		f.log.Info("fleet change applied", "change", e.describe(), "from", e.V.Proxy)
 	}
+}
+
+// badEntryEvery is how often one bad entry is logged again while it stays.
+const badEntryEvery = time.Minute
+
+// badEntry logs an entry of the fleet's Redis that is ignored, naming its key,
+// at most once a minute per key: an operator sees it, a sync loop does not
+// flood the log.
+func (f *Fleet) badEntry(key string, err error) {
+	now := f.now()
+	f.badMu.Lock()
+	if f.badAt == nil {
+		f.badAt = map[string]time.Time{}
+	}
+	last, seen := f.badAt[key]
+	if seen && now.Sub(last) < badEntryEvery {
+		f.badMu.Unlock()
+		return
+	}
+	if len(f.badAt) > 1000 {
+		clear(f.badAt) // bounded: many bad keys log again sooner, never grow memory
+	}
+	f.badAt[key] = now
+	f.badMu.Unlock()
+	f.log.Warn("ignored an entry of the fleet's Redis that this proxy cannot use", "key", key, "err", err)
 }
 
 func (f *Fleet) saveJournal() {
@@ -158,9 +184,15 @@ func (f *Fleet) sync(ctx context.Context) error {
 	f.mu.Lock()
 	seen := make(map[string]bool, len(all))
 	for field, raw := range all {
-		e, err := decodeEntry(raw)
-		if err != nil || e.Field() != field || e.Kind == KindReset {
-			f.log.Debug("skipped an entry of the fleet state", "field", field, "err", err)
+		e, err := decodeEntry(raw, now)
+		switch {
+		case err == nil && e.Field() != field:
+			err = fmt.Errorf("it names %s, not its field", e.Field())
+		case err == nil && (e.Kind == KindReset || e.Kind == KindSession):
+			err = fmt.Errorf("a %s is never stored", e.Kind)
+		}
+		if err != nil {
+			f.badEntry(f.k.state()+" "+field, err)
 			continue
 		}
 		seen[field] = true

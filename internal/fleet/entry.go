@@ -88,8 +88,14 @@ func (e Entry) check() error {
 	return nil
 }
 
-// decodeEntry reads one entry from Redis, bounded and checked.
-func decodeEntry(data string) (Entry, error) {
+// maxFuture is how far ahead of this proxy's clock a version, a claim or a
+// heartbeat may be: further is not a clock's skew but a forged or corrupt entry,
+// which would push every proxy's clock (and every later change) past it for good.
+const maxFuture = 5 * time.Minute
+
+// decodeEntry reads one entry from Redis, bounded and checked; now is this
+// proxy's clock.
+func decodeEntry(data string, now time.Time) (Entry, error) {
 	var e Entry
 	if len(data) > maxEntryBytes {
 		return e, fmt.Errorf("entry of %d bytes is over the %d-byte limit", len(data), maxEntryBytes)
@@ -97,7 +103,24 @@ func decodeEntry(data string) (Entry, error) {
 	if err := json.Unmarshal([]byte(data), &e); err != nil {
 		return e, fmt.Errorf("entry is not JSON: %w", err)
 	}
-	return e, e.check()
+	if e.Kind == KindBan && e.Ban == nil {
+		// An unban carries no "ban" field; an explicit null is not ours (a
+		// half-written or hand-made entry) and must not lift a ban.
+		var fields map[string]json.RawMessage
+		if json.Unmarshal([]byte(data), &fields) == nil {
+			if raw, ok := fields["ban"]; ok && string(raw) == "null" {
+				return e, errors.New(`"ban": null is not an unban (an unban has no ban field)`)
+			}
+		}
+	}
+	if err := e.check(); err != nil {
+		return e, err
+	}
+	limit := now.Add(maxFuture)
+	if time.UnixMilli(e.V.TS).After(limit) || (e.At > 0 && time.Unix(0, e.At).After(limit)) {
+		return e, fmt.Errorf("version %s is more than %s ahead of this proxy's clock", time.UnixMilli(e.V.TS).UTC().Format(time.RFC3339), maxFuture)
+	}
+	return e, nil
 }
 
 // encode is the entry's stored form.

@@ -136,6 +136,9 @@ type Fleet struct {
 	kick chan struct{} // cap 1: a local change waits to be pushed
 	// claims are the sessions this proxy let in, waiting to be published (sessions.go).
 	claims chan Entry
+	// badAt is when each ignored entry was last logged (badEntry).
+	badMu sync.Mutex
+	badAt map[string]time.Time
 
 	// st is the connectivity and the last fleet view, read by the admin API,
 	// metrics and the manager from any goroutine.

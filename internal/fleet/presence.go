@@ -173,6 +173,12 @@ func (f *Fleet) refreshView(ctx context.Context) error {
 		if id == "" || err != nil {
 			continue
 		}
+		if int64(at)-nowMS > maxFuture.Milliseconds() {
+			// Redis stamps heartbeats with its own clock: one this far ahead was
+			// written by something else, and would keep a proxy "live" for good.
+			f.badEntry("heartbeat of "+id, fmt.Errorf("heartbeat %s ahead of Redis's clock", time.Duration(int64(at)-nowMS)*time.Millisecond))
+			continue
+		}
 		list = append(list, seen{id, int64(at)})
 	}
 	infos := make([]any, len(list))

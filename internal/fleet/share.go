@@ -152,7 +152,7 @@ func (f *Fleet) pushOne(ctx context.Context, e Entry) error {
 	defer f.mu.Unlock()
 	winner := e
 	if err == nil { // Redis keeps what it had
-		if kept, derr := decodeEntry(cur); derr == nil && kept.Field() == e.Field() {
+		if kept, derr := decodeEntry(cur, f.now()); derr == nil && kept.Field() == e.Field() {
 			winner = kept
 		}
 	}

@@ -412,7 +412,7 @@ func FuzzDecodeEntry(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		e, err := decodeEntry(s)
+		e, err := decodeEntry(s, time.Now())
 		if err != nil {
 			return
 		}
@@ -420,7 +420,7 @@ func FuzzDecodeEntry(f *testing.F) {
 		if err := e.check(); err != nil {
 			t.Fatalf("decoded an entry that fails its check: %v", err)
 		}
-		again, err := decodeEntry(e.encode())
+		again, err := decodeEntry(e.encode(), time.Now())
 		if err != nil || again.Field() != e.Field() || again.V != e.V {
 			t.Fatalf("round trip: %+v, %v", again, err)
 		}
