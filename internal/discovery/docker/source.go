@@ -40,6 +40,10 @@ type Source struct {
 
 	mu       sync.Mutex
 	problems map[Problem]bool // reported already; logged again only after they cleared
+	// stopped are containers an event said stopped (die, destroy, pause) that the
+	// daemon's list may still show running for a moment: they are left out until
+	// an event says they run again or the list no longer has them.
+	stopped map[string]bool
 }
 
 // NewSource builds the source from [docker]; global is the proxy-wide config that
@@ -55,7 +59,7 @@ func NewSource(conn config.Docker, global *config.Config, opts Options) (*Source
 	if opts.After == nil {
 		opts.After = time.After
 	}
-	return &Source{client: c, conn: conn, global: global, log: opts.Logger, after: opts.After, problems: map[Problem]bool{}}, nil
+	return &Source{client: c, conn: conn, global: global, log: opts.Logger, after: opts.After, problems: map[Problem]bool{}, stopped: map[string]bool{}}, nil
 }
 
 // Name implements discovery.Source.
@@ -129,10 +133,12 @@ func (s *Source) session(ctx context.Context, found func([]*config.Server)) erro
 	go func() {
 		defer wg.Done()
 		for {
-			if _, err := stream.Next(); err != nil {
+			ev, err := stream.Next()
+			if err != nil {
 				streamErr <- fmt.Errorf("docker event stream ended: %w", err)
 				return
 			}
+			s.follow(ev)
 			select { // one pending signal stands for any number of events
 			case events <- struct{}{}:
 			default:
@@ -176,12 +182,45 @@ func (s *Source) session(ctx context.Context, found func([]*config.Server)) erro
 	}
 }
 
+// follow takes a container's own word from its event: a stopped one leaves the
+// servers at once, even while the daemon still lists it running for a moment.
+func (s *Source) follow(ev Event) {
+	id := ev.Actor.ID
+	if id == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch ev.Action {
+	case "die", "destroy", "pause":
+		s.stopped[id] = true
+	case "start", "unpause":
+		delete(s.stopped, id)
+	}
+}
+
 // list reads the running containers and builds the servers, logging new problems.
 func (s *Source) list(ctx context.Context) ([]*config.Server, error) {
 	cs, err := s.client.Containers(ctx, enabledFilter, false)
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	listed := make(map[string]bool, len(cs))
+	kept := cs[:0]
+	for _, c := range cs {
+		listed[c.ID] = true
+		if !s.stopped[c.ID] {
+			kept = append(kept, c)
+		}
+	}
+	for id := range s.stopped {
+		if !listed[id] {
+			delete(s.stopped, id) // the daemon caught up: its list is the truth again
+		}
+	}
+	s.mu.Unlock()
+	cs = kept
 	servers, problems := Servers(cs, s.conn.Network, s.global)
 	s.report(problems)
 	return servers, nil

@@ -301,3 +301,60 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// A container's own event decides: after its die the daemon may still list it
+// running for a moment, and the source drops it at once instead of waiting for
+// the daemon to catch up (or the next poll); a start brings it back.
+func TestSourceDropsADeadContainerAtItsEvent(t *testing.T) {
+	d, err := dockertest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.Add(lobby(1, "172.18.0.2"))
+	d.Add(lobby(2, "172.18.0.3"))
+	tm := newTimers()
+	conn := config.DefaultDocker()
+	conn.Endpoint = d.Endpoint()
+	src, err := docker.NewSource(conn, config.Default(), docker.Options{After: tm.after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	got := make(snapshots, 16)
+	go func() {
+		defer close(done)
+		src.Run(ctx, func(s []*config.Server) { got <- s })
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	addrs := func(snap map[string][]string) string { return strings.Join(snap["docker@mc-lobby"], " ") }
+	if a := addrs(got.next(t, "first list")); a != "172.18.0.2:25565 172.18.0.3:25565" {
+		t.Fatalf("first list: %s", a)
+	}
+	// die, while the daemon still lists the container running.
+	if err := d.Announce("mc-lobby-1", "die"); err != nil {
+		t.Fatal(err)
+	}
+	if d.State("mc-lobby-1") != "running" {
+		t.Fatal("setup: the daemon must still list it running")
+	}
+	if a := addrs(got.next(t, "die event")); a != "172.18.0.3:25565" {
+		t.Fatalf("after its die event: %s, want the dead replica gone at once", a)
+	}
+	// The daemon catches up: nothing changes; then it starts again.
+	if err := d.SetState("mc-lobby-1", "exited", true); err != nil {
+		t.Fatal(err)
+	}
+	tm.fire(t, conn.PollInterval.D())
+	got.none(t, "the daemon caught up")
+	if err := d.SetState("mc-lobby-1", "running", false); err != nil {
+		t.Fatal(err)
+	}
+	if a := addrs(got.next(t, "start event")); a != "172.18.0.2:25565 172.18.0.3:25565" {
+		t.Fatalf("after its start: %s", a)
+	}
+}

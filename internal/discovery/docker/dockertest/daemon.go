@@ -204,6 +204,20 @@ func (d *Daemon) SetState(nameOrID, state string, quiet bool) error {
 	return nil
 }
 
+// Announce sends action's event for a container without changing its state: a
+// real daemon sends die a moment before its list stops showing the container
+// running.
+func (d *Daemon) Announce(nameOrID, action string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.find(nameOrID)
+	if c == nil {
+		return errors.New("no such container " + nameOrID)
+	}
+	d.emit(action, c)
+	return nil
+}
+
 // Exit stops a running container by itself with code (a crash when not 0), and
 // sends die.
 func (d *Daemon) Exit(nameOrID string, code int) error {
