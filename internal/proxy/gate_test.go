@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/bungeechannel"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/hooks"
@@ -62,5 +63,53 @@ func TestHandlerRedirectsHonourTheTargetsRules(t *testing.T) {
 	}
 	if n := secretB.joined.Load(); n != 0 {
 		t.Fatalf("secret's backend saw %d players", n)
+	}
+}
+
+// A backend's BungeeCord Connect and a drain's move are moves like any other: a
+// Connect to a server whose ip_filter refuses the player leaves him where he is
+// (the refusal is published), and a drain's move skips a fallback server in
+// maintenance and takes the next one.
+func TestConnectAndDrainMoveHonourTheTargetsRules(t *testing.T) {
+	a, secretB, maintB, restB := startPlayBackend(t, "A"), startPlayBackend(t, "SECRET"), startPlayBackend(t, "MAINT"), startPlayBackend(t, "REST")
+	lobby := interceptedServer("lobby", config.ModeOffline, a.addr)
+	lobby.BungeeCordChannel = true
+	secret := interceptedServer("secret", config.ModeOffline, secretB.addr)
+	secret.IPFilter.Deny = []string{"127.0.0.0/8"}
+	closed := interceptedServer("closed", config.ModeOffline, maintB.addr)
+	rest := interceptedServer("rest", config.ModeOffline, restB.addr)
+	lobby.FallbackServers = []string{"closed", "rest"}
+	bus := events.NewBus()
+	sub := bus.Subscribe(16, events.PlayerMoveRefused)
+	defer sub.Close()
+	tp := startProxyOpts(t, func(c *config.Config) { c.PluginMessaging.BungeeCord = true }, Options{Bus: bus}, lobby, secret, closed, rest)
+	pc := joinAndPlay(t, tp.addr, "lobby.test", "Alex")
+	pc.await(t, "hello from A")
+
+	connect, _ := bungeechannel.Request{Op: bungeechannel.OpConnect, Server: "secret"}.AppendTo(nil)
+	a.toPlayers("bungeecord:main", connect)
+	ev, err := sub.Next(ctxTimeout(t, 5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := ev.Data.(events.MoveRefused); m.ToServer != "secret" || m.Rule != ruleIPFilter || m.Reason != "plugin" {
+		t.Fatalf("the Connect's refusal: %+v", m)
+	}
+	if info := tp.Players(""); len(info) != 1 || info[0].Server != "lobby" || info[0].Address != a.addr {
+		t.Fatalf("a refused Connect must leave the player where he was: %+v", info)
+	}
+
+	// The drain's move: lobby has no other address, closed is in maintenance.
+	if err := tp.SetMaintenance("closed", true); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tp.MovePlayers(context.Background(), "lobby", a.addr)
+	if err != nil || res.Moved != 1 {
+		t.Fatalf("drain move: %+v, %v", res, err)
+	}
+	pc.drain()
+	pc.await(t, "hello from REST")
+	if maintB.joined.Load() != 0 || secretB.joined.Load() != 0 {
+		t.Fatalf("a refused server's backend saw the player: closed %d, secret %d", maintB.joined.Load(), secretB.joined.Load())
 	}
 }
