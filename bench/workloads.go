@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,8 +24,17 @@ const ioTimeout = 10 * time.Second
 
 var (
 	statusPreamble = append(mc.Handshake{ProtocolVersion: protocol, ServerAddress: benchHost, ServerPort: 25565, NextState: mc.StateStatus}.Encode(), mc.EncodeStatusRequest()...)
-	loginPreamble  = append(mc.Handshake{ProtocolVersion: protocol, ServerAddress: benchHost, ServerPort: 25565, NextState: mc.StateLogin}.Encode(), mc.LoginStart{Name: "bench"}.Encode(protocol)...)
+	loginHandshake = mc.Handshake{ProtocolVersion: protocol, ServerAddress: benchHost, ServerPort: 25565, NextState: mc.StateLogin}.Encode()
+	// sessionSeq names each session's player apart: a proxy lets one player in once
+	// (duplicate_login), as real traffic has one session per player.
+	sessionSeq atomic.Uint64
 )
+
+// loginPreamble is a login's handshake and login start, for a player of its own.
+func loginPreamble() []byte {
+	name := "bench" + strconv.FormatUint(sessionSeq.Add(1), 10)
+	return append(slices.Clip(loginHandshake), mc.LoginStart{Name: name}.Encode(protocol)...)
+}
 
 func dial(addr string) (*net.TCPConn, error) {
 	c, err := net.DialTimeout("tcp", addr, ioTimeout)
@@ -43,7 +54,7 @@ func openSession(addr string, cmd byte) (*net.TCPConn, error) {
 		return nil, err
 	}
 	_ = c.SetDeadline(time.Now().Add(ioTimeout))
-	if _, err := c.Write(loginPreamble); err != nil {
+	if _, err := c.Write(loginPreamble()); err != nil {
 		c.Close()
 		return nil, err
 	}

@@ -400,7 +400,7 @@ func TestE2EStalledSubscriberDoesNotBlockLogins(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				name := "p" + strconv.Itoa(i)
+				name := "Player" + strconv.Itoa(i)
 				if err := rawLogin(ctx, s.proxyAddr, name, reached("b", name)); err != nil {
 					errs <- err
 				}
@@ -535,7 +535,7 @@ func TestE2EMetrics(t *testing.T) {
 	}
 	killBackend(t, a)
 	for i := range 3 {
-		name := "m" + strconv.Itoa(i)
+		name := "Metric" + strconv.Itoa(i)
 		if got := loginTo(t, s.proxyAddr, name); got != reached("b", name) {
 			t.Fatalf("login %d: %q", i, got)
 		}
@@ -809,7 +809,7 @@ func TestE2ETopModelShowsEjection(t *testing.T) {
 
 	killBackend(t, a)
 	for i := range 3 {
-		name := "t" + strconv.Itoa(i)
+		name := "Top" + strconv.Itoa(i)
 		if got := loginTo(t, s.proxyAddr, name); got != reached("b", name) {
 			t.Fatalf("login %d: %q", i, got)
 		}

@@ -73,7 +73,7 @@ forwards their bytes. To move everyone off one address, see 'backends drain --mo
 
 	var force bool
 	send := &cobra.Command{
-		Use:   "send NAME SERVER [--force]",
+		Use:   "send NAME SERVER",
 		Short: "Move a player to another server of their network, without a disconnect",
 		Long: `Moves the player to SERVER, picked among its addresses by its balancer like a login.
 SERVER's own rules decide first, as for a login: its ip_filter, the bans, its

@@ -308,7 +308,7 @@ func TestDrainHoldsAcrossReloads(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _ = c.Write(mc.Handshake{ProtocolVersion: 767, ServerAddress: "lobby.com", ServerPort: 25565, NextState: mc.StateLogin}.Encode())
-		_, _ = c.Write(mc.LoginStart{Name: "p"}.Encode(767))
+		_, _ = c.Write(mc.LoginStart{Name: "Player"}.Encode(767))
 		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		buf := make([]byte, 1)
 		_, _ = c.Read(buf)
@@ -336,7 +336,7 @@ func TestMaintenanceSurvivesRestartAndReload(t *testing.T) {
 		}
 		defer c.Close()
 		_, _ = c.Write(mc.Handshake{ProtocolVersion: 767, ServerAddress: "lobby.com", ServerPort: 25565, NextState: mc.StateLogin}.Encode())
-		_, _ = c.Write(mc.LoginStart{Name: "p"}.Encode(767))
+		_, _ = c.Write(mc.LoginStart{Name: "Player"}.Encode(767))
 		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		got, _ := io.ReadAll(io.LimitReader(c, 4096))
 		return string(got)
