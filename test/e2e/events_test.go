@@ -179,7 +179,7 @@ func TestDeadNotifyingWebhookNeverSlowsLogins(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			text, err := fakeLogin(addr, "lobby.e2e.test", fmt.Sprintf("p%d", i))
+			text, err := fakeLogin(addr, "lobby.e2e.test", fmt.Sprintf("Player%d", i))
 			if err != nil || !strings.HasPrefix(text, "You reached lobby") {
 				errs <- fmt.Errorf("login %d: %q %v", i, text, err)
 			}
