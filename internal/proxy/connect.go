@@ -94,6 +94,13 @@ func (p *Proxy) connectTo(cn *conn, srv *server, lease *balance.Lease, avoid []s
 		}
 		addr := lease.Address()
 		tried = append(tried, addr)
+		if cn.legacy == legacyLogin && srv.pool.NeedsProtocolProof(addr) {
+			// A legacy login reads no answer, so it cannot be the Minecraft-level
+			// proof a frozen address owes before it is trusted again.
+			lease.Skipped(p.now())
+			outcomes = append(outcomes, addr+": owes a Minecraft answer, not tried by a legacy login")
+			continue
+		}
 		backend, dialTime, full, err := p.attempt(cn, srv, addr, login)
 		switch {
 		case errors.Is(err, errShuttingDown):

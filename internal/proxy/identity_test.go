@@ -132,3 +132,34 @@ func TestPassthroughDuplicateEndsTheOlderStream(t *testing.T) {
 		})
 	}
 }
+
+// A legacy login reads no answer from its backend, so it is never the proof a
+// frozen address owes: past the backoff, when a login would carry the address's
+// recovery attempt, a legacy login does not touch the frozen address, which
+// stays out until a Minecraft answer (a status ping) readmits it.
+func TestLegacyLoginIsNoProofForAFrozenAddress(t *testing.T) {
+	frozen, accepted := frozenBackend(t)
+	good := startBackend(t, fakemc.Options{Name: "good"})
+	s := newServer("lobby", []string{"lobby.com"}, frozen, good.Addr())
+	s.ActiveHealth = &config.ActiveHealth{Enabled: false}
+	clock := &testClock{}
+	tp := startProxyOpts(t, func(c *config.Config) { c.ConnectTimeout = config.Duration(300 * time.Millisecond) }, Options{Now: clock.Now}, s)
+	mustLogin(t, tp.addr, direct, "lobby.com", "Alex", landed("good", "Alex"))
+	if n := accepted.Load(); n != 1 || !tp.state.Load().servers["lobby"].pool.NeedsProtocolProof(frozen) {
+		t.Fatalf("setup: the frozen address took %d logins and must owe a proof", n)
+	}
+	clock.Advance(time.Hour) // far past any backoff: the next login would be its recovery attempt
+	c, err := net.Dial("tcp", tp.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// What the fake backend answers a legacy login does not matter: where it went does.
+	_, _ = legacyLoginOn(c, "lobby.com", "Alex")
+	if n := accepted.Load(); n != 1 {
+		t.Fatalf("a legacy login reached the frozen address (%d connections)", n)
+	}
+	if !tp.state.Load().servers["lobby"].pool.NeedsProtocolProof(frozen) {
+		t.Fatal("the frozen address was readmitted without a Minecraft answer")
+	}
+}
