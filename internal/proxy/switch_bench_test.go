@@ -434,7 +434,7 @@ func benchLoginsDuringSwitches(b *testing.B, switching, rate int) {
 	tp := benchNetwork(b, a.addr, g.addr)
 	var players []*playClient
 	for i := range switching {
-		players = append(players, joinAndPlay(b, tp.addr, "lobby.test", fmt.Sprintf("S%d", i)))
+		players = append(players, joinAndPlay(b, tp.addr, "lobby.test", fmt.Sprintf("Switcher%d", i)))
 	}
 	for range switching {
 		select {
@@ -494,7 +494,7 @@ func benchLoginsDuringSwitches(b *testing.B, switching, rate int) {
 	// move sends player i to the other server; false if the proxy refused
 	// because the player was still finishing the last move's configuration.
 	move := func(i int) bool {
-		name := fmt.Sprintf("S%d", i)
+		name := fmt.Sprintf("Switcher%d", i)
 		players[i].drain()
 		var err error
 		asProxy(func() {

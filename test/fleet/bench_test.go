@@ -137,7 +137,7 @@ func BenchmarkFleetLogin(b *testing.B) {
 			cpu0 := procCPU(b, p.pid())
 			b.ResetTimer()
 			for i := range b.N {
-				name := "P" + strconv.Itoa(i%100000)
+				name := "Player" + strconv.Itoa(i%100000)
 				text, err := loginText(ctx, p.proxyAddr, playHost, name)
 				if err != nil || text != "You reached one (as "+name+")" {
 					b.Fatalf("login: %q %v", text, err)
