@@ -232,12 +232,11 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 		backoff = 0
 		p.accepted.Add(1)
 		p.met.ConnAccepted()
-		if !p.track(c) {
+		if !p.trackClient(c) {
 			c.Close()
 			p.releasePermit()
 			return nil
 		}
-		p.wg.Add(1)
 		go p.handle(c)
 	}
 }
@@ -262,6 +261,20 @@ func (p *Proxy) track(c net.Conn) bool {
 		return false
 	}
 	p.conns[c] = struct{}{}
+	return true
+}
+
+// trackClient is track for an accepted player's connection, counted in wg under
+// the same lock: Shutdown sets closing under it before it waits, so no Add can
+// race its Wait.
+func (p *Proxy) trackClient(c net.Conn) bool {
+	p.connMu.Lock()
+	defer p.connMu.Unlock()
+	if p.closing {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	p.wg.Add(1)
 	return true
 }
 
