@@ -38,15 +38,14 @@ type claim struct {
 	text     string            // what it is told then
 }
 
-// identityKey is what makes two logins the same player: the UUID on intercepted
-// servers (Mojang's, or the offline one, which comes from the exact name), the
-// exact name on passthrough servers, where the proxy knows only what the client
-// claims.
+// identityKey is what makes two logins the same player: the UUID the proxy
+// settled (Mojang's after authentication, or the offline one, which comes from
+// the exact name). Only intercepted logins claim one: on a passthrough server the
+// proxy knows only the name the client claims, which anyone can type, so a claim
+// there would let a stranger end a real player's session; those backends judge
+// their own duplicates, as vanilla does.
 func identityKey(cn *conn) string {
-	if cn.srv != nil && cn.srv.cfg.ProxyMode.Intercepted() && cn.uuid != "" {
-		return "uuid:" + strings.ReplaceAll(strings.ToLower(cn.uuid), "-", "")
-	}
-	return "name:" + cn.player
+	return "uuid:" + strings.ReplaceAll(strings.ToLower(cn.uuid), "-", "")
 }
 
 // claimIdentity takes cn's identity for its login. Under "refuse" a login whose

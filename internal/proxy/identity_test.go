@@ -84,10 +84,12 @@ func TestFleetDuplicateSessionsSettle(t *testing.T) {
 	}
 }
 
-// On a passthrough server the same name logging in again ends the older stream
-// (the forwarder's end: under the epoll forwarder closing the taken socket did
-// nothing), while the newer one goes on.
-func TestPassthroughDuplicateEndsTheOlderStream(t *testing.T) {
+// On a passthrough server the proxy claims no identity (the name is only what the
+// client says: a stranger typing it must not end a real player's session), so
+// two logins with one name both go on; an operator's kick of such a player ends
+// exactly that stream under either forwarder (under the epoll forwarder closing
+// the taken socket did nothing).
+func TestPassthroughKickEndsTheStream(t *testing.T) {
 	for _, fwd := range []forward.Kind{forward.Epoll, forward.Goroutine} {
 		t.Run(string(fwd), func(t *testing.T) {
 			echo := func(c net.Conn, br *bufio.Reader, _ mc.Handshake, _ mc.LoginStart) {
@@ -98,14 +100,14 @@ func TestPassthroughDuplicateEndsTheOlderStream(t *testing.T) {
 			}
 			be := startBackend(t, fakemc.Options{Name: "pt", OnLogin: echo}).Addr()
 			tp := startProxy(t, func(c *config.Config) { c.Forwarder = fwd }, newServer("pt", []string{"pt.test"}, be))
-			dial := func() net.Conn {
+			dial := func(name string) net.Conn {
 				c, err := net.Dial("tcp", tp.addr)
 				if err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { c.Close() })
 				out := mc.Handshake{ProtocolVersion: 767, ServerAddress: "pt.test", ServerPort: 25565, NextState: mc.StateLogin}.Encode()
-				out = append(out, mc.LoginStart{Name: "Twin"}.Encode(767)...)
+				out = append(out, mc.LoginStart{Name: name}.Encode(767)...)
 				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 				if _, err := c.Write(out); err != nil {
 					t.Fatal(err)
@@ -115,20 +117,29 @@ func TestPassthroughDuplicateEndsTheOlderStream(t *testing.T) {
 				}
 				return c
 			}
-			older := dial()
-			waitFor(t, "Twin online", func() bool { return len(tp.Players("")) == 1 })
-			newer := dial()
-			if n, err := older.Read(make([]byte, 1)); err == nil {
-				t.Fatalf("the older stream still reads (%d bytes): it must end", n)
+			echoes := func(c net.Conn) bool {
+				if _, err := c.Write([]byte("ping")); err != nil {
+					return false
+				}
+				got := make([]byte, 4)
+				_, err := io.ReadFull(c, got)
+				return err == nil && string(got) == "ping"
 			}
-			if _, err := newer.Write([]byte("ping")); err != nil {
+			first, second, other := dial("Twin"), dial("Twin"), dial("Other")
+			waitFor(t, "three players", func() bool { return len(tp.Players("")) == 3 })
+			if !echoes(first) || !echoes(second) {
+				t.Fatal("two passthrough logins with one name must both go on")
+			}
+			if err := tp.KickPlayer("Other", ""); err != nil {
 				t.Fatal(err)
 			}
-			got := make([]byte, 4)
-			if _, err := io.ReadFull(newer, got); err != nil || string(got) != "ping" {
-				t.Fatalf("the newer stream: %q, %v", got, err)
+			if n, err := other.Read(make([]byte, 1)); err == nil {
+				t.Fatalf("the kicked player's stream still reads (%d bytes)", n)
 			}
-			waitFor(t, "one Twin", func() bool { return len(tp.Players("")) == 1 })
+			waitFor(t, "the kicked player gone", func() bool { return len(tp.Players("")) == 2 })
+			if !echoes(first) {
+				t.Fatal("a kick of another player ended this stream")
+			}
 		})
 	}
 }

@@ -21,10 +21,6 @@ import (
 type passthrough struct{}
 
 func (passthrough) serveLogin(p *Proxy, cn *conn) {
-	if err := p.claimIdentity(cn); err != nil {
-		p.refused(cn, err)
-		return
-	}
 	target, text, ok := p.acceptLogin(cn, passthroughFamily)
 	if !ok {
 		p.loginFailed(cn, "hook", "Login denied")
@@ -134,7 +130,6 @@ func (p *Proxy) passthroughSession(cn *conn, backend net.Conn, pending, first []
 	pl := newPlayer(cn, p.now())
 	leave := p.welcome(cn, pl, cn.lease.Address())
 	cn.detached = true
-	claim := cn.claim // finish, which may run inside Forward, releases it from cn
 	end := p.fwd.Forward(cn.c, backend, func(r forward.Result) {
 		p.untrack(backend)
 		cn.lease.Release(p.now())
@@ -142,7 +137,6 @@ func (p *Proxy) passthroughSession(cn *conn, backend net.Conn, pending, first []
 		p.finish(cn)
 	})
 	pl.setEnd(func(string) { end() })
-	claim.bind(func(string) { end() }) // a newer login of this player meanwhile ends it at once
 }
 
 // noBackend is how a login that found no backend ends: every address full (the
@@ -231,7 +225,6 @@ func (p *Proxy) session(cn *conn, backend net.Conn, relay func() (up, down int64
 	pl := newPlayer(cn, p.now())
 	end := func(string) { cn.c.Close(); backend.Close() }
 	pl.setEnd(end)
-	cn.claim.bind(end) // a newer login of this player meanwhile ends it at once
 	p.visit(cn, pl, cn.lease.Address(), func() (int64, int64) {
 		up, down := relay()
 		cn.lease.Release(p.now())
