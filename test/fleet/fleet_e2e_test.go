@@ -5,9 +5,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/testutil/nmp"
 )
 
 // startFleet runs n proxies (p1..pn) on r with the same servers and waits until
@@ -462,40 +461,61 @@ func TestE2ERedisHung(t *testing.T) {
 }
 
 // One player, one session across the fleet (duplicate_login = "replace", the
-// default): Alice on p1 logs in again through p2, and p1 ends her older stream
-// once p2's claim reaches it through Redis; the newer one goes on.
+// default), with real clients on an offline server: Alice on p1 logs in again
+// through p2, and p1 ends her older session ("You logged in from another
+// location") once p2's claim reaches it through Redis; the newer one goes on.
 func TestE2EOnePlayerOneSessionAcrossTheFleet(t *testing.T) {
+	h := nmp.Setup(t)
+	const v = "1.21.4"
 	r := startRedis(t)
-	hold := holdingBackend(t, "one")
-	ps := startFleet(t, r, 2, map[string]string{"lobby": lobbyFile(hold.Addr())})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	b := h.StartServer(t, nmp.ServerOptions{Version: v, KeepAlive: 250 * time.Millisecond})
+	file := fmt.Sprintf("domains = [%q]\naddresses = [%q]\nproxy_mode = \"offline\"\n", playHost, b.Addr)
+	ps := startFleet(t, r, 2, map[string]string{"lobby": file})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	older, f, err := login(ctx, ps[0].proxyAddr, playHost, "Alice")
-	if err != nil || f.ID != 0x02 {
-		t.Fatalf("Alice via p1: %v (packet 0x%02x)", err, f.ID)
+	client := h.StartClient(t)
+	type run struct {
+		res nmp.LoginResult
+		err error
 	}
-	defer older.Close()
-	newer, f, err := login(ctx, ps[1].proxyAddr, playHost, "Alice")
-	if err != nil || f.ID != 0x02 {
-		t.Fatalf("Alice via p2: %v (packet 0x%02x)", err, f.ID)
-	}
-	defer newer.Close()
-	_ = older.SetReadDeadline(time.Now().Add(10 * time.Second))
-	start := time.Now()
-	if n, err := older.Read(make([]byte, 1)); err == nil {
-		t.Fatalf("Alice's stream through p1 still reads (%d bytes): p2's login must end it", n)
-	} else if errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatal("Alice's stream through p1 was not ended within 10 s of her login through p2")
-	}
-	t.Logf("p1 ended the older session %s after the newer one got its first packet", time.Since(start).Round(time.Millisecond))
-	_ = newer.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := newer.Write([]byte("ping")); err != nil {
+	older := make(chan run, 1)
+	go func() {
+		res, err := client.Login(ctx, nmp.LoginOptions{Addr: ps[0].proxyAddr, ServerHost: playHost, Version: v, Username: "Alice",
+			UntilKicked: true, Tick: 200 * time.Millisecond, Timeout: time.Minute})
+		older <- run{res, err}
+	}()
+	if _, err := b.Wait(ctx, nmp.Match("join", "Alice")); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]byte, 4)
-	if _, err := io.ReadFull(newer, got); err != nil || string(got) != "ping" {
-		t.Fatalf("Alice's newer stream through p2: %q, %v", got, err)
+	newer := make(chan run, 1)
+	go func() {
+		res, err := client.Login(ctx, nmp.LoginOptions{Addr: ps[1].proxyAddr, ServerHost: playHost, Version: v, Username: "Alice",
+			Stay: 3 * time.Second, Tick: 200 * time.Millisecond, Timeout: time.Minute})
+		newer <- run{res, err}
+	}()
+	joins := 0
+	if _, err := b.Wait(ctx, func(e nmp.Event) bool {
+		if e.Event == "join" && e.Username == "Alice" {
+			joins++
+		}
+		return joins == 2
+	}); err != nil {
+		t.Fatal(err)
 	}
+	joined := time.Now()
+	o := <-older
+	replacedAfter := time.Since(joined)
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if !o.res.Kicked || o.res.KickReason != "You logged in from another location" {
+		t.Fatalf("Alice's older session through p1 must be replaced: %s", o.res.Raw)
+	}
+	n := <-newer
+	if n.err != nil || !n.res.OK || n.res.Kicked {
+		t.Fatalf("Alice's newer session through p2 must go on: %s %v", n.res.Raw, n.err)
+	}
+	t.Logf("the older session's client had its kick %s after the backend saw the newer join (at most: the claim is published when the login is checked, before the backend)", replacedAfter.Round(time.Millisecond))
 	if !strings.Contains(ps[0].logText(), "a login on another proxy of the fleet replaces a player's session here") {
 		t.Errorf("p1 did not log why it ended the session:\n%s", ps[0].logText())
 	}
