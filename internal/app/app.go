@@ -149,7 +149,7 @@ func (a *App) serverSamples() []metrics.ServerSample {
 	snap := a.mgr.Snapshot()
 	out := make([]metrics.ServerSample, len(snap))
 	for i, s := range snap {
-		out[i] = metrics.ServerSample{Server: s.ID, State: s.State}
+		out[i] = metrics.ServerSample{Server: s.ID, State: string(s.State)}
 	}
 	return out
 }
@@ -207,7 +207,11 @@ func (a *App) run(ctx context.Context, opts Options) error {
 	defer stopMetrics()
 	a.met.SetBuildInfo(opts.Version, opts.Commit)
 	a.met.WatchBackends(a.backendSamples)
-	a.met.WatchServers(a.serverSamples)
+	states := make([]string, len(manager.States))
+	for i, st := range manager.States {
+		states[i] = string(st)
+	}
+	a.met.WatchServers(states, a.serverSamples)
 
 	adminAddr, err := a.startAdmin(bg, opts.Version)
 	if err != nil {
