@@ -261,19 +261,33 @@ const (
 // VanillaNames is vanilla's rule for player names, the default of offline_names.
 const VanillaNames = `^[A-Za-z0-9_]{3,16}$`
 
-// NameRule is the compiled offline_names (vanilla's rule when unset); validation
-// has checked it compiles.
-func (c *Config) NameRule() *regexp.Regexp {
-	if c.OfflineNames == "" {
-		return vanillaNames
+// VanillaName reports whether name follows VanillaNames. It is the check every
+// login pays by default, written out: 6 ns against a regexp's 177 (docs/benchmarks.md).
+func VanillaName(name string) bool {
+	if len(name) < 3 || len(name) > 16 {
+		return false
 	}
-	if re, err := regexp.Compile(c.OfflineNames); err == nil {
-		return re
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
 	}
-	return vanillaNames
+	return true
 }
 
-var vanillaNames = regexp.MustCompile(VanillaNames)
+// NameRule is the compiled offline_names; nil means vanilla's rule (VanillaName).
+// Validation has checked it compiles.
+func (c *Config) NameRule() *regexp.Regexp {
+	if c.OfflineNames == "" {
+		return nil
+	}
+	re, err := regexp.Compile(c.OfflineNames)
+	if err != nil {
+		return nil
+	}
+	return re
+}
 
 // Intercepted reports whether the proxy terminates the server's logins itself.
 func (m ProxyMode) Intercepted() bool { return m == ModeClientOnly || m == ModeOffline }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -468,6 +469,16 @@ func TestAddressTableReportsEveryProblem(t *testing.T) {
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q\nlacks %q", err, want)
+		}
+	}
+}
+
+// VanillaName is the rule VanillaNames says, letter for letter.
+func TestVanillaNameMatchesItsRegexp(t *testing.T) {
+	re := regexp.MustCompile(VanillaNames)
+	for _, name := range []string{"", "ab", "abc", "Notch", "a_b_0", "0123456789abcdef", "0123456789abcdefg", "a b_0", "§cR_0", "../x_0", "Ünïcode", "ab-c", "abc\\n", "ABC_xyz_123"} {
+		if got, want := VanillaName(name), re.MatchString(name); got != want {
+			t.Errorf("VanillaName(%q) = %v, the regexp says %v", name, got, want)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/auth"
 	"github.com/infrarust-go/infrarust/internal/bans"
+	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
@@ -305,7 +306,7 @@ func (p *Proxy) checkName(cn *conn) error {
 		return nil
 	}
 	name := cn.player
-	if bans.ValidUsername(name) == nil && cn.st.names.MatchString(name) {
+	if re := cn.st.names; re == nil && config.VanillaName(name) || re != nil && re.MatchString(name) && bans.ValidUsername(name) == nil {
 		return nil
 	}
 	text := fmt.Sprintf("Invalid username %q: use 3 to 16 letters, digits and _", name)

@@ -174,3 +174,24 @@ func TestLegacyLoginIsNoProofForAFrozenAddress(t *testing.T) {
 		t.Fatal("the frozen address was readmitted without a Minecraft answer")
 	}
 }
+
+// offline_names widens the rule, never past what a ban can name: with a rule
+// that admits anything, a dotted name gets in and a name with a space does not.
+func TestOfflineNamesStayBannable(t *testing.T) {
+	b := startBackend(t, fakemc.Options{Name: "lobby"})
+	tp := startProxy(t, func(c *config.Config) { c.OfflineNames = `^.{1,20}$` }, newServer("lobby", []string{"lobby.com"}, b.Addr()))
+	for _, tc := range []struct{ name, want string }{
+		{"x.y", "You reached lobby (as x.y)"},
+		{"a b_0", `Invalid username "a b_0": this network does not allow that name`},
+		{"ab", "You reached lobby (as ab)"},
+	} {
+		c, _, f, err := login(t, tp.addr, "lobby.com", tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		if text, _ := mc.ParseLoginDisconnect(f); text != tc.want {
+			t.Errorf("%q: %q, want %q", tc.name, text, tc.want)
+		}
+	}
+}

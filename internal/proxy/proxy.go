@@ -133,7 +133,7 @@ type state struct {
 	servers map[string]*server
 	filter  *ipfilter.Filter
 	trusted []netip.Prefix
-	names   *regexp.Regexp // offline_names, compiled
+	names   *regexp.Regexp // offline_names, compiled; nil: vanilla's rule
 }
 
 // New builds a proxy from a loaded configuration.
