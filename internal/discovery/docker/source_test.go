@@ -122,6 +122,30 @@ func lobby(n int, ip string) dockertest.Container {
 	}
 }
 
+// runSource runs a source on d's endpoint until the test ends; the lists it
+// hands over arrive on the snapshots. logger may be nil.
+func runSource(t *testing.T, d *dockertest.Daemon, tm *timers, logger *slog.Logger) (snapshots, config.Docker) {
+	t.Helper()
+	conn := config.DefaultDocker()
+	conn.Endpoint = d.Endpoint()
+	src, err := docker.NewSource(conn, config.Default(), docker.Options{After: tm.after, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	got := make(snapshots, 16)
+	go func() {
+		defer close(done)
+		src.Run(ctx, func(s []*config.Server) { got <- s })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return got, conn
+}
+
 func TestSourceFollowsTheDaemon(t *testing.T) {
 	d, err := dockertest.Start()
 	if err != nil {
@@ -135,23 +159,7 @@ func TestSourceFollowsTheDaemon(t *testing.T) {
 
 	tm := newTimers()
 	logs := &testutil.SyncBuffer{}
-	conn := config.DefaultDocker()
-	conn.Endpoint = d.Endpoint()
-	src, err := docker.NewSource(conn, config.Default(), docker.Options{After: tm.after, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	got := make(snapshots, 16)
-	go func() {
-		defer close(done)
-		src.Run(ctx, func(s []*config.Server) { got <- s })
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	got, conn := runSource(t, d, tm, slog.New(slog.NewTextHandler(logs, nil)))
 
 	want := func(step string, snap map[string][]string, expect map[string][]string) {
 		t.Helper()
@@ -314,23 +322,7 @@ func TestSourceDropsADeadContainerAtItsEvent(t *testing.T) {
 	d.Add(lobby(1, "172.18.0.2"))
 	d.Add(lobby(2, "172.18.0.3"))
 	tm := newTimers()
-	conn := config.DefaultDocker()
-	conn.Endpoint = d.Endpoint()
-	src, err := docker.NewSource(conn, config.Default(), docker.Options{After: tm.after})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	got := make(snapshots, 16)
-	go func() {
-		defer close(done)
-		src.Run(ctx, func(s []*config.Server) { got <- s })
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	got, conn := runSource(t, d, tm, nil)
 	addrs := func(snap map[string][]string) string { return strings.Join(snap["docker@mc-lobby"], " ") }
 	if a := addrs(got.next(t, "first list")); a != "172.18.0.2:25565 172.18.0.3:25565" {
 		t.Fatalf("first list: %s", a)
