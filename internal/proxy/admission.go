@@ -306,7 +306,7 @@ func (p *Proxy) checkName(cn *conn) error {
 		return nil
 	}
 	name := cn.player
-	if re := cn.st.names; re == nil && config.VanillaName(name) || re != nil && re.MatchString(name) && bans.ValidUsername(name) == nil {
+	if cn.st.nameAllowed(name) {
 		return nil
 	}
 	text := fmt.Sprintf("Invalid username %q: use 3 to 16 letters, digits and _", name)
@@ -314,6 +314,15 @@ func (p *Proxy) checkName(cn *conn) error {
 		text = fmt.Sprintf("Invalid username %q: this network does not allow that name", name)
 	}
 	return refuse("name", fmt.Sprintf("name %q", name), text)
+}
+
+// nameAllowed applies offline_names (vanilla's rule when unset), never past what
+// a ban can name.
+func (st *state) nameAllowed(name string) bool {
+	if st.names == nil {
+		return config.VanillaName(name)
+	}
+	return st.names.MatchString(name) && bans.ValidUsername(name) == nil
 }
 
 // route finds the server for the hostname; an unknown one is decided later, after
