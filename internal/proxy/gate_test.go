@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +112,36 @@ func TestConnectAndDrainMoveHonourTheTargetsRules(t *testing.T) {
 	pc.await(t, "hello from REST")
 	if maintB.joined.Load() != 0 || secretB.joined.Load() != 0 {
 		t.Fatalf("a refused server's backend saw the player: closed %d, secret %d", maintB.joined.Load(), secretB.joined.Load())
+	}
+}
+
+// A player held in the limbo while his server is in maintenance waits through
+// the retries without a refusal recorded at each one: soft refusals of a limbo
+// exit are the wait itself; only a hard one (a ban meanwhile) is recorded, and
+// ends the stay.
+func TestLimboRetriesRecordOnlyHardRefusals(t *testing.T) {
+	a := startPlayBackend(t, "A")
+	s := interceptedServer("closed", config.ModeOffline, a.addr)
+	s.LimboHandlers = []config.LimboHandler{config.LimboMaintenance}
+	bus := events.NewBus()
+	sub := bus.Subscribe(16, events.PlayerMoveRefused)
+	defer sub.Close()
+	tp := startProxyOpts(t, nil, Options{Bus: bus}, s)
+	if err := tp.SetMaintenance("closed", true); err != nil {
+		t.Fatal(err)
+	}
+	pc := joinAndPlay(t, tp.addr, "closed.test", "Waiter")
+	pc.awaitJoin(t)
+	awaitPlayer(t, tp, "Waiter", "closed", "limbo")
+	cn := &conn{ip: netip.MustParseAddr("127.0.0.1"), player: "Waiter", st: tp.state.Load()}
+	for range 5 { // what the stay's retries do
+		if _, err := tp.join(cn, tp.state.Load().servers["closed"], pass{}); err == nil {
+			t.Fatal("a join during maintenance succeeded")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if ev, err := sub.Next(ctx); err == nil {
+		t.Fatalf("a soft refusal of a limbo exit was recorded: %+v", ev.Data)
 	}
 }

@@ -128,10 +128,14 @@ func title(t, sub string) limbo.Message {
 
 // join logs the player of cn in to one of t's addresses with a lease of its
 // own, for a player leaving the limbo: t's rules (admitTo) decide first, as for
-// any other move.
+// any other move. A hard refusal ends the stay and is recorded; a soft one
+// (maintenance, capacity) only keeps the player waiting, retry after retry, so
+// it is not recorded each time (the title says why they wait).
 func (p *Proxy) join(cn *conn, t *server, ps pass) (*session.Backend, error) {
 	if r := p.admitTo(cn.entrant(), t, ps); r != nil {
-		p.moveRefused(cn.entrant(), "limbo", r, "limbo")
+		if r.hard() {
+			p.moveRefused(cn.entrant(), "limbo", r, "limbo")
+		}
 		return nil, r
 	}
 	c := *cn // the admission's conn: identity, handshake, configuration
@@ -382,7 +386,12 @@ func (p *Proxy) refreshSlots(cn *conn, t *server) {
 	c.st, c.srv = p.state.Load(), t
 	key := statusKey(c.protocol)
 	for _, addr := range t.pool.StatusOrder(p.now()) {
-		if _, err := p.queryStatus(&c, addr, key); err != nil {
+		if t.cache.skip(addr, p.now()) {
+			continue // failed a status relay lately: not asked again until the ttl passes
+		}
+		_, err := p.queryStatus(&c, addr, key)
+		t.cache.result(addr, err, p.now())
+		if err != nil {
 			p.log.Debug("queue: status of an address unknown", "server", t.id, "address", addr, "err", err)
 		}
 	}
