@@ -215,7 +215,7 @@ func (s *Server) writePlayerError(w http.ResponseWriter, name, target string, er
 		writeError(w, http.StatusConflict, "CONFLICT",
 			fmt.Sprintf("%s cannot be sent to %s: %v (servers exchange players only within one `network`)", name, target, err))
 	case errors.Is(err, ErrRefused):
-		writeError(w, http.StatusForbidden, "FORBIDDEN", fmt.Sprintf("%s was not moved to %s: %v (an operator's {\"force\": true} overrides maintenance and capacity, never ip_filter or bans)", name, target, err))
+		writeError(w, http.StatusForbidden, "FORBIDDEN", fmt.Sprintf("%s was not moved to %s: %v. They stay where they were; force (players send --force) overrides maintenance and capacity, never ip_filter or bans", name, target, err))
 	case errors.Is(err, ErrMoveFailed):
 		writeError(w, http.StatusBadGateway, "BAD_GATEWAY", fmt.Sprintf("%s was not moved to %s: %v", name, target, err))
 	default:

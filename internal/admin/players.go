@@ -59,8 +59,8 @@ var (
 	// which the API answers as 502 so a caller can tell "retry later" from "cannot".
 	ErrMoveFailed = errors.New("the move failed; the player stays where they were")
 	// ErrRefused: the target server's own rules (ip_filter, bans, maintenance,
-	// capacity) refused the player, who stays where they were.
-	ErrRefused = errors.New("the target server's rules refused the player; they stay where they were")
+	// capacity) refused the player, who stays where they were; a *Refusal says which.
+	ErrRefused = errors.New("the target server's rules refused the player")
 )
 
 // DefaultKickReason is what a kicked player is told when the operator gave no reason.
@@ -96,3 +96,14 @@ type PlayerRuntime interface {
 	// addresses (or its fallback servers), for a drain with move.
 	MovePlayers(ctx context.Context, server, address string) (MoveResult, error)
 }
+
+// Refusal is which rule of which server refused a move, and what the player was
+// told; it is an ErrRefused.
+type Refusal struct {
+	Server, Rule, Text string
+}
+
+func (r *Refusal) Error() string { return r.Server + "'s " + r.Rule + " refuses the player: " + r.Text }
+
+// Unwrap makes a Refusal an ErrRefused.
+func (r *Refusal) Unwrap() error { return ErrRefused }

@@ -195,7 +195,7 @@ func (r *runtime) MovePlayers(ctx context.Context, server, address string) (admi
 // proxy's words (they say what to do).
 func mapPlayerErr(err error) error {
 	if srv, rule, ok := proxy.RefusedBy(err); ok {
-		return fmt.Errorf("%w: %s's %s: %s", admin.ErrRefused, srv, rule, err.Error())
+		return &admin.Refusal{Server: srv, Rule: rule, Text: err.Error()}
 	}
 	for _, m := range []struct{ from, to error }{
 		{proxy.ErrUnknownPlayer, admin.ErrUnknownPlayer},
