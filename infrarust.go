@@ -28,7 +28,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/command"
 	"github.com/infrarust-go/infrarust/internal/hooks"
+	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
 // The events, in the order one login fires them (see each type's documentation).
@@ -51,7 +53,78 @@ type (
 	ServerConnected = hooks.ServerConnected
 	// Disconnect: the connection ended, whatever happened (report only).
 	Disconnect = hooks.Disconnect
+	// PermissionsSetup: set Permission to decide a player's permissions yourself.
+	PermissionsSetup = hooks.PermissionsSetup
 )
+
+// Commands players type in the game (docs/commands.md): the built-ins are of the
+// same type.
+type (
+	// Command is one command: its name, aliases, permission, arguments and Run.
+	Command = command.Command
+	// CommandArg is one argument, for the client's completion and colouring.
+	CommandArg = command.Arg
+	// CommandInvocation is one run: who, with which label and arguments.
+	CommandInvocation = command.Invocation
+	// CommandSource is the player running it.
+	CommandSource = command.Source
+)
+
+// ErrUsage, returned by a command's Run, shows the player its usage line.
+var ErrUsage = command.ErrUsage
+
+// RegisterCommand adds a command players type in the game. A label taken by
+// another command makes the proxy refuse to start, naming both.
+func RegisterCommand(r *Registry, c *Command) { hooks.RegisterCommand(r, c) }
+
+// Packet filters on intercepted sessions (docs/events.md).
+type (
+	// Packet is one packet shown to a filter: read Payload, Replace it, Drop it,
+	// or send packets of your own.
+	Packet = hooks.PacketContext
+	// Direction says who sent a packet.
+	Direction = mc.Direction
+)
+
+// The directions.
+const (
+	Serverbound = mc.Serverbound // from the player
+	Clientbound = mc.Clientbound // to the player
+)
+
+// OnPacket registers fn for the packets named (as docs/events.md lists them:
+// "chat_command", "system_chat", "plugin_message", ...) in direction d, in the
+// configuration and play states of every version that has them. Filters run on
+// the session's goroutine in registration order; a panic turns the filter off
+// for that session. An unknown name panics at start.
+func OnPacket(r *Registry, name string, d Direction, packets []string, fn func(p *Packet)) {
+	types, err := hooks.PacketTypes(packets)
+	if err != nil {
+		panic("infrarust.OnPacket(" + name + "): " + err.Error())
+	}
+	hooks.OnPacket(r, hooks.PacketFilter{Name: name, Direction: d, Types: types, Fn: fn})
+}
+
+// Transport filters see every connection before anything of it is parsed.
+type (
+	// TransportFilter is a name, a Filter deciding Continue or Reject, and an
+	// optional Closed told when a connection it let through closes.
+	TransportFilter = hooks.TransportFilter
+	// TransportConn is the connection: addresses, real client, accept time, id.
+	TransportConn = hooks.TransportConn
+	// TransportVerdict is a transport filter's decision.
+	TransportVerdict = hooks.TransportVerdict
+)
+
+// The transport verdicts.
+const (
+	TransportContinue = hooks.TransportContinue
+	TransportReject   = hooks.TransportReject
+)
+
+// OnTransport registers a transport filter. A panic, or a decision slower than
+// [events] transport_filter_timeout, rejects the connection.
+func OnTransport(r *Registry, f TransportFilter) { hooks.OnTransport(r, f) }
 
 // Types the events are made of.
 type (
@@ -124,3 +197,46 @@ func Fire[E any, P interface {
 	}
 	return hooks.Fire(d, ctx, e)
 }
+
+// RunCommand runs a command line (without its '/') the way a player typing it
+// runs it, with r's commands only (no built-ins), and reports whether one of
+// them took it. It is for your commands' tests.
+func RunCommand(ctx context.Context, r *Registry, src CommandSource, line string) bool {
+	set, err := command.NewSet(r.RegisteredCommands()...)
+	if err != nil {
+		return false
+	}
+	c, inv := set.Parse(src, line)
+	if c == nil {
+		return false
+	}
+	command.Run(ctx, c, inv,
+		func(label, usage string) string { return "Usage: /" + label + " " + usage },
+		func(err error) string { return err.Error() })
+	return true
+}
+
+// FilterPacket runs r's packet filters on p as a session does (p.Direction and
+// p.Type say which see it). It is for your filters' tests.
+func FilterPacket(r *Registry, p *Packet) {
+	for _, f := range r.RegisteredPacketFilters() {
+		if f.Direction != p.Direction {
+			continue
+		}
+		for _, t := range f.Types {
+			if t == p.Type {
+				f.Fn(p)
+				break
+			}
+		}
+		if p.Dropped {
+			return
+		}
+	}
+}
+
+// PacketNamed is the packet type of a name, for building a Packet in a test.
+func PacketNamed(name string) (PacketType, bool) { return mc.PacketTypeByName(name) }
+
+// PacketType identifies a packet the proxy knows by name.
+type PacketType = mc.PacketType

@@ -13,6 +13,7 @@ func commands(g *globalFlags) []*cobra.Command {
 		newServersCmd(g),
 		newPlayersCmd(g),
 		newFleetCmd(g),
+		newPermsCmd(g),
 		newTopCmd(g),
 		newHealthCmd(g),
 		newGenDocsCmd(g),

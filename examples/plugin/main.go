@@ -1,5 +1,6 @@
-// Command infrarust-plugin is Infrarust with two handlers compiled in: a
-// blocklist and a fallback server for players whose server is down.
+// Command infrarust-plugin is Infrarust with handlers compiled in: a
+// blocklist, a fallback server for players whose server is down, a /discord
+// command and a packet filter that keeps World Downloader's channel closed.
 //
 //	go build -o infrarust-plugin .
 //	./infrarust-plugin serve --config /etc/infrarust/infrarust.toml
@@ -21,6 +22,9 @@ func main() {
 		Blocked:  strings.Fields(os.Getenv("BLOCKED_PLAYERS")),
 		Fallback: os.Getenv("FALLBACK_SERVER"), // for example "limbo-lobby"
 		Log:      slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		Discord:  os.Getenv("DISCORD_INVITE"),
+		// World Downloader's channels: its users cannot copy the map.
+		BlockedChannels: []string{"wdl:init", "wdl:request", "WDL|INIT", "WDL|REQUEST"},
 	})
 	infrarust.Main(r)
 }

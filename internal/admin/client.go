@@ -456,3 +456,21 @@ func (s *EventStream) Close() error {
 	s.cancel()
 	return s.body.Close()
 }
+
+// Admins lists the proxy's admins: configured and stored.
+func (c *Client) Admins(ctx context.Context) (AdminsView, error) {
+	var out AdminsView
+	return out, c.do(ctx, http.MethodGet, "/api/v1/permissions/admins", nil, &out)
+}
+
+// Op makes player (a name or a UUID) an admin, stored in <data_dir>/admins.json.
+func (c *Client) Op(ctx context.Context, player string) (AdminsView, error) {
+	var out AdminsView
+	return out, c.do(ctx, http.MethodPost, "/api/v1/permissions/admins", AdminRequest{Player: player}, &out)
+}
+
+// Deop removes a stored admin.
+func (c *Client) Deop(ctx context.Context, player string) (AdminsView, error) {
+	var out AdminsView
+	return out, c.do(ctx, http.MethodDelete, "/api/v1/permissions/admins/"+url.PathEscape(player), nil, &out)
+}

@@ -66,6 +66,10 @@ type ServerOptions struct {
 	Drains *DrainStore
 	// Maintenance persists maintenance before it is applied; nil applies it only.
 	Maintenance *MaintenanceStore
+	// Admins persists the admins made at run time; nil makes op/deop answer 503.
+	Admins *AdminStore
+	// Config is the running configuration ([permissions] admins); nil leaves it out.
+	Config func() *config.Config
 	// Ready reports why the proxy does not take players yet (starting, shutting
 	// down) for GET /api/v1/ready; nil means ready whenever the API answers.
 	Ready func() error
@@ -159,7 +163,10 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/bans", s.handleListBans)
 	m.HandleFunc("POST /api/v1/bans", s.handleAddBan)
 	m.HandleFunc("DELETE /api/v1/bans/{type}/{value}", s.handleRemoveBan)
-	m.HandleFunc("GET /api/v1/fleet", s.handleFleet) // fleet.go
+	m.HandleFunc("GET /api/v1/fleet", s.handleFleet)               // fleet.go
+	m.HandleFunc("GET /api/v1/permissions/admins", s.handleAdmins) // admins.go
+	m.HandleFunc("POST /api/v1/permissions/admins", s.handleOp)
+	m.HandleFunc("DELETE /api/v1/permissions/admins/{player}", s.handleDeop)
 	if s.opts.Metrics != nil {
 		m.Handle(routeMetrics, s.opts.Metrics)
 	}

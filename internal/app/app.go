@@ -63,6 +63,7 @@ type App struct {
 	prober *health.Prober
 	drains *admin.DrainStore
 	maint  *admin.MaintenanceStore
+	admins *admin.AdminStore
 	hooks  *hooks.Dispatcher // player events: compiled-in handlers and [[webhooks]]
 	tracer *telemetry.Tracer // [telemetry]; nil when off
 	rt     *runtime
@@ -121,9 +122,14 @@ func build(opts Options) (*App, error) {
 		_ = a.hooks.Close(context.Background())
 		return nil, err
 	}
+	if a.admins, err = admin.OpenAdminStore(cfg.Web.DataDir); err != nil {
+		_ = a.hooks.Close(context.Background())
+		return nil, fmt.Errorf("admins store: %w", err)
+	}
 	a.proxy, err = proxy.New(proxy.Options{
 		Config: cfg, Logger: log, Bus: a.bus, Metrics: a.met, Bans: a.bans,
 		Manager: a.mgr, Version: opts.Version, Hooks: a.hooks, Tracer: a.tracer, Fleet: a.proxyFleet(), Sessions: a.proxySessions(),
+		Admins: a.admins, Reload: func() error { return a.ReloadServers("/infrarust reload") },
 	})
 	if err != nil {
 		_ = a.hooks.Close(context.Background())
@@ -299,7 +305,7 @@ func (a *App) startAdmin(ctx context.Context, version string) (string, error) {
 	srv, err := admin.NewServer(admin.ServerOptions{
 		Web: cfg.Web, APIKey: key, Runtime: a.runtime(version), Bus: a.bus, Bans: a.bans,
 		Metrics: a.met.Handler(), Drains: a.drains, Maintenance: a.maint, Logger: a.log, Ready: a.ready.check,
-		Fleet: a.adminFleet(),
+		Fleet: a.adminFleet(), Admins: a.admins, Config: a.proxy.Config,
 	})
 	if err != nil {
 		return "", err

@@ -615,3 +615,13 @@ func removeTempFiles(path string) {
 		_ = os.Remove(n)
 	}
 }
+
+// CanonicalUUID is s as a lower-case dashed UUID (from the dashed or 32-digit
+// form in any case); ok is false when s is not a UUID.
+func CanonicalUUID(s string) (string, bool) {
+	var buf [36]byte
+	if !canonicalUUID(s, &buf) {
+		return "", false
+	}
+	return string(buf[:]), true
+}

@@ -76,6 +76,12 @@ type Config struct {
 	Kubernetes Kubernetes `toml:"kubernetes"`
 	// Fleet shares operator state, players and wakes with other proxies (fleet.go).
 	Fleet Fleet `toml:"fleet"`
+	// Commands, Permissions and Messages are the in-game commands (commands.go).
+	Commands    Commands    `toml:"commands"`
+	Permissions Permissions `toml:"permissions"`
+	Messages    Messages    `toml:"messages"`
+	// Events holds the plugins' limits (events.go).
+	Events Events `toml:"events"`
 
 	// Servers are loaded from ServersDir, sorted by id.
 	Servers []*Server `toml:"-"`
@@ -413,9 +419,13 @@ func Default() *Config {
 			Enabled: true, Kind: health.KindTCP, UnhealthyInterval: Duration(10 * time.Second),
 			Interval: Duration(30 * time.Second), Timeout: Duration(3 * time.Second), MaxConcurrent: 8,
 		},
-		Telemetry:  defaultTelemetry(),
-		Docker:     DefaultDocker(),
-		Kubernetes: DefaultKubernetes(),
+		Telemetry:   defaultTelemetry(),
+		Docker:      DefaultDocker(),
+		Kubernetes:  DefaultKubernetes(),
+		Commands:    defaultCommands(),
+		Permissions: defaultPermissions(),
+		Messages:    DefaultMessages(),
+		Events:      Events{TransportFilterTimeout: Duration(time.Second)},
 	}
 }
 

@@ -144,3 +144,10 @@ func (c *Config) validateEvents(r *report) {
 		r.check("telemetry.service_name", "must not be empty")
 	}
 }
+
+// Events is [events]: limits of the plugins compiled into the proxy.
+type Events struct {
+	// TransportFilterTimeout bounds one transport filter's decision on a new
+	// connection; past it the connection is rejected.
+	TransportFilterTimeout Duration `toml:"transport_filter_timeout"`
+}

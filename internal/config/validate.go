@@ -227,6 +227,10 @@ func (c *Config) validate(r *report, envKey string) {
 	checkPrefixes(r, "ip_filter.allow", c.IPFilter.Allow)
 	checkPrefixes(r, "ip_filter.deny", c.IPFilter.Deny)
 	c.validateEvents(r)
+	c.validateCommands(r)
+	if c.Events.TransportFilterTimeout <= 0 {
+		r.check("events.transport_filter_timeout", "must be more than 0 (the default is 1s)")
+	}
 }
 
 func checkPrefixes(r *report, path string, list []string) {

@@ -74,6 +74,8 @@ type Dispatcher struct {
 	notifiers [numKinds][]*notifier
 	all       []*notifier // each notifier once, for Close and Stats
 
+	reg *Registry // the plugins' commands and filters
+
 	log *slog.Logger
 	met Metrics
 	now func() time.Time
@@ -107,6 +109,7 @@ func New(o Options) (*Dispatcher, error) {
 	_, _ = rand.Read(seed[:])
 	d.idPrefix = strconv.FormatUint(binary.LittleEndian.Uint64(seed[:]), 36)
 	d.conns.Store(binary.BigEndian.Uint64(seed[:]) >> 24) // random start, room for 2^40 connections
+	d.reg = o.Handlers
 	if o.Handlers != nil {
 		for _, h := range o.Handlers.handlers {
 			d.handlers[h.kind] = append(d.handlers[h.kind], h)
@@ -281,6 +284,9 @@ func (d *Dispatcher) adopt(kind Kind, by string, cur, c Event) {
 		} else {
 			*cur.(profiled).profile() = np
 		}
+	}
+	if ps, ok := c.(*PermissionsSetup); ok && ps.Permission != nil {
+		cur.(*PermissionsSetup).Permission = ps.Permission
 	}
 	r := c.Result()
 	if r == cur.Result() {

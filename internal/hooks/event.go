@@ -19,12 +19,13 @@ const (
 	KindKickedFromServer
 	KindServerConnected
 	KindDisconnect
+	KindPermissionsSetup
 	numKinds
 )
 
 var kindNames = [numKinds]string{
 	"", "pre_login", "game_profile_request", "login", "post_login", "choose_initial_server",
-	"server_pre_connect", "kicked_from_server", "server_connected", "disconnect",
+	"server_pre_connect", "kicked_from_server", "server_connected", "disconnect", "permissions_setup",
 }
 
 func (k Kind) String() string {
@@ -34,9 +35,13 @@ func (k Kind) String() string {
 	return kindNames[k]
 }
 
+// lastWebhookKind is the last event a webhook may receive: the ones after it
+// carry a function (PermissionsSetup) and are for compiled-in handlers only.
+const lastWebhookKind = KindDisconnect
+
 // ParseKind reads an event name as written in [[webhooks]] events.
 func ParseKind(s string) (Kind, bool) {
-	for k := KindPreLogin; k < numKinds; k++ {
+	for k := KindPreLogin; k <= lastWebhookKind; k++ {
 		if kindNames[k] == s {
 			return k, true
 		}
@@ -44,10 +49,11 @@ func ParseKind(s string) (Kind, bool) {
 	return 0, false
 }
 
-// Kinds lists every event in firing order (docs, tests, config checks).
+// Kinds lists every event a webhook may receive, in firing order (docs, tests,
+// config checks).
 func Kinds() []Kind {
 	out := make([]Kind, 0, numKinds-1)
-	for k := KindPreLogin; k < numKinds; k++ {
+	for k := KindPreLogin; k <= lastWebhookKind; k++ {
 		out = append(out, k)
 	}
 	return out
@@ -295,6 +301,23 @@ type Disconnect struct {
 	Duration time.Duration `json:"duration_ns"`
 }
 
+// PermissionsSetup fires once per intercepted player, before their first
+// command: a handler may supply the function every permission check of this
+// player consults (commands, plugins), for networks with their own permission
+// system. Compiled-in handlers only (a webhook cannot answer with a function).
+type PermissionsSetup struct {
+	decision
+	Connection Connection `json:"connection"`
+	Profile    Profile    `json:"profile"`
+	// OnlineMode is true when Mojang authenticated the player (client_only).
+	OnlineMode bool `json:"online_mode"`
+	// Admin is the proxy's own answer: [permissions] admins or a stored op.
+	Admin bool `json:"admin"`
+	// Permission is the check the proxy will use; replace it to decide yourself
+	// (it may be called from any goroutine and must not block).
+	Permission func(perm string) bool `json:"-"`
+}
+
 // Deny refuses the login; the player reads reason ("" shows the proxy's usual text).
 func (e *PreLogin) Deny(reason string) { e.res = Result{Action: Deny, Reason: reason} }
 
@@ -335,6 +358,7 @@ func (*ServerPreConnect) Kind() Kind    { return KindServerPreConnect }
 func (*KickedFromServer) Kind() Kind    { return KindKickedFromServer }
 func (*ServerConnected) Kind() Kind     { return KindServerConnected }
 func (*Disconnect) Kind() Kind          { return KindDisconnect }
+func (*PermissionsSetup) Kind() Kind    { return KindPermissionsSetup }
 
 func (d *decision) dec() *decision { return d }
 
@@ -349,3 +373,4 @@ func (e *ServerPreConnect) profile() *Profile    { return &e.Profile }
 func (e *KickedFromServer) profile() *Profile    { return &e.Profile }
 func (e *ServerConnected) profile() *Profile     { return &e.Profile }
 func (e *Disconnect) profile() *Profile          { return &e.Profile }
+func (e *PermissionsSetup) profile() *Profile    { return &e.Profile }

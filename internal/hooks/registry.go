@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"fmt"
+	"github.com/infrarust-go/infrarust/internal/command"
 	"sync/atomic"
 	"time"
 )
@@ -19,7 +20,10 @@ const maxStuck = 16
 // Registry collects compiled-in handlers before the proxy starts. It is not safe
 // for use once the dispatcher is built from it (registration happens in main).
 type Registry struct {
-	handlers []*handler
+	handlers   []*handler
+	commands   []*command.Command
+	packets    []PacketFilter
+	transports []TransportFilter
 }
 
 // NewRegistry makes an empty registry.

@@ -398,6 +398,10 @@ func (c *Conn) WriteRelay(f RawFrame, more bool) error {
 	return c.writePendLocked()
 }
 
+// Flush writes what WriteRelay batched: a relay that drops the frame it was
+// batching for calls it, so the frames before it do not wait for the next one.
+func (c *Conn) Flush() error { return c.flushBatch() }
+
 func (c *Conn) flushBatch() error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()

@@ -96,6 +96,13 @@ const (
 	PacketSetTitleTimes       // play, clientbound (1.17+)
 	PacketClearTitles         // play, clientbound (1.17+)
 	PacketSystemChat          // play, clientbound: system chat (the chat message packet before 1.19)
+	PacketDeclareCommands     // play, clientbound (1.13+): the command tree
+	PacketTabCompleteRequest  // play, serverbound
+	PacketTabCompleteResponse // play, clientbound
+	PacketChatMessage         // play, serverbound: chat (and, before 1.19, commands)
+	PacketChatCommand         // play, serverbound (1.19+)
+	PacketChatCommandSigned   // play, serverbound (1.20.5+)
+	PacketChatAck             // play, serverbound (1.19.1+): message acknowledgement
 	numPacketTypes
 )
 
@@ -139,6 +146,13 @@ var packetTypeNames = [numPacketTypes]string{
 	PacketSetTitleTimes:       "set title times",
 	PacketClearTitles:         "clear titles",
 	PacketSystemChat:          "system chat",
+	PacketDeclareCommands:     "declare commands",
+	PacketTabCompleteRequest:  "tab complete request",
+	PacketTabCompleteResponse: "tab complete response",
+	PacketChatMessage:         "chat message",
+	PacketChatCommand:         "chat command",
+	PacketChatCommandSigned:   "chat command signed",
+	PacketChatAck:             "chat ack",
 }
 
 func (t PacketType) String() string {

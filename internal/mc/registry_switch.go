@@ -29,6 +29,6 @@ var switchPacketTable = []packetIDs{
 
 // allPacketIDs is every table the registry is built from.
 func allPacketIDs() []packetIDs {
-	all := make([]packetIDs, 0, len(packetTable)+len(switchPacketTable))
-	return append(append(all, packetTable...), switchPacketTable...)
+	all := make([]packetIDs, 0, len(packetTable)+len(switchPacketTable)+len(commandPacketTable))
+	return append(append(append(all, packetTable...), switchPacketTable...), commandPacketTable...)
 }

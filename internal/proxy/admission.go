@@ -12,6 +12,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/auth"
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
@@ -69,6 +70,10 @@ type conn struct {
 	lease    balance.Lease // the login's pick, reused across attempts (no allocation per pick)
 	ev       loginEvents   // player events and the trace, once the login is admitted
 
+	accepted      time.Time               // when the proxy accepted it
+	transport     []hooks.TransportFilter // the transport filters that let it through
+	transportConn *hooks.TransportConn    // what they were shown
+
 	claim     *claim // the player's identity, held for the connection's life (identity.go)
 	perIPHeld bool   // a max_connections_per_ip slot is held
 	detached  bool   // a session goroutine owns the connection now and will finish it
@@ -110,6 +115,7 @@ type step struct {
 // bucket its whole /64 shares). Add a step here; a handler never repeats one.
 var admission = []step{
 	{"proxy_protocol", (*Proxy).readProxyProtocol},
+	{"transport_filter", (*Proxy).transportFilters},
 	{"ip_filter", (*Proxy).checkGlobalFilter},
 	{"max_connections_per_ip", (*Proxy).holdPerIPSlot},
 	{"handshake", (*Proxy).readHandshake},
@@ -130,7 +136,8 @@ func (p *Proxy) handle(c net.Conn) {
 	p.met.ConnActive(1)
 	st := p.state.Load()
 	cn := &conn{c: c, br: getReader(c), st: st, client: addrPort(c.RemoteAddr())}
-	cn.deadline = time.Now().Add(st.cfg.HandshakeTimeout.D())
+	cn.accepted = time.Now()
+	cn.deadline = cn.accepted.Add(st.cfg.HandshakeTimeout.D())
 	defer func() {
 		if !cn.detached {
 			p.finish(cn)
@@ -438,6 +445,9 @@ func (cn *conn) buffered() []byte {
 // finish releases everything a connection holds, exactly once, whichever goroutine
 // ends it: the admission's, or the session's it was handed to.
 func (p *Proxy) finish(cn *conn) {
+	if cn.transport != nil {
+		cn.closeTransport(cn.transport, cn.transportConn)
+	}
 	p.endEvents(cn)
 	p.releaseClaim(cn)
 	cn.releaseReader()

@@ -22,6 +22,9 @@ type onlinePlayer struct {
 	protocol   int32
 	mode       config.ProxyMode
 	since      time.Time
+	// authenticated: Mojang vouched for the identity (client_only), so an admin
+	// entry naming it can be trusted.
+	authenticated bool
 
 	mu      sync.Mutex
 	srv     *server // where the player is now; changes on a switch
@@ -249,5 +252,6 @@ func newPlayer(cn *conn, now time.Time) *onlinePlayer {
 	return &onlinePlayer{
 		name: cn.player, uuid: cn.uuid, client: cn.client, protocol: cn.protocol,
 		mode: cn.srv.cfg.ProxyMode, since: now, origin: cn,
+		authenticated: cn.srv.cfg.ProxyMode == config.ModeClientOnly,
 	}
 }

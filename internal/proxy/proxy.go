@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/infrarust-go/infrarust/internal/command"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -54,6 +55,15 @@ type Options struct {
 	// Sessions tells the other proxies of a [fleet] which players this one let
 	// in (one player, one session fleet-wide); nil means this proxy is on its own.
 	Sessions FleetSessions
+	// Admins are the admins made at run time, beside [permissions] admins; nil means none.
+	Admins AdminList
+	// Reload reloads the configuration (/infrarust reload); nil means the game cannot.
+	Reload func() error
+}
+
+// AdminList answers whether a player is an admin stored at run time.
+type AdminList interface {
+	Contains(name, uuid string) bool
 }
 
 // FleetSessions is how a login announces its player to the fleet: it never waits.
@@ -106,7 +116,9 @@ type Proxy struct {
 	fwd     forward.Forwarder // moves passthrough sessions' bytes
 	sockets sockets           // how players' and backends' sockets are held (raw_linux.go)
 	roster  roster            // connected players
-	maint   maintenance       // servers in maintenance
+	// transportIDs numbers the connections transport filters see.
+	transportIDs atomic.Uint64
+	maint        maintenance // servers in maintenance
 
 	limboMu sync.Mutex            // guards queues and wakes
 	queues  map[string]*waitQueue // full servers' limbo queues, by server id
@@ -134,6 +146,8 @@ type state struct {
 	filter  *ipfilter.Filter
 	trusted []netip.Prefix
 	names   *regexp.Regexp // offline_names, compiled; nil: vanilla's rule
+	// commands are the in-game commands of this configuration; nil when off.
+	commands *command.Set
 }
 
 // New builds a proxy from a loaded configuration.

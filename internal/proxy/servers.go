@@ -61,6 +61,9 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 		}
 	}
 	next.router = newRouter(domains)
+	if next.commands, err = p.buildCommands(cfg); err != nil {
+		return fmt.Errorf("[commands]: %w", err)
+	}
 	if old != nil {
 		for id := range old.servers {
 			if _, ok := next.servers[id]; !ok {

@@ -52,6 +52,7 @@ func (p *Proxy) sessionPolicy(pl *onlinePlayer) session.Policy {
 			return p.fallback(pl, b, gone)
 		},
 		PluginMessage: p.bungeeMessages(pl),
+		Filter:        p.sessionFilter(pl, p.permissionsFor(pl)),
 	}
 }
 

@@ -61,6 +61,10 @@ type Policy struct {
 	// the client; returning true keeps it from the client (the proxy answered it,
 	// as it does for the BungeeCord channel).
 	PluginMessage func(s *Session, b *Backend, channel string, data []byte) bool
+	// Filter sees the packets it names (filter.go); nil relays everything as is.
+	Filter *Filter
+	// FilterPanicked is told a filter's panic (the packet went on untouched).
+	FilterPanicked func(v any)
 }
 
 // Session relays one intercepted player between their client, which it holds
@@ -97,6 +101,8 @@ type Session struct {
 
 	// Protocol states of the two streams, as the packets that change them passed.
 	toClient, toServer mc.State
+
+	watch *watchSet // the packet ids policy.Filter sees; nil when none
 }
 
 // ErrNotPlaying: the player is still joining (in the configuration phase); a
@@ -105,7 +111,10 @@ var ErrNotPlaying = errors.New("the player is still joining; try again in a mome
 
 // New makes the session of a client whose login has finished.
 func New(client *Client, clientNet net.Conn, policy Policy) *Session {
-	return &Session{client: client, clientNet: clientNet, policy: policy, toClient: client.State, toServer: client.State, done: make(chan struct{})}
+	return &Session{
+		client: client, clientNet: clientNet, policy: policy, toClient: client.State, toServer: client.State,
+		done: make(chan struct{}), watch: newWatchSet(client.Registry, policy.Filter),
+	}
 }
 
 // Client is the player's side.
@@ -497,7 +506,26 @@ func (s *Session) pumpClient() {
 			mc.Recycle(f)
 			continue // between a switch's halves: meant for the server being left
 		}
-		if err := b.Conn.WriteRelay(f, s.client.Conn.FrameBuffered()); err != nil {
+		var err2 error
+		if s.watch.has(mc.Serverbound, state, id) {
+			pk, drop := s.filter(s.client.Conn, f, mc.Serverbound, state, id, b)
+			switch {
+			case drop:
+				mc.Recycle(f)
+				if b.Conn.Flush() != nil {
+					b.Net.Close()
+				}
+				continue
+			case pk != nil:
+				err2 = b.Conn.WritePacket(id, pk.Payload)
+				mc.Recycle(f)
+				if err2 != nil {
+					b.Net.Close()
+				}
+				continue
+			}
+		}
+		if err2 = b.Conn.WriteRelay(f, s.client.Conn.FrameBuffered()); err2 != nil {
 			b.Net.Close() // its pump reports the loss
 		}
 		mc.Recycle(f)
@@ -581,13 +609,29 @@ func (s *Session) pumpBackend(b *Backend) {
 		}
 		s.down += int64(len(f.Bytes))
 		s.mu.Unlock()
+		var changed *Packet
+		if s.watch.has(mc.Clientbound, state, id) {
+			var drop bool
+			if changed, drop = s.filter(b.Conn, f, mc.Clientbound, state, id, b); drop {
+				mc.Recycle(f)
+				if s.client.Conn.Flush() != nil {
+					s.clientNet.Close()
+					return
+				}
+				continue
+			}
+		}
 		s.cw.Lock()
 		if !s.isCurrent(b) {
 			s.cw.Unlock()
 			mc.Recycle(f)
 			return // left by a switch meanwhile
 		}
-		err = s.client.Conn.WriteRelay(f, b.Conn.FrameBuffered())
+		if changed != nil {
+			err = s.client.Conn.WritePacket(id, changed.Payload)
+		} else {
+			err = s.client.Conn.WriteRelay(f, b.Conn.FrameBuffered())
+		}
 		s.cw.Unlock()
 		mc.Recycle(f)
 		if err != nil {

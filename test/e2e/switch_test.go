@@ -22,6 +22,12 @@ const e2eAdminKey = "e2e-admin-key-0123456789"
 // startWithAdmin is startProxy with the admin API on, for tests that move players.
 func startWithAdmin(t *testing.T, servers ...*config.Server) (proxyAddr, adminURL string) {
 	t.Helper()
+	return startWithAdminWith(t, nil, servers...)
+}
+
+// startWithAdminWith is startWithAdmin with a change to infrarust.toml's settings.
+func startWithAdminWith(t *testing.T, mutate func(*config.Config), servers ...*config.Server) (proxyAddr, adminURL string) {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.Bind = "127.0.0.1:0"
@@ -31,6 +37,9 @@ func startWithAdmin(t *testing.T, servers ...*config.Server) (proxyAddr, adminUR
 	cfg.Web.DataDir = filepath.Join(dir, "data")
 	cfg.ShutdownTimeout = config.Duration(5 * time.Second)
 	cfg.Servers = servers
+	if mutate != nil {
+		mutate(cfg)
+	}
 	level := slog.LevelError + 100
 	if os.Getenv("INFRARUST_TEST_DEBUG") != "" {
 		level = slog.LevelDebug

@@ -42,9 +42,14 @@ const usage = `usage: node client.js --port N --version V [flags]
                            with --tick-ms, tick all along
   --keepalive-timeout-ms N end the connection (as a timed-out vanilla client does) when no keep-alive
                            came for N ms after the last one (default: --timeout-ms)
+  --commands LIST          once spawned, type these chat lines or commands ("/server b"), one per line of
+                           LIST, --command-gap-ms apart (default 400); then the tab completions of
+  --tab LIST               these texts, one per line ("/server "), reported in tab_results
+  --command-gap-ms N       the wait before each command and completion (default 400)
   --timeout-ms N           give up after N ms in all (default 20000)
   --exit-with-stdin        exit when stdin closes (the Go harness uses this)
-  Every login also reports the titles and subtitles shown (titles, subtitles), the chat
+  Every login also reports the root commands of the last command tree it received
+  (command_roots, 1.13+), the titles and subtitles shown (titles, subtitles), the chat
   lines it was sent (chats), each world
   entered (worlds: a Join Game or Respawn, with the keep-alives and tick echoes counted by
   then) and the longest wait between two keep-alives (max_keepalive_gap_ms).`
@@ -68,7 +73,10 @@ const spec = {
   'tick-ms': { type: 'string', default: '0' },
   'until-kicked': { type: 'boolean', default: false },
   'keepalive-timeout-ms': { type: 'string', default: '0' },
-  'timeout-ms': { type: 'string', default: '20000' }
+  'timeout-ms': { type: 'string', default: '20000' },
+  commands: { type: 'string', default: '' },
+  tab: { type: 'string', default: '' },
+  'command-gap-ms': { type: 'string', default: '400' }
 }
 
 // options checks one run's flags (from the command line or a --serve job) and returns
@@ -84,7 +92,7 @@ function options (raw) {
   }
   o.mode = o.ping ? 'ping' : 'login'
   if (!o.port || !o.version) throw new Error('--port and --version are required')
-  for (const name of ['port', 'timeout-ms', 'keepalives', 'stay-ms', 'tick-ms', 'keepalive-timeout-ms']) {
+  for (const name of ['port', 'timeout-ms', 'keepalives', 'stay-ms', 'tick-ms', 'keepalive-timeout-ms', 'command-gap-ms']) {
     const n = Number(o[name])
     if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer, got ${JSON.stringify(o[name])}`)
     o[name] = n
@@ -94,6 +102,8 @@ function options (raw) {
   o.mcData = nmpRequire('minecraft-data')(o.version)
   if (!o.mcData) throw new Error(`unknown version ${o.version}`)
   o.sizes = parseSizes(o.sizes)
+  o.commands = o.commands.split('\n').filter(Boolean)
+  o.tab = o.tab.split('\n').filter(Boolean)
   o.serverHost = o['server-host'] || o.host
   return o
 }
@@ -233,6 +243,8 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
     subtitles: [],
     chats: [],
     worlds: [],
+    command_roots: null,
+    tab_results: [],
     max_keepalive_gap_ms: null
   }
   setOnTimeout(() => r)
@@ -297,6 +309,19 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
   // Chat lines the server (or the proxy) wrote: system chat from 1.19, chat before.
   client.on('system_chat', (p) => shown(r.chats, p.content))
   client.on('chat', (p) => shown(r.chats, p.message))
+  client.on('declare_commands', (p) => {
+    const root = p.nodes[p.rootIndex]
+    r.command_roots = root.children.map((i) => p.nodes[i].extraNodeData && p.nodes[i].extraNodeData.name).sort()
+  })
+  // Completions asked for (--tab) in order; before 1.13 answers carry no id.
+  const tabAsked = []
+  client.on('tab_complete', (p) => {
+    const asked = p.transactionId !== undefined ? tabAsked.find((t) => t.id === p.transactionId) : tabAsked.find((t) => !t.done)
+    if (!asked) return
+    asked.done = true
+    const matches = (p.matches || []).map((m) => typeof m === 'string' ? m : m.match)
+    r.tab_results.push({ text: asked.text, start: p.start === undefined ? null : p.start, matches })
+  })
   client.on('set_title_text', (p) => shown(r.titles, p.text))
   client.on('set_title_subtitle', (p) => shown(r.subtitles, p.text))
   client.on('title', (p) => {
@@ -355,7 +380,26 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
       client.write('custom_payload', { channel: o.channel, data })
     })
     if (o.sizes.length === 0) echoesDone = true
+    typeCommands()
     maybeDone()
+  }
+
+  // typeCommands types --commands, then asks the --tab completions, one per gap.
+  function typeCommands () {
+    const steps = [
+      ...o.commands.map((line) => () => client.chat(line)),
+      ...o.tab.map((text, i) => () => {
+        tabAsked.push({ id: i + 1, text })
+        if (o.mcData.version.version >= 393) client.write('tab_complete', { transactionId: i + 1, text })
+        else client.write('tab_complete', { text, assumeCommand: false, lookedAtBlock: undefined })
+      })
+    ]
+    steps.forEach((step, i) => {
+      setTimeout(() => {
+        if (client.state !== 'play') return
+        try { step() } catch (err) { if (!r.error) r.error = 'typing: ' + errText(err) }
+      }, o['command-gap-ms'] * (i + 1)).unref()
+    })
   }
 
   function maybeDone () {

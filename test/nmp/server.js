@@ -29,10 +29,13 @@ const usage = `usage: node server.js --version 1.21.4 [flags]
   --events-file PATH       also append every event to PATH (for a server another program started)
   --report-alive           an "alive" event for each client.js tick: the worlds the client entered so far,
                            and what it received since it entered the last one (tick echoes, keep-alives)
+  --commands               declare a vanilla-like command tree (1.13+: say <message>, tp) on join, answer
+                           pre-1.13 tab completion with /say and /tp, and report every chat line and
+                           command a player sends (events "command" and "chat")
   --exit-with-stdin        exit when stdin closes (the Go harness uses this so no server outlives a test);
                            a "stop" line on stdin stops the server, as a vanilla console does
 Events on stdout (one JSON object per line, field "event"): starting (with --delay-ms),
-listening, handshake, login, join, alive, kick, leave, error.`
+listening, handshake, login, join, alive, command, chat, kick, leave, error.`
 
 let args
 try {
@@ -55,6 +58,7 @@ try {
       'delay-ms': { type: 'string', default: '0' },
       'events-file': { type: 'string' },
       'report-alive': { type: 'boolean', default: false },
+      commands: { type: 'boolean', default: false },
       'exit-with-stdin': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false }
     },
@@ -272,6 +276,7 @@ server.on('login', (client) => {
 server.on('playerJoin', (client) => {
   if (client.kickedAtLogin) return
   spawn(client)
+  if (args.commands) commands(client)
   event({ event: 'join', username: client.username, uuid: client.uuid, protocol: client.protocolVersion })
   if (picked(args.kick, kickUsers, client.username)) {
     event({ event: 'kick', stage: 'play', username: client.username, text: args.kick })
@@ -292,6 +297,43 @@ function spawn (client) {
     const mapped = Array.isArray(reason) && reason[0] === 'mapper'
     client.write('game_state_change', { reason: mapped ? 'level_chunks_load_start' : 13, gameMode: 0 })
   }
+}
+
+// commands gives a player the command tree of a small vanilla server and reports
+// what they type: a command the proxy kept for itself never shows up here.
+function commands (client) {
+  if (mcData.version.version >= 393) {
+    const flagsType = mcData.protocol.types.command_node[1][0].type[1]
+    const flags = (type, executable) => {
+      const f = {}
+      for (const field of flagsType) f[field.name] = 0
+      f.command_node_type = type
+      f.has_command = executable ? 1 : 0
+      return f
+    }
+    client.write('declare_commands', {
+      nodes: [
+        { flags: flags(0, false), children: [1, 3] },
+        { flags: flags(1, false), children: [2], extraNodeData: { name: 'say' } },
+        { flags: flags(2, true), children: [], extraNodeData: { name: 'message', parser: 'brigadier:string', properties: 'GREEDY_PHRASE' } },
+        { flags: flags(1, true), children: [], extraNodeData: { name: 'tp' } }
+      ],
+      rootIndex: 0
+    })
+  }
+  const said = (command) => event({ event: 'command', username: client.username, command })
+  client.on('chat_command', (p) => said(p.command))
+  client.on('chat_command_signed', (p) => said(p.command))
+  client.on('chat_message', (p) => event({ event: 'chat', username: client.username, message: p.message }))
+  client.on('chat', (p) => {
+    if (p.message.startsWith('/')) said(p.message.slice(1))
+    else event({ event: 'chat', username: client.username, message: p.message })
+  })
+  client.on('tab_complete', (p) => {
+    if (mcData.version.version >= 393) return
+    const matches = ['/say', '/tp'].filter(m => m.startsWith(p.text))
+    client.write('tab_complete', { matches })
+  })
 }
 
 function loginPacket (client) {

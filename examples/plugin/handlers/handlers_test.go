@@ -40,3 +40,48 @@ func TestBlocklistAndFallback(t *testing.T) {
 		})
 	}
 }
+
+type player struct{ told []string }
+
+func (p *player) Name() string              { return "alice" }
+func (p *player) UUID() string              { return "" }
+func (p *player) Server() string            { return "lobby" }
+func (p *player) Tell(text string)          { p.told = append(p.told, text) }
+func (p *player) HasPermission(string) bool { return false }
+
+func TestDiscordCommand(t *testing.T) {
+	r := infrarust.NewRegistry()
+	Register(r, Config{Discord: "https://discord.gg/example"})
+	p := &player{}
+	if !infrarust.RunCommand(context.Background(), r, p, "discord") {
+		t.Fatal("/discord was not taken")
+	}
+	if len(p.told) != 1 || p.told[0] != "§9Join us on Discord: §fhttps://discord.gg/example" {
+		t.Fatalf("told %q", p.told)
+	}
+	if infrarust.RunCommand(context.Background(), r, p, "spawn") {
+		t.Fatal("a command that is not ours was taken")
+	}
+}
+
+func TestChannelBlock(t *testing.T) {
+	r := infrarust.NewRegistry()
+	Register(r, Config{BlockedChannels: []string{"wdl:init"}})
+	typ, ok := infrarust.PacketNamed("plugin_message")
+	if !ok {
+		t.Fatal("no plugin_message packet")
+	}
+	msg := func(channel string) *infrarust.Packet {
+		payload := append([]byte{byte(len(channel))}, channel...)
+		return &infrarust.Packet{Direction: infrarust.Serverbound, Type: typ, Payload: append(payload, 1, 2, 3)}
+	}
+	blocked, other := msg("wdl:init"), msg("minecraft:brand")
+	infrarust.FilterPacket(r, blocked)
+	infrarust.FilterPacket(r, other)
+	if !blocked.Dropped || other.Dropped {
+		t.Fatalf("dropped: wdl:init %v, minecraft:brand %v; want true, false", blocked.Dropped, other.Dropped)
+	}
+	if _, ok := channelOf([]byte{0x05, 'a'}); ok {
+		t.Fatal("a truncated channel was read")
+	}
+}

@@ -58,6 +58,12 @@ type LoginOptions struct {
 	// KeepAliveTimeout makes the client give up, as a vanilla client does, when no
 	// keep-alive came for this long after the last one; 0 means Timeout.
 	KeepAliveTimeout time.Duration
+	// Commands are chat lines or commands ("/server b") typed once spawned,
+	// CommandGap apart; then the completions of Tab ("/server ") are asked, and
+	// reported in TabResults.
+	Commands   []string
+	Tab        []string
+	CommandGap time.Duration
 	// Timeout is the client's deadline for the whole run; 0 means 60 s.
 	Timeout time.Duration
 }
@@ -115,11 +121,22 @@ type LoginResult struct {
 	// Worlds are the worlds the client was put in, in order: its first Join Game,
 	// then one for each Join Game or Respawn after it (a server switch).
 	Worlds []World `json:"worlds"`
+	// CommandRoots are the root commands of the last command tree received (1.13+).
+	CommandRoots []string `json:"command_roots"`
+	// TabResults are the answers to LoginOptions.Tab, in the order they came.
+	TabResults []TabResult `json:"tab_results"`
 	// MaxKeepAliveGapMS is the longest wait for a keep-alive while spawned: from
 	// spawning to the first, or between two.
 	MaxKeepAliveGapMS int `json:"max_keepalive_gap_ms"`
 	// Raw is the result line as printed.
 	Raw string `json:"-"`
+}
+
+// TabResult is one tab completion's answer.
+type TabResult struct {
+	Text    string   `json:"text"`
+	Start   *int     `json:"start"`
+	Matches []string `json:"matches"`
 }
 
 // World is one Join Game or Respawn the client received, with what it had counted

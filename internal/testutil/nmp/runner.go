@@ -284,6 +284,15 @@ func (o LoginOptions) job() (map[string]any, time.Duration, error) {
 	if o.KeepAliveTimeout > 0 {
 		job["keepalive-timeout-ms"] = max(1, o.KeepAliveTimeout.Milliseconds())
 	}
+	if len(o.Commands) > 0 {
+		job["commands"] = strings.Join(o.Commands, "\n")
+	}
+	if len(o.Tab) > 0 {
+		job["tab"] = strings.Join(o.Tab, "\n")
+	}
+	if o.CommandGap > 0 {
+		job["command-gap-ms"] = max(1, o.CommandGap.Milliseconds())
+	}
 	return job, timeout, nil
 }
 

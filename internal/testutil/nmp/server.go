@@ -58,6 +58,10 @@ type ServerOptions struct {
 	// entered its current world: a test waits on it to know the client gets this
 	// server's packets.
 	ReportAlive bool
+	// Commands declares a small vanilla-like command tree (say <message>, tp) on
+	// join, answers pre-1.13 tab completion, and reports every "command" and
+	// "chat" a player sends.
+	Commands bool
 	// Port is the port to listen on; 0 means any free port (StartServer). A server
 	// another program starts (ServerCommand) needs one chosen in advance (FreePort).
 	Port int
@@ -69,6 +73,9 @@ func (o ServerOptions) args() []string {
 	a := []string{"server.js", "--exit-with-stdin", "--version", o.Version, "--port", strconv.Itoa(o.Port)}
 	if o.ReportAlive {
 		a = append(a, "--report-alive")
+	}
+	if o.Commands {
+		a = append(a, "--commands")
 	}
 	if o.Delay > 0 {
 		a = append(a, "--delay-ms", strconv.FormatInt(max(1, o.Delay.Milliseconds()), 10))
@@ -118,6 +125,8 @@ func (o ServerOptions) args() []string {
 //	starting   DelayMS (a slow start: it listens that much later)
 //	join       Username, UUID, Protocol (the player is spawned)
 //	alive      Username, Tick, Worlds, SeenEchoes, SeenKeepAlives (a client tick; ReportAlive)
+//	command    Username, Command (without its '/'; Commands)
+//	chat       Username, Message (Commands)
 //	kick       Stage ("play" or "login"), Username, Text
 //	leave      Username, UUID, Reason, Payloads, PayloadBytes, PayloadSHA256, KeepAlives
 //	error      Username, Error
@@ -144,6 +153,8 @@ type Event struct {
 	KeepAlives    int    `json:"keepalives"`
 	Error         string `json:"error"`
 	DelayMS       int    `json:"delay_ms"`
+	Command       string `json:"command"`
+	Message       string `json:"message"`
 	// Tick is the client's tick number, Worlds the worlds it says it entered so far
 	// (LoginResult.Worlds), SeenEchoes and SeenKeepAlives the tick echoes and
 	// keep-alives it says it received since it entered the last.

@@ -1,0 +1,77 @@
+package admin
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+)
+
+func TestAdminRoutesStoreAndRefuse(t *testing.T) {
+	var store *AdminStore
+	env := newTestEnv(t, func(o *ServerOptions) {
+		var err error
+		if store, err = OpenAdminStore(o.Web.DataDir); err != nil {
+			t.Fatal(err)
+		}
+		o.Admins = store
+		cfg := config.Default()
+		cfg.Permissions.Admins = []string{"Notch"}
+		o.Config = func() *config.Config { return cfg }
+	})
+	status, _, body := env.call(t, "POST", "/api/v1/permissions/admins", testKey, `{"player": "Steve"}`)
+	if status != 200 || !strings.Contains(body, `"stored":["steve"]`) || !strings.Contains(body, `"configured":["Notch"]`) {
+		t.Fatalf("op: %d %s", status, body)
+	}
+	status, _, body = env.call(t, "POST", "/api/v1/permissions/admins", testKey, `{"player": "069A79F444E94726A5BEFCA90E38AAF5"}`)
+	if status != 200 || !strings.Contains(body, `"069a79f4-44e9-4726-a5be-fca90e38aaf5"`) {
+		t.Fatalf("op by UUID: %d %s", status, body)
+	}
+	if !store.Contains("STEVE", "") || !store.Contains("x", "069a79f4-44e9-4726-a5be-fca90e38aaf5") || store.Contains("Alex", "") {
+		t.Fatal("Contains does not match a name in any case and a UUID")
+	}
+	reopened, err := OpenAdminStore(env.dir)
+	if err != nil || !slices.Equal(reopened.List(), store.List()) {
+		t.Fatalf("after a restart: %v %v, want %v", reopened.List(), err, store.List())
+	}
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+		code               string
+	}{
+		{"POST", "/api/v1/permissions/admins", `{"player": "has space"}`, 400, "BAD_REQUEST"},
+		{"POST", "/api/v1/permissions/admins", `{}`, 400, "BAD_REQUEST"},
+		{"POST", "/api/v1/permissions/admins", `{"player": "x", "role": "god"}`, 400, "BAD_REQUEST"},
+		{"DELETE", "/api/v1/permissions/admins/Notch", "", 409, "CONFIGURED"},
+	} {
+		status, _, body := env.call(t, tc.method, tc.path, testKey, tc.body)
+		if status != tc.status || !strings.Contains(body, tc.code) {
+			t.Errorf("%s %s %s: %d %s, want %d %s", tc.method, tc.path, tc.body, status, body, tc.status, tc.code)
+		}
+	}
+	if status, _, _ := env.call(t, "GET", "/api/v1/permissions/admins", "wrong-key-wrong-key", ""); status != 401 {
+		t.Errorf("a wrong key listed the admins: %d", status)
+	}
+	status, _, body = env.call(t, "DELETE", "/api/v1/permissions/admins/steve", testKey, "")
+	if status != 200 || strings.Contains(body, `"steve"`) {
+		t.Fatalf("deop: %d %s", status, body)
+	}
+	if !strings.Contains(env.logs.String(), "permissions.deop") {
+		t.Errorf("no audit line:\n%s", env.logs.String())
+	}
+}
+
+func TestAdminStoreRefusesCorruptFile(t *testing.T) {
+	for _, content := range []string{`{"steve": true}`, `null`, `["ste`} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, AdminsFileName), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := OpenAdminStore(dir); err == nil || !strings.Contains(err.Error(), "corrupt") {
+			t.Errorf("%q: %v, want a corrupt-file error", content, err)
+		}
+	}
+}

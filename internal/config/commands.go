@@ -1,0 +1,213 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Commands is [commands]: the proxy's own in-game commands on intercepted
+// servers (docs/commands.md). Each built-in can be renamed, given aliases or
+// turned off; the names are Velocity's.
+type Commands struct {
+	// Enabled turns the whole layer off: every command then goes to the backend.
+	Enabled   bool           `toml:"enabled"`
+	Server    CommandOptions `toml:"server"`
+	Glist     CommandOptions `toml:"glist"`
+	Find      CommandOptions `toml:"find"`
+	Send      CommandOptions `toml:"send"`
+	Kick      CommandOptions `toml:"kick"`
+	Broadcast CommandOptions `toml:"broadcast"`
+	Infrarust CommandOptions `toml:"infrarust"`
+}
+
+// CommandOptions is one built-in command's entry.
+type CommandOptions struct {
+	Enabled bool `toml:"enabled"`
+	// Name replaces the label players type ("" keeps the built-in name).
+	Name    string   `toml:"name"`
+	Aliases []string `toml:"aliases"`
+}
+
+// BuiltinCommands are the built-in commands' canonical names, in [commands] order.
+var BuiltinCommands = []string{"server", "glist", "find", "send", "kick", "broadcast", "infrarust"}
+
+// Builtin returns the entry of a built-in by canonical name.
+func (c Commands) Builtin(name string) (CommandOptions, bool) {
+	v := reflect.ValueOf(c)
+	for i := range v.NumField() {
+		if tag := v.Type().Field(i).Tag.Get("toml"); tag == name {
+			o, ok := v.Field(i).Interface().(CommandOptions)
+			return o, ok
+		}
+	}
+	return CommandOptions{}, false
+}
+
+// Label is what players type for the built-in called canonical.
+func (o CommandOptions) Label(canonical string) string {
+	if o.Name != "" {
+		return strings.ToLower(o.Name)
+	}
+	return canonical
+}
+
+func defaultCommands() Commands {
+	on := CommandOptions{Enabled: true}
+	return Commands{
+		Enabled: true, Server: on, Glist: on, Find: on, Send: on, Kick: on, Broadcast: on,
+		Infrarust: CommandOptions{Enabled: true, Aliases: []string{"ir"}},
+	}
+}
+
+// Permissions is [permissions]: who may use which proxy command.
+type Permissions struct {
+	// Admins may use every command: UUIDs (dashed or not) or names. An admin is
+	// recognised only on a client_only (Mojang-authenticated) login, unless
+	// TrustOfflineAdmins.
+	Admins []string `toml:"admins"`
+	// PlayerCommands are the built-ins (canonical names) and plugin commands
+	// everyone may use; the rest are for admins.
+	PlayerCommands []string `toml:"player_commands"`
+	// TrustOfflineAdmins recognises admins on offline logins too, where anyone can
+	// type any name: only for networks whose offline logins are protected otherwise.
+	TrustOfflineAdmins bool `toml:"trust_offline_admins"`
+}
+
+func defaultPermissions() Permissions {
+	return Permissions{PlayerCommands: []string{"server", "glist", "find"}}
+}
+
+// Messages is [messages]: what the proxy's commands tell players. Each is legacy
+// § text or a JSON text component (starting with '{' or '['); {placeholders}
+// are filled in.
+type Messages struct {
+	ServerCurrent   string `toml:"server_current"`
+	ServerList      string `toml:"server_list"`
+	ServerUnknown   string `toml:"server_unknown"`
+	ServerAlready   string `toml:"server_already"`
+	ServerMoving    string `toml:"server_moving"`
+	MoveFailed      string `toml:"move_failed"`
+	GlistServer     string `toml:"glist_server"`
+	GlistTotal      string `toml:"glist_total"`
+	FindFound       string `toml:"find_found"`
+	FindMissing     string `toml:"find_missing"`
+	SendDone        string `toml:"send_done"`
+	KickDone        string `toml:"kick_done"`
+	KickReason      string `toml:"kick_reason"`
+	Broadcast       string `toml:"broadcast"`
+	Usage           string `toml:"usage"`
+	CommandBusy     string `toml:"command_busy"`
+	CommandFailed   string `toml:"command_failed"`
+	ReloadDone      string `toml:"reload_done"`
+	PlayerNotOnline string `toml:"player_not_online"`
+}
+
+// DefaultMessages is [messages] when the file says nothing.
+func DefaultMessages() Messages {
+	return Messages{
+		ServerCurrent:   "§eYou are on §a{server}§e.",
+		ServerList:      "§eServers: ",
+		ServerUnknown:   "§cThere is no server called {server}.",
+		ServerAlready:   "§cYou are already on {server}.",
+		ServerMoving:    "§7Connecting you to {server}…",
+		MoveFailed:      "§cYou could not be moved to {server}: {reason}",
+		GlistServer:     "§a[{server}] §e({count})§r: {players}",
+		GlistTotal:      "§eThere are §a{count}§e players online.",
+		FindFound:       "§e{player} is on §a{server}§e.",
+		FindMissing:     "§c{player} is not online.",
+		SendDone:        "§aSent {count} of {total} to {server}.",
+		KickDone:        "§aKicked {player}.",
+		KickReason:      "Kicked by an operator",
+		Broadcast:       "§6[Broadcast]§r {message}",
+		Usage:           "§cUsage: /{command} {usage}",
+		CommandBusy:     "§cYour last command is still running.",
+		CommandFailed:   "§c{reason}",
+		ReloadDone:      "§aConfiguration reloaded.",
+		PlayerNotOnline: "§c{player} is not online.",
+	}
+}
+
+// MessagePlaceholder finds {name} in a message.
+var MessagePlaceholder = regexp.MustCompile(`\{[a-z_]+\}`)
+
+func (c *Config) validateCommands(r *report) {
+	labels := map[string]string{}
+	for _, name := range BuiltinCommands {
+		o, _ := c.Commands.Builtin(name)
+		if !o.Enabled {
+			continue
+		}
+		path := "commands." + name
+		for i, l := range append([]string{o.Label(name)}, o.Aliases...) {
+			l = strings.ToLower(l)
+			p := path + ".name"
+			if i > 0 {
+				p = indexPath(path+".aliases", i-1)
+			}
+			if !validCommandLabel(l) {
+				r.check(p, "%q is not a command name (letters, digits, - _ . only, at most 32)", l)
+				continue
+			}
+			if other, dup := labels[l]; dup {
+				r.check(p, "/%s is already the %s command; pick another name", l, other)
+				continue
+			}
+			labels[l] = name
+		}
+	}
+	for i, name := range c.Permissions.PlayerCommands {
+		if !validCommandLabel(strings.ToLower(name)) {
+			r.check(indexPath("permissions.player_commands", i), "%q is not a command name", name)
+		}
+	}
+	for i, a := range c.Permissions.Admins {
+		if strings.TrimSpace(a) == "" {
+			r.check(indexPath("permissions.admins", i), "is empty; write a UUID or a player name")
+		}
+	}
+	v := reflect.ValueOf(&c.Messages).Elem()
+	for i := range v.NumField() {
+		s := v.Field(i).String()
+		if t := strings.TrimSpace(s); IsJSONMessage(t) {
+			if !json.Valid([]byte(t)) {
+				r.check("messages."+v.Type().Field(i).Tag.Get("toml"), "starts like a JSON text component but is not JSON")
+			}
+		}
+	}
+}
+
+// IsJSONMessage reports whether a [messages] entry is a JSON text component
+// rather than legacy text: it starts like a JSON object or array of them.
+func IsJSONMessage(s string) bool {
+	s = strings.TrimSpace(s)
+	return strings.HasPrefix(s, `{"`) || strings.HasPrefix(s, `[{`) || strings.HasPrefix(s, `["`)
+}
+
+func validCommandLabel(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	})
+}
+
+// IsPlayerCommand reports whether everyone may use the command called name.
+func (p Permissions) IsPlayerCommand(name string) bool {
+	return slices.ContainsFunc(p.PlayerCommands, func(s string) bool { return strings.EqualFold(s, name) })
+}
+
+// String names the commands layer for logs.
+func (c Commands) String() string {
+	var on []string
+	for _, n := range BuiltinCommands {
+		if o, _ := c.Builtin(n); o.Enabled {
+			on = append(on, o.Label(n))
+		}
+	}
+	return fmt.Sprintf("commands %v", on)
+}

@@ -1,0 +1,474 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/infrarust-go/infrarust/internal/command"
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/mc"
+)
+
+// The proxy's in-game commands (docs/commands.md): the built-ins Velocity's
+// players know, each renamable in [commands], plus the plugins' commands. A
+// command line of the proxy never reaches the backend; any other goes on
+// untouched, as does a proxy command the player may not use.
+
+// permPrefix + a command's canonical name is the permission it needs.
+const permPrefix = "infrarust.command."
+
+// buildCommands makes the command set of a configuration: the enabled
+// built-ins under their configured labels, then the plugins' commands.
+func (p *Proxy) buildCommands(cfg *config.Config) (*command.Set, error) {
+	if !cfg.Commands.Enabled {
+		return nil, nil
+	}
+	var cmds []*command.Command
+	for _, c := range p.builtinCommands() {
+		canonical := c.Name
+		o, _ := cfg.Commands.Builtin(canonical)
+		if !o.Enabled {
+			continue
+		}
+		c.Name = o.Label(canonical)
+		c.Aliases = o.Aliases
+		cmds = append(cmds, c)
+	}
+	if d := p.opts.Hooks; d != nil {
+		cmds = append(cmds, d.Commands()...)
+	}
+	return command.NewSet(cmds...)
+}
+
+// cmdSource is a player running a command.
+type cmdSource struct {
+	p    *Proxy
+	pl   *onlinePlayer
+	perm func(string) bool
+}
+
+func (s cmdSource) Name() string { return s.pl.name }
+func (s cmdSource) UUID() string { return s.pl.uuid }
+func (s cmdSource) Server() string {
+	if srv, _ := s.pl.where(); srv != nil {
+		return srv.id
+	}
+	return ""
+}
+func (s cmdSource) Tell(text string)               { s.p.tell(s.pl, text) }
+func (s cmdSource) HasPermission(perm string) bool { return s.perm(perm) }
+
+// tell shows a [messages] text (legacy, or a JSON component) to an intercepted player.
+func (p *Proxy) tell(pl *onlinePlayer, text string) {
+	if pl.sess == nil {
+		return
+	}
+	if config.IsJSONMessage(text) {
+		_ = pl.sess.TellComponent(json.RawMessage(strings.TrimSpace(text)))
+		return
+	}
+	_ = pl.sess.Tell(text)
+}
+
+// fill puts values in a [messages] template: {name} -> value. In a JSON template
+// the values are escaped as JSON string content.
+func fill(template string, kv ...string) string {
+	isJSON := config.IsJSONMessage(template)
+	return config.MessagePlaceholder.ReplaceAllStringFunc(template, func(ph string) string {
+		key := ph[1 : len(ph)-1]
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i] == key {
+				if isJSON {
+					b, _ := json.Marshal(kv[i+1])
+					return string(b[1 : len(b)-1])
+				}
+				return kv[i+1]
+			}
+		}
+		return ph
+	})
+}
+
+func (p *Proxy) msgs() config.Messages { return p.state.Load().cfg.Messages }
+
+// sourcePlayer is the online player behind a command's source.
+func sourcePlayer(inv command.Invocation) *onlinePlayer {
+	if s, ok := inv.Source.(cmdSource); ok {
+		return s.pl
+	}
+	return nil
+}
+
+// builtinCommands are the built-ins under their canonical names.
+func (p *Proxy) builtinCommands() []*command.Command {
+	return []*command.Command{
+		{
+			Name: "server", Permission: permPrefix + "server", Usage: "[server]",
+			Description: "where you are, or move to another server of your network",
+			Args:        []command.Arg{{Name: "server", Optional: true}},
+			Run:         p.cmdServer,
+			Complete: func(inv command.Invocation) []string {
+				return p.networkServers(sourcePlayer(inv))
+			},
+		},
+		{
+			Name: "glist", Permission: permPrefix + "glist", Usage: "[server|all]",
+			Description: "players online, per server",
+			Args:        []command.Arg{{Name: "server", Optional: true}},
+			Run:         p.cmdGlist,
+			Complete: func(inv command.Invocation) []string {
+				return append(p.allServers(), "all")
+			},
+		},
+		{
+			Name: "find", Permission: permPrefix + "find", Usage: "<player>",
+			Description: "which server a player is on",
+			Args:        []command.Arg{{Name: "player"}},
+			Run:         p.cmdFind,
+			Complete:    func(command.Invocation) []string { return p.playerNames() },
+		},
+		{
+			Name: "send", Permission: permPrefix + "send", Usage: "<player|all|current> <server>",
+			Description: "move players to a server",
+			Args:        []command.Arg{{Name: "player"}, {Name: "server"}},
+			Run:         p.cmdSend,
+			Complete: func(inv command.Invocation) []string {
+				if len(inv.Args) <= 1 {
+					return append(p.playerNames(), "all", "current")
+				}
+				return p.allServers()
+			},
+		},
+		{
+			Name: "kick", Permission: permPrefix + "kick", Usage: "<player> [reason]",
+			Description: "disconnect a player",
+			Args:        []command.Arg{{Name: "player"}, {Name: "reason", Greedy: true, Optional: true}},
+			Run:         p.cmdKick,
+			Complete:    func(command.Invocation) []string { return p.playerNames() },
+		},
+		{
+			Name: "broadcast", Permission: permPrefix + "broadcast", Usage: "<message>",
+			Description: "a message to every player",
+			Args:        []command.Arg{{Name: "message", Greedy: true}},
+			Run:         p.cmdBroadcast,
+		},
+		{
+			Name: "infrarust", Permission: permPrefix + "infrarust", Usage: "<version|reload|help>",
+			Description: "the proxy's version, a configuration reload, this help",
+			Args:        []command.Arg{{Name: "action", Optional: true}},
+			Run:         p.cmdInfrarust,
+			Complete:    func(command.Invocation) []string { return []string{"version", "reload", "help"} },
+		},
+	}
+}
+
+// networkServers are the intercepted servers of pl's network, sorted.
+func (p *Proxy) networkServers(pl *onlinePlayer) []string {
+	if pl == nil {
+		return nil
+	}
+	cur, _ := pl.where()
+	var out []string
+	for id, srv := range p.state.Load().servers {
+		if srv.cfg.ProxyMode.Intercepted() && cur != nil && srv.cfg.Network == cur.cfg.Network {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (p *Proxy) allServers() []string {
+	var out []string
+	for id := range p.state.Load().servers {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (p *Proxy) playerNames() []string {
+	var out []string
+	for _, pl := range p.roster.all() {
+		out = append(out, pl.name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (p *Proxy) cmdServer(ctx context.Context, inv command.Invocation) error {
+	pl := sourcePlayer(inv)
+	if pl == nil {
+		return errors.New("only a player can use this command")
+	}
+	m := p.msgs()
+	cur, _ := pl.where()
+	if len(inv.Args) == 0 {
+		inv.Source.Tell(fill(m.ServerCurrent, "server", cur.id))
+		var open []string
+		for _, id := range p.networkServers(pl) {
+			t := p.state.Load().servers[id]
+			if t == nil || (id != cur.id && p.admitTo(pl.entrant(), t, pass{}) != nil) {
+				continue
+			}
+			open = append(open, id)
+		}
+		if len(open) > 0 {
+			_ = pl.sess.TellComponent(serverList(fill(m.ServerList), open, cur.id, pl.sess.Client().Protocol))
+		}
+		return nil
+	}
+	if len(inv.Args) > 1 {
+		return command.ErrUsage
+	}
+	target := inv.Args[0]
+	st := p.state.Load()
+	t := st.servers[target]
+	if t == nil || !slices.Contains(p.networkServers(pl), target) {
+		inv.Source.Tell(fill(m.ServerUnknown, "server", target))
+		return nil
+	}
+	if t == cur {
+		inv.Source.Tell(fill(m.ServerAlready, "server", target))
+		return nil
+	}
+	inv.Source.Tell(fill(m.ServerMoving, "server", target))
+	if err := p.movePlayer(pl, target, "command", pass{}); err != nil {
+		inv.Source.Tell(fill(m.MoveFailed, "server", target, "reason", err.Error()))
+	}
+	return nil
+}
+
+// serverList is the clickable list /server shows: each server runs /server <id>.
+// 1.21.5 renamed the click and hover fields (click_event, command).
+func serverList(prefix string, ids []string, current string, proto mc.Protocol) json.RawMessage {
+	type obj = map[string]any
+	extra := []any{obj{"text": prefix}}
+	for i, id := range ids {
+		if i > 0 {
+			extra = append(extra, obj{"text": ", ", "color": "gray"})
+		}
+		e := obj{"text": id, "color": "green"}
+		if id == current {
+			e["color"] = "gold"
+		}
+		hover := obj{"text": "Click to join " + id}
+		if proto.AtLeast(mc.V1_21_5) {
+			e["click_event"] = obj{"action": "run_command", "command": "/server " + id}
+			e["hover_event"] = obj{"action": "show_text", "value": hover}
+		} else {
+			e["clickEvent"] = obj{"action": "run_command", "value": "/server " + id}
+			e["hoverEvent"] = obj{"action": "show_text", "value": hover}
+		}
+		extra = append(extra, e)
+	}
+	js, _ := json.Marshal(obj{"text": "", "extra": extra})
+	return js
+}
+
+// movePlayer moves pl to serverID under its move lock, honouring the target's
+// rules (admitTo) like every other move.
+func (p *Proxy) movePlayer(pl *onlinePlayer, serverID, reason string, ps pass) error {
+	if pl.sess == nil {
+		return ErrNotSwitchable
+	}
+	st := p.state.Load()
+	t := st.servers[serverID]
+	if t == nil {
+		return fmt.Errorf("%w %q", ErrUnknownServer, serverID)
+	}
+	cur, _ := pl.where()
+	if !t.cfg.ProxyMode.Intercepted() || t.cfg.Network != cur.cfg.Network {
+		return fmt.Errorf("%s is not in %s's network", t.id, pl.name)
+	}
+	pl.move.mu.Lock()
+	defer pl.move.mu.Unlock()
+	err := p.moveTo(pl, st, t, nil, ps, reason)
+	var r *refusal
+	if errors.As(err, &r) {
+		return errors.New(r.text)
+	}
+	return err
+}
+
+func (p *Proxy) cmdGlist(ctx context.Context, inv command.Invocation) error {
+	m := p.msgs()
+	if len(inv.Args) > 1 {
+		return command.ErrUsage
+	}
+	which := ""
+	if len(inv.Args) == 1 {
+		which = inv.Args[0]
+	}
+	st := p.state.Load()
+	if which != "" && which != "all" && st.servers[which] == nil {
+		inv.Source.Tell(fill(m.ServerUnknown, "server", which))
+		return nil
+	}
+	byServer := map[string][]string{}
+	for _, pl := range p.roster.all() {
+		if srv, _ := pl.where(); srv != nil {
+			byServer[srv.id] = append(byServer[srv.id], pl.name)
+		}
+	}
+	total := 0
+	for _, id := range p.allServers() {
+		names := byServer[id]
+		count := len(names)
+		if f := p.opts.Fleet; f != nil {
+			count += f.RemoteOnline(id)
+		}
+		total += count
+		if (which != "" && which != "all" && which != id) || count == 0 {
+			continue
+		}
+		shown := ""
+		if which != "" {
+			slices.Sort(names)
+			shown = strings.Join(names, ", ")
+			if extra := count - len(names); extra > 0 {
+				shown += fmt.Sprintf(" (+%d on other proxies)", extra)
+			}
+		}
+		inv.Source.Tell(fill(m.GlistServer, "server", id, "count", strconv.Itoa(count), "players", shown))
+	}
+	if which == "" || which == "all" {
+		inv.Source.Tell(fill(m.GlistTotal, "count", strconv.Itoa(total)))
+	}
+	return nil
+}
+
+func (p *Proxy) cmdFind(ctx context.Context, inv command.Invocation) error {
+	if len(inv.Args) != 1 {
+		return command.ErrUsage
+	}
+	m := p.msgs()
+	pl, err := p.player(inv.Args[0])
+	if err != nil {
+		inv.Source.Tell(fill(m.FindMissing, "player", inv.Args[0]))
+		return nil
+	}
+	srv, _ := pl.where()
+	inv.Source.Tell(fill(m.FindFound, "player", pl.name, "server", srv.id))
+	return nil
+}
+
+func (p *Proxy) cmdSend(ctx context.Context, inv command.Invocation) error {
+	if len(inv.Args) != 2 {
+		return command.ErrUsage
+	}
+	m := p.msgs()
+	who, target := inv.Args[0], inv.Args[1]
+	if p.state.Load().servers[target] == nil {
+		inv.Source.Tell(fill(m.ServerUnknown, "server", target))
+		return nil
+	}
+	var players []*onlinePlayer
+	switch who {
+	case "all":
+		players = p.roster.all()
+	case "current":
+		here := inv.Source.Server()
+		for _, pl := range p.roster.all() {
+			if srv, _ := pl.where(); srv != nil && srv.id == here {
+				players = append(players, pl)
+			}
+		}
+	default:
+		pl, err := p.player(who)
+		if err != nil {
+			inv.Source.Tell(fill(m.PlayerNotOnline, "player", who))
+			return nil
+		}
+		players = []*onlinePlayer{pl}
+	}
+	sent, tried := 0, 0
+	var lastErr error
+	for _, pl := range players {
+		if srv, _ := pl.where(); srv != nil && srv.id == target {
+			continue
+		}
+		tried++
+		if err := p.movePlayer(pl, target, "command", pass{}); err != nil {
+			lastErr = err
+			p.tell(pl, fill(m.MoveFailed, "server", target, "reason", err.Error()))
+			continue
+		}
+		sent++
+	}
+	inv.Source.Tell(fill(m.SendDone, "count", strconv.Itoa(sent), "total", strconv.Itoa(tried), "server", target))
+	if tried == 1 && lastErr != nil {
+		inv.Source.Tell(fill(m.MoveFailed, "server", target, "reason", lastErr.Error()))
+	}
+	return nil
+}
+
+func (p *Proxy) cmdKick(ctx context.Context, inv command.Invocation) error {
+	if len(inv.Args) < 1 {
+		return command.ErrUsage
+	}
+	m := p.msgs()
+	reason := m.KickReason
+	if len(inv.Args) == 2 {
+		reason = inv.Args[1]
+	}
+	pl, err := p.player(inv.Args[0])
+	if err != nil {
+		inv.Source.Tell(fill(m.PlayerNotOnline, "player", inv.Args[0]))
+		return nil
+	}
+	p.log.Info("player kicked by a command", "player", pl.name, "by", inv.Source.Name(), "reason", reason)
+	pl.disconnect(reason)
+	inv.Source.Tell(fill(m.KickDone, "player", pl.name))
+	return nil
+}
+
+func (p *Proxy) cmdBroadcast(ctx context.Context, inv command.Invocation) error {
+	if len(inv.Args) != 1 {
+		return command.ErrUsage
+	}
+	text := fill(p.msgs().Broadcast, "message", inv.Args[0])
+	p.log.Info("broadcast", "by", inv.Source.Name(), "message", inv.Args[0])
+	for _, pl := range p.roster.all() {
+		p.tell(pl, text)
+	}
+	return nil
+}
+
+func (p *Proxy) cmdInfrarust(ctx context.Context, inv command.Invocation) error {
+	action := "version"
+	if len(inv.Args) > 0 {
+		action = strings.ToLower(inv.Args[0])
+	}
+	switch action {
+	case "version":
+		v := p.opts.Version
+		if v == "" {
+			v = "(development build)"
+		}
+		inv.Source.Tell("§eInfrarust " + v)
+	case "reload":
+		if p.opts.Reload == nil {
+			return errors.New("this proxy cannot reload its configuration from the game")
+		}
+		if err := p.opts.Reload(); err != nil {
+			return fmt.Errorf("reload failed: %w", err)
+		}
+		inv.Source.Tell(p.msgs().ReloadDone)
+	case "help":
+		set := p.state.Load().commands
+		for _, c := range set.Commands() {
+			if c.Allowed(inv.Source) {
+				inv.Source.Tell(fmt.Sprintf("§e/%s %s§7 — %s", c.Name, c.Usage, c.Description))
+			}
+		}
+	default:
+		return command.ErrUsage
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package e2e
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/testutil/nmp"
+)
+
+// commandVersions span the chat packet's forms: chat before 1.19, chat_command
+// 1.19+, with last-seen acknowledgements from 1.19.3; completion before 1.13
+// (legacy answers) and the command tree from 1.13.
+var commandVersions = []string{"1.8.8", "1.12.2", "1.16.5", "1.19.4", "1.20.4", "1.21.4"}
+
+// Players and staff drive the network from the game. Pat, a player, types
+// /send (not his: the backend gets it, the proxy stays invisible), /say (the
+// backend's) and /server games (his: he lands on games, and games' keep-alives and
+// plugin messages reach him), and asks the completion of "/server ". Boss, an
+// admin recognised after Mojang authentication, lists everyone with /glist all and
+// sends Pat back to the lobby with /send. The command tree each client receives
+// carries the proxy's commands that player may use, merged into the backend's.
+func TestRealClientCommands(t *testing.T) {
+	t.Parallel()
+	h := nmp.Setup(t)
+	for _, v := range commandVersions {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			start := func() *nmp.Server {
+				return h.StartServer(t, nmp.ServerOptions{Version: v, KeepAlive: 250 * time.Millisecond, ReportAlive: true, Commands: true})
+			}
+			lobbyB, gamesB := start(), start()
+			tag := strings.ReplaceAll(v, ".", "-")
+			mk := func(id string, b *nmp.Server) *config.Server {
+				s := intercepted(config.ModeClientOnly, id+"-cmd-"+tag+".e2e.test", b.Addr)
+				s.ID, s.Network = id, "main"
+				return s
+			}
+			lobby, games := mk("lobby", lobbyB), mk("games", gamesB)
+			ss := nmp.StartSessionServer(t)
+			proxyAddr, adminURL := startWithAdminWith(t, func(c *config.Config) {
+				c.Auth.SessionServer = ss.URL
+				c.Permissions.Admins = []string{"Boss"}
+			}, lobby, games)
+			api := admin.NewClient(adminURL, e2eAdminKey)
+			client := h.StartClient(t)
+			online := func(name string) *nmp.OnlineLogin {
+				token, profile := ss.AddProfile(name)
+				return &nmp.OnlineLogin{SessionServer: ss.URL, AccessToken: token, ProfileID: profile.ID}
+			}
+			legacy := v == "1.8.8" || v == "1.12.2"
+
+			patOpts := heldLogin(proxyAddr, lobby.Domains[0], v, "Pat")
+			patOpts.Online = online("Pat")
+			patOpts.Commands = []string{"/send Boss games", "/say hello there", "/server games"}
+			patOpts.Tab = []string{"/server "}
+			if legacy {
+				patOpts.Tab = append(patOpts.Tab, "/s")
+			}
+			patOpts.CommandGap = 600 * time.Millisecond
+			pat := goLogin(ctx, client, patOpts)
+
+			// A player's /send is not the proxy's for him: the backend gets it as typed.
+			if _, err := lobbyB.Wait(ctx, func(e nmp.Event) bool {
+				return e.Event == "command" && e.Username == "Pat" && e.Command == "send Boss games"
+			}); err != nil {
+				t.Fatalf("the lobby never got Pat's /send: %v", err)
+			}
+			if _, err := lobbyB.Wait(ctx, func(e nmp.Event) bool { return e.Event == "command" && e.Command == "say hello there" }); err != nil {
+				t.Fatalf("a backend command did not reach the backend: %v", err)
+			}
+			if _, err := gamesB.Wait(ctx, nmp.Match("join", "Pat")); err != nil {
+				t.Fatalf("/server games did not move Pat: %v", err)
+			}
+			waitAlive(ctx, t, gamesB, "Pat", 2)
+
+			bossOpts := heldLogin(proxyAddr, lobby.Domains[0], v, "Boss")
+			bossOpts.Online = online("Boss")
+			bossOpts.Commands = []string{"/glist all", "/send Pat lobby"}
+			bossOpts.CommandGap = 600 * time.Millisecond
+			boss := goLogin(ctx, client, bossOpts)
+			seen := 0
+			if _, err := lobbyB.Wait(ctx, func(e nmp.Event) bool {
+				if e.Event == "join" && e.Username == "Pat" {
+					seen++
+				}
+				return seen == 2
+			}); err != nil {
+				t.Fatalf("Boss's /send did not bring Pat back to the lobby: %v", err)
+			}
+			waitAlive(ctx, t, lobbyB, "Pat", 3)
+
+			for _, name := range []string{"Pat", "Boss"} {
+				if _, err := api.KickPlayer(ctx, name, kickReason); err != nil {
+					t.Fatal(err)
+				}
+			}
+			patRes, bossRes := kickedByUs(t, "Pat", pat), kickedByUs(t, "Boss", boss)
+
+			for _, srv := range []*nmp.Server{lobbyB, gamesB} {
+				for _, e := range srv.Events() {
+					if e.Event == "command" && (strings.HasPrefix(e.Command, "server") || e.Username == "Boss") {
+						t.Errorf("a proxy command reached a backend: %+v", e)
+					}
+				}
+			}
+			if !containsLine(bossRes.Chats, "[games] (1): Pat") || !containsLine(bossRes.Chats, "Sent 1 of 1 to lobby") {
+				t.Errorf("Boss's /glist all and /send answers are missing: %q", bossRes.Chats)
+			}
+			if !containsLine(patRes.Chats, "Connecting you to games") {
+				t.Errorf("Pat was not told he is moved: %q", patRes.Chats)
+			}
+			if len(patRes.TabResults) == 0 || !slices.Equal(patRes.TabResults[0].Matches, []string{"games", "lobby"}) {
+				t.Errorf("the completion of \"/server \" = %+v, want games and lobby", patRes.TabResults)
+			} else if !legacy && (patRes.TabResults[0].Start == nil || *patRes.TabResults[0].Start != len("/server ")) {
+				t.Errorf("the completion starts at %v, want %d", patRes.TabResults[0].Start, len("/server "))
+			}
+			if legacy {
+				if len(patRes.TabResults) < 2 || !slices.Equal(patRes.TabResults[1].Matches, []string{"/say", "/server"}) {
+					t.Errorf("the root completion of \"/s\" = %+v, want the backend's /say and the proxy's /server", patRes.TabResults)
+				}
+				return
+			}
+			for _, want := range []string{"say", "server", "glist", "find", "tp"} {
+				if !slices.Contains(patRes.CommandRoots, want) {
+					t.Errorf("Pat's command tree lacks %q: %v", want, patRes.CommandRoots)
+				}
+			}
+			if slices.Contains(patRes.CommandRoots, "send") {
+				t.Errorf("Pat's command tree offers /send: %v", patRes.CommandRoots)
+			}
+			for _, want := range []string{"send", "kick", "broadcast", "infrarust", "ir", "say"} {
+				if !slices.Contains(bossRes.CommandRoots, want) {
+					t.Errorf("Boss's command tree lacks %q: %v", want, bossRes.CommandRoots)
+				}
+			}
+		})
+	}
+}
+
+// containsLine reports whether a chat line, without its § formatting codes,
+// contains part.
+func containsLine(lines []string, part string) bool {
+	for _, l := range lines {
+		if strings.Contains(formatCode.ReplaceAllString(l, ""), part) {
+			return true
+		}
+	}
+	return false
+}
+
+var formatCode = regexp.MustCompile(`§.`)
