@@ -1,84 +1,12 @@
 package limbo_test
 
 import (
-	"bufio"
-	"encoding/hex"
-	"encoding/json"
-	"os/exec"
 	"testing"
 
 	"github.com/infrarust-go/infrarust/internal/limbo"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/testutil/nmp"
 )
-
-// decoder runs client.js's decode jobs: node-minecraft-protocol parsing our
-// packets with minecraft-data's definitions, an encoder written by others.
-type decoder struct {
-	t   *testing.T
-	in  *json.Encoder
-	out *bufio.Scanner
-}
-
-func startDecoder(t *testing.T) *decoder {
-	h := nmp.Setup(t)
-	cmd := exec.Command(h.Node, "client.js", "--serve")
-	cmd.Dir = h.Dir
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Wait()
-	})
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	return &decoder{t: t, in: json.NewEncoder(stdin), out: sc}
-}
-
-type decoded struct {
-	Name   string         `json:"name"`
-	Params map[string]any `json:"params"`
-	Read   int            `json:"read"`
-	Length int            `json:"length"`
-	Error  string         `json:"error"`
-}
-
-func (d *decoder) decode(version, state string, frames [][]byte) []decoded {
-	d.t.Helper()
-	hexes := make([]string, len(frames))
-	for i, f := range frames {
-		hexes[i] = hex.EncodeToString(f)
-	}
-	if err := d.in.Encode(map[string]any{"decode": map[string]any{"version": version, "state": state, "packets": hexes}}); err != nil {
-		d.t.Fatal(err)
-	}
-	for d.out.Scan() {
-		var r struct {
-			Mode    string    `json:"mode"`
-			OK      bool      `json:"ok"`
-			Error   string    `json:"error"`
-			Results []decoded `json:"results"`
-		}
-		if json.Unmarshal(d.out.Bytes(), &r) != nil {
-			continue // a stray log line
-		}
-		if !r.OK {
-			d.t.Fatalf("%s: decode job failed: %s", version, r.Error)
-		}
-		return r.Results
-	}
-	d.t.Fatalf("decoder ended: %v", d.out.Err())
-	return nil
-}
 
 // nmpNames is what minecraft-data calls our packet types.
 var nmpNames = map[mc.PacketType]string{
@@ -191,7 +119,7 @@ func limboJoinGame(t *testing.T, p mc.Protocol) (mc.JoinGame, []mc.RegistryData)
 // newest layout: the right packet for the id, every byte read, the fields
 // where they belong.
 func TestCodecsMatchMinecraftData(t *testing.T) {
-	d := startDecoder(t)
+	d := nmp.Setup(t).StartDecoder(t)
 	versions := []string{"1.7.10", "1.8.8", "1.9", "1.9.2", "1.9.4", "1.10.2", "1.11.2", "1.12", "1.12.1", "1.12.2",
 		"1.13.2", "1.14.4", "1.15.2", "1.16.1", "1.16.5", "1.17.1", "1.18.2", "1.19", "1.19.2", "1.19.3", "1.19.4",
 		"1.20.1", "1.20.2", "1.20.4", "1.20.6", "1.21.1", "1.21.3", "1.21.4", "1.21.5", "1.21.6", "1.21.8", "1.21.10",
@@ -204,7 +132,7 @@ func TestCodecsMatchMinecraftData(t *testing.T) {
 		reg, _ := mc.RegistryFor(p)
 		jg, regs := limboJoinGame(t, p)
 		pks := playPackets(t, p, jg)
-		check := func(state string, pks []mc.Packet, got []decoded) {
+		check := func(state string, pks []mc.Packet, got []nmp.Decoded) {
 			if len(got) != len(pks) {
 				t.Fatalf("%s: %d results for %d packets", v, len(got), len(pks))
 			}
@@ -220,7 +148,7 @@ func TestCodecsMatchMinecraftData(t *testing.T) {
 				}
 			}
 		}
-		got := d.decode(v, "play", frames(t, reg, mc.PlayState, pks))
+		got := d.Decode(v, "play", frames(t, reg, mc.PlayState, pks))
 		check("play", pks, got)
 		if got[0].Name == "login" {
 			if id, _ := got[0].Params["entityId"].(float64); id != 1 {
@@ -247,7 +175,7 @@ func TestCodecsMatchMinecraftData(t *testing.T) {
 					cfg = append(cfg, mc.Packet{Type: mc.PacketRegistryData, Payload: payload})
 				}
 			}
-			check("configuration", cfg, d.decode(v, "configuration", frames(t, reg, mc.ConfigState, cfg)))
+			check("configuration", cfg, d.Decode(v, "configuration", frames(t, reg, mc.ConfigState, cfg)))
 		}
 	}
 }
