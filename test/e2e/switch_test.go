@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"github.com/infrarust-go/infrarust"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,12 @@ func startWithAdmin(t *testing.T, servers ...*config.Server) (proxyAddr, adminUR
 // startWithAdminWith is startWithAdmin with a change to infrarust.toml's settings.
 func startWithAdminWith(t *testing.T, mutate func(*config.Config), servers ...*config.Server) (proxyAddr, adminURL string) {
 	t.Helper()
+	return startWithPlugins(t, mutate, nil, servers...)
+}
+
+// startWithPlugins is startWithAdminWith with compiled-in handlers, commands and filters.
+func startWithPlugins(t *testing.T, mutate func(*config.Config), ext *infrarust.Registry, servers ...*config.Server) (proxyAddr, adminURL string) {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.Bind = "127.0.0.1:0"
@@ -50,7 +57,7 @@ func startWithAdminWith(t *testing.T, mutate func(*config.Config), servers ...*c
 	done := make(chan error, 1)
 	go func() {
 		done <- app.Run(ctx, app.Options{
-			Config: cfg, Version: "e2e",
+			Config: cfg, Version: "e2e", Extensions: ext,
 			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 			Ready:  func(p, a string) { ready <- addrs{p, a} },
 		})

@@ -1,0 +1,99 @@
+package proxy
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/fakemc"
+	"github.com/infrarust-go/infrarust/internal/hooks"
+	"github.com/infrarust-go/infrarust/internal/mc"
+)
+
+// Transport filters decide on every connection before anything of it is read:
+// Continue lets a ping through; Reject, a panic and an overrun each close the
+// connection unanswered; a filter that let a connection through is told when
+// it closes, even when a later filter rejected it.
+func TestTransportFilters(t *testing.T) {
+	backend := startBackend(t, fakemc.Options{MOTD: "behind filters"})
+	var mode atomic.Value // "continue", "reject", "panic", "hang"
+	mode.Store("continue")
+	seen := make(chan *hooks.TransportConn, 16)
+	closed := make(chan uint64, 16)
+	r := hooks.NewRegistry()
+	hooks.OnTransport(r, hooks.TransportFilter{
+		Name: "first",
+		Filter: func(ctx context.Context, c *hooks.TransportConn) hooks.TransportVerdict {
+			seen <- c
+			return hooks.TransportContinue
+		},
+		Closed: func(c *hooks.TransportConn) { closed <- c.ID },
+	})
+	hooks.OnTransport(r, hooks.TransportFilter{
+		Name: "second",
+		Filter: func(ctx context.Context, c *hooks.TransportConn) hooks.TransportVerdict {
+			switch mode.Load() {
+			case "reject":
+				return hooks.TransportReject
+			case "panic":
+				panic("filter bug")
+			case "hang":
+				<-ctx.Done()
+				time.Sleep(50 * time.Millisecond)
+			}
+			return hooks.TransportContinue
+		},
+	})
+	d, err := hooks.New(hooks.Options{Handlers: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startProxyOpts(t, func(c *config.Config) { c.Events.TransportFilterTimeout = config.Duration(100 * time.Millisecond) },
+		Options{Hooks: d}, newServer("s", []string{"filtered.test"}, backend.Addr()))
+
+	if st := pingVia(t, p.addr, "filtered.test"); mc.DescriptionText(st.Description) != "behind filters" {
+		t.Fatalf("a connection both filters let through was not served: %+v", st)
+	}
+	first := <-seen
+	if !first.Client.IsLoopback() || first.Remote.Addr() != first.Client || !first.Local.IsValid() || first.Accepted.IsZero() {
+		t.Errorf("the filter saw %+v", first)
+	}
+	if id := waitID(t, closed); id != first.ID {
+		t.Errorf("Closed told id %d, want %d", id, first.ID)
+	}
+
+	for _, m := range []string{"reject", "panic", "hang"} {
+		mode.Store(m)
+		c, err := net.Dial("tcp", p.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		_, _, err = mc.QueryStatus(c, "filtered.test", 25565, 767)
+		c.Close()
+		if err == nil {
+			t.Errorf("%s: the connection was served", m)
+		}
+		c1 := <-seen
+		if id := waitID(t, closed); id != c1.ID {
+			t.Errorf("%s: the first filter was not told its connection closed (%d, want %d)", m, id, c1.ID)
+		}
+	}
+	if n := p.Counters().Rejected; n != 3 {
+		t.Errorf("rejected: %d, want the 3 the filters refused", n)
+	}
+}
+
+func waitID(t *testing.T, ch <-chan uint64) uint64 {
+	t.Helper()
+	select {
+	case id := <-ch:
+		return id
+	case <-time.After(5 * time.Second):
+		t.Fatal("Closed was never called")
+		return 0
+	}
+}
