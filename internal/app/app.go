@@ -129,7 +129,7 @@ func build(opts Options) (*App, error) {
 	a.proxy, err = proxy.New(proxy.Options{
 		Config: cfg, Logger: log, Bus: a.bus, Metrics: a.met, Bans: a.bans,
 		Manager: a.mgr, Version: opts.Version, Hooks: a.hooks, Tracer: a.tracer, Fleet: a.proxyFleet(), Sessions: a.proxySessions(),
-		Admins: a.admins, Reload: func() error { return a.ReloadServers("/infrarust reload") },
+		Admins: a.admins, Reload: func() error { return a.ReloadServers("/infrarust reload") }, Directory: a.proxyDirectory(),
 	})
 	if err != nil {
 		_ = a.hooks.Close(context.Background())

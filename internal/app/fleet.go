@@ -57,6 +57,32 @@ func (a *App) proxyFleet() proxy.FleetCounter {
 	return a.fleet
 }
 
+// proxyDirectory is what in-game commands ask the fleet; nil without [fleet].
+func (a *App) proxyDirectory() proxy.FleetDirectory {
+	if a.fleet == nil {
+		return nil
+	}
+	return fleetDirectory{a.fleet}
+}
+
+type fleetDirectory struct{ f *fleet.Fleet }
+
+func (d fleetDirectory) RemotePlayers(ctx context.Context) ([]proxy.RemotePlayer, error) {
+	list, err := d.f.RemotePlayers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]proxy.RemotePlayer, len(list))
+	for i, p := range list {
+		out[i] = proxy.RemotePlayer{Name: p.Name, Server: p.Server, Proxy: p.Proxy}
+	}
+	return out, nil
+}
+
+func (d fleetDirectory) Command(proxyID, action, player, arg string) {
+	d.f.Command(proxyID, action, player, arg)
+}
+
 // proxySessions is how logins announce their player to the fleet; nil without
 // [fleet].
 func (a *App) proxySessions() proxy.FleetSessions {
@@ -157,6 +183,14 @@ func (l fleetLocal) RemoveBan(t bans.Type, value string) error {
 // SessionClaimed implements fleet.Local: the proxy settles a duplicate session.
 func (l fleetLocal) SessionClaimed(key string, at time.Time, other, self string) {
 	l.a.proxy.SessionClaimed(key, at, other, self)
+}
+
+func (l fleetLocal) RunCommand(action, player, arg, from string) error {
+	if action == "kick" {
+		return l.a.proxy.KickPlayer(player, arg)
+	}
+	_, err := l.a.proxy.SendPlayer(context.Background(), player, arg, false)
+	return err
 }
 
 func (l fleetLocal) Players() []fleet.Player {

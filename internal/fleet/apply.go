@@ -26,6 +26,10 @@ func (f *Fleet) onMessage(payload string) {
 		f.onSession(e)
 		return
 	}
+	if e.Kind == KindCommand {
+		f.onCommand(e)
+		return
+	}
 	if e.Kind == KindReset {
 		if e.V.Proxy == f.id {
 			return

@@ -23,6 +23,9 @@ const (
 	KindReset Kind = "reset"
 	// KindSession says a proxy let a player in (sessions.go); it is only published.
 	KindSession Kind = "session"
+	// KindCommand asks the proxy To to send or kick one of its players (an
+	// in-game /send or /kick typed on another proxy); it is only published.
+	KindCommand Kind = "command"
 )
 
 // maxEntryBytes bounds one entry read from Redis: a ban with a long reason is a few
@@ -44,8 +47,13 @@ type Entry struct {
 	Ban *bans.Ban `json:"ban,omitempty"`
 	// Player and At: a session's identity key and when the proxy let it in (unix
 	// nanoseconds), for KindSession.
-	Player string  `json:"player,omitempty"`
-	At     int64   `json:"at,omitempty"`
+	Player string `json:"player,omitempty"`
+	At     int64  `json:"at,omitempty"`
+	// To, Action and Arg, for KindCommand: the proxy that holds Player, "send"
+	// (Arg: the server) or "kick" (Arg: the reason).
+	To     string  `json:"to,omitempty"`
+	Action string  `json:"action,omitempty"`
+	Arg    string  `json:"arg,omitempty"`
 	V      Version `json:"v"`
 }
 
@@ -71,6 +79,10 @@ func (e Entry) check() error {
 	case KindSession:
 		if e.Player == "" || e.At <= 0 {
 			return errors.New("a session claim without player or time")
+		}
+	case KindCommand:
+		if e.Player == "" || e.To == "" || (e.Action != "send" && e.Action != "kick") || (e.Action == "send" && e.Arg == "") {
+			return errors.New("a command without player, proxy, a known action or its server")
 		}
 	case KindBan:
 		if e.BanType == "" || e.BanValue == "" {
@@ -147,6 +159,8 @@ func (e Entry) describe() string {
 		return "reset of " + e.Address + " on " + e.Server
 	case KindSession:
 		return "session of " + e.Player
+	case KindCommand:
+		return e.Action + " of " + e.Player + " on " + e.To
 	case KindBan:
 		if e.Ban == nil {
 			return "unban of " + string(e.BanType) + " " + e.BanValue

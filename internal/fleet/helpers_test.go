@@ -24,6 +24,7 @@ type fakeLocal struct {
 	players []Player
 	resets  []string
 	claimed []string // "key|other|self" of every SessionClaimed
+	ran     []string // "action|player|arg|from" of every RunCommand
 	writes  int      // SetDrained, AddBan and RemoveBan calls
 	now     func() time.Time
 }
@@ -105,6 +106,13 @@ func (l *fakeLocal) RemoveBan(t bans.Type, value string) error {
 		return bans.ErrNotFound
 	}
 	delete(l.bans, string(t)+"|"+value)
+	return nil
+}
+
+func (l *fakeLocal) RunCommand(action, player, arg, from string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ran = append(l.ran, action+"|"+player+"|"+arg+"|"+from)
 	return nil
 }
 

@@ -405,7 +405,6 @@ func TestChatCommandForms(t *testing.T) {
 	}
 }
 
-
 // The other command codecs survive anything a client or a backend sends.
 func FuzzCommandPackets(f *testing.F) {
 	f.Add([]byte{0x07, 0x01, 0x02, 0x01, 0x03, 'a', 'b', 'c', 0x00}, uint16(mc.V1_21_4))

@@ -316,11 +316,18 @@ func (p *Proxy) cmdGlist(ctx context.Context, inv command.Invocation) error {
 			byServer[srv.id] = append(byServer[srv.id], pl.name)
 		}
 	}
+	if d := p.opts.Directory; d != nil && which != "" {
+		if list, err := d.RemotePlayers(ctx); err == nil {
+			for _, rp := range list {
+				byServer[rp.Server] = append(byServer[rp.Server], rp.Name)
+			}
+		}
+	}
 	total := 0
 	for _, id := range p.allServers() {
 		names := byServer[id]
 		count := len(names)
-		if f := p.opts.Fleet; f != nil {
+		if f := p.opts.Fleet; f != nil && (which == "" || p.opts.Directory == nil) {
 			count += f.RemoteOnline(id)
 		}
 		total += count
@@ -350,12 +357,43 @@ func (p *Proxy) cmdFind(ctx context.Context, inv command.Invocation) error {
 	m := p.msgs()
 	pl, err := p.player(inv.Args[0])
 	if err != nil {
+		if rp, ok := p.remotePlayer(ctx, inv.Args[0]); ok {
+			inv.Source.Tell(fill(m.FindFound, "player", rp.Name, "server", rp.Server))
+			return nil
+		}
 		inv.Source.Tell(fill(m.FindMissing, "player", inv.Args[0]))
 		return nil
 	}
 	srv, _ := pl.where()
 	inv.Source.Tell(fill(m.FindFound, "player", pl.name, "server", srv.id))
 	return nil
+}
+
+// remotePlayer finds a player on another proxy of the fleet (exact name first,
+// then any case).
+func (p *Proxy) remotePlayer(ctx context.Context, name string) (RemotePlayer, bool) {
+	d := p.opts.Directory
+	if d == nil {
+		return RemotePlayer{}, false
+	}
+	list, err := d.RemotePlayers(ctx)
+	if err != nil {
+		p.log.Debug("fleet players unavailable for a command", "err", err)
+		return RemotePlayer{}, false
+	}
+	var folded []RemotePlayer
+	for _, rp := range list {
+		if rp.Name == name {
+			return rp, true
+		}
+		if strings.EqualFold(rp.Name, name) {
+			folded = append(folded, rp)
+		}
+	}
+	if len(folded) == 1 {
+		return folded[0], true
+	}
+	return RemotePlayer{}, false
 }
 
 func (p *Proxy) cmdSend(ctx context.Context, inv command.Invocation) error {
@@ -382,6 +420,11 @@ func (p *Proxy) cmdSend(ctx context.Context, inv command.Invocation) error {
 	default:
 		pl, err := p.player(who)
 		if err != nil {
+			if rp, ok := p.remotePlayer(ctx, who); ok {
+				p.opts.Directory.Command(rp.Proxy, "send", rp.Name, target)
+				inv.Source.Tell(fill(m.SendDone, "count", "1", "total", "1", "server", target) + " §7(through " + rp.Proxy + ")")
+				return nil
+			}
 			inv.Source.Tell(fill(m.PlayerNotOnline, "player", who))
 			return nil
 		}
@@ -419,6 +462,12 @@ func (p *Proxy) cmdKick(ctx context.Context, inv command.Invocation) error {
 	}
 	pl, err := p.player(inv.Args[0])
 	if err != nil {
+		if rp, ok := p.remotePlayer(ctx, inv.Args[0]); ok {
+			p.opts.Directory.Command(rp.Proxy, "kick", rp.Name, reason)
+			p.log.Info("player kick passed to another proxy", "player", rp.Name, "proxy", rp.Proxy, "by", inv.Source.Name())
+			inv.Source.Tell(fill(m.KickDone, "player", rp.Name))
+			return nil
+		}
 		inv.Source.Tell(fill(m.PlayerNotOnline, "player", inv.Args[0]))
 		return nil
 	}

@@ -59,7 +59,22 @@ type Options struct {
 	Admins AdminList
 	// Reload reloads the configuration (/infrarust reload); nil means the game cannot.
 	Reload func() error
+	// Directory finds players on the other proxies of a [fleet] and passes them
+	// commands (/find, /glist, /send, /kick); nil means this proxy is on its own.
+	Directory FleetDirectory
 }
+
+// FleetDirectory is what in-game commands ask the fleet: off the login path.
+type FleetDirectory interface {
+	// RemotePlayers lists the other proxies' players (reads Redis).
+	RemotePlayers(ctx context.Context) ([]RemotePlayer, error)
+	// Command asks proxy to send (arg: server) or kick (arg: reason) one of its
+	// players; it never waits.
+	Command(proxy, action, player, arg string)
+}
+
+// RemotePlayer is a player on another proxy of the fleet.
+type RemotePlayer struct{ Name, Server, Proxy string }
 
 // AdminList answers whether a player is an admin stored at run time.
 type AdminList interface {

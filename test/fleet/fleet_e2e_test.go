@@ -24,9 +24,15 @@ import (
 // each sees all of them live.
 func startFleet(t *testing.T, r *redisServer, n int, servers map[string]string) []*proxyProc {
 	t.Helper()
+	return startFleetWith(t, r, n, servers, "")
+}
+
+// startFleetWith is startFleet with extra tables in every proxy's infrarust.toml.
+func startFleetWith(t *testing.T, r *redisServer, n int, servers map[string]string, extra string) []*proxyProc {
+	t.Helper()
 	var ps []*proxyProc
 	for i := 1; i <= n; i++ {
-		ps = append(ps, startProxy(t, proxyOpts{id: "p" + strconv.Itoa(i), redis: r, servers: servers}))
+		ps = append(ps, startProxy(t, proxyOpts{id: "p" + strconv.Itoa(i), redis: r, servers: servers, extra: extra}))
 	}
 	for _, p := range ps {
 		eventually(t, 10*time.Second, p.id+" sees the whole fleet", func() bool {
@@ -519,4 +525,90 @@ func TestE2EOnePlayerOneSessionAcrossTheFleet(t *testing.T) {
 	if !strings.Contains(ps[0].logText(), "a login on another proxy of the fleet replaces a player's session here") {
 		t.Errorf("p1 did not log why it ended the session:\n%s", ps[0].logText())
 	}
+}
+
+// In-game commands across the fleet: Boss, an admin on p1, finds Pat, who plays
+// through p2, lists him with /glist all, sends him to games (p2 carries it out:
+// the backend sees Pat join games) and kicks him (p2 ends his session with the
+// reason Boss typed).
+func TestE2ECommandsAcrossTheFleet(t *testing.T) {
+	h := nmp.Setup(t)
+	const v = "1.21.4"
+	r := startRedis(t)
+	lobbyB := h.StartServer(t, nmp.ServerOptions{Version: v, KeepAlive: 250 * time.Millisecond})
+	gamesB := h.StartServer(t, nmp.ServerOptions{Version: v, KeepAlive: 250 * time.Millisecond})
+	file := func(host, addr string) string {
+		return fmt.Sprintf("domains = [%q]\naddresses = [%q]\nproxy_mode = \"offline\"\nnetwork = \"main\"\n", host, addr)
+	}
+	ps := startFleetWith(t, r, 2, map[string]string{"lobby": file(playHost, lobbyB.Addr), "games": file("games.test", gamesB.Addr)},
+		"\n[permissions]\nadmins = [\"Boss\"]\ntrust_offline_admins = true\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	client := h.StartClient(t)
+	pat := make(chan nmp.LoginResult, 1)
+	go func() {
+		res, _ := client.Login(ctx, nmp.LoginOptions{Addr: ps[1].proxyAddr, ServerHost: playHost, Version: v, Username: "Pat",
+			UntilKicked: true, Tick: 200 * time.Millisecond, Timeout: time.Minute})
+		pat <- res
+	}()
+	if _, err := lobbyB.Wait(ctx, nmp.Match("join", "Pat")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "p1 knows Pat is on p2", func() bool {
+		list, err := ps[0].client.FleetPlayers(ctx, "")
+		return err == nil && len(list) == 1 && list[0].Name == "Pat" && list[0].Proxy == "p2"
+	})
+	boss := make(chan nmp.LoginResult, 1)
+	go func() {
+		res, _ := client.Login(ctx, nmp.LoginOptions{Addr: ps[0].proxyAddr, ServerHost: playHost, Version: v, Username: "Boss",
+			UntilKicked: true, Tick: 200 * time.Millisecond, Timeout: time.Minute,
+			Commands: []string{"/find Pat", "/glist all", "/send Pat games"}, CommandGap: 600 * time.Millisecond})
+		boss <- res
+	}()
+	if _, err := gamesB.Wait(ctx, nmp.Match("join", "Pat")); err != nil {
+		t.Fatalf("Boss's /send on p1 did not move Pat, who is on p2: %v", err)
+	}
+	if _, err := ps[0].client.KickPlayer(ctx, "Boss", "done"); err != nil {
+		t.Fatal(err)
+	}
+	b := <-boss
+	for _, want := range []string{"Pat is on lobby", "Pat", "Sent 1 of 1 to games"} {
+		found := false
+		for _, l := range b.Chats {
+			found = found || strings.Contains(stripCodes(l), want)
+		}
+		if !found {
+			t.Errorf("Boss was not told %q: %q", want, b.Chats)
+		}
+	}
+	// A kick typed on p1 for a player on p2.
+	boss2 := make(chan nmp.LoginResult, 1)
+	go func() {
+		res, _ := client.Login(ctx, nmp.LoginOptions{Addr: ps[0].proxyAddr, ServerHost: playHost, Version: v, Username: "Boss",
+			UntilKicked: true, Timeout: time.Minute, Commands: []string{"/kick Pat enough for today"}})
+		boss2 <- res
+	}()
+	p := <-pat
+	if !p.Kicked || p.KickReason != "enough for today" {
+		t.Fatalf("Pat was not kicked by p2 with Boss's reason: %s", p.Raw)
+	}
+	if _, err := ps[0].client.KickPlayer(ctx, "Boss", "done"); err != nil {
+		t.Fatal(err)
+	}
+	<-boss2
+	if !strings.Contains(ps[1].logText(), "fleet command carried out") {
+		t.Errorf("p2 did not log the commands it carried out:\n%s", ps[1].logText())
+	}
+}
+
+func stripCodes(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.HasPrefix(s[i:], "§") && i+len("§") < len(s) {
+			i += len("§")
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

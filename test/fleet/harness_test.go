@@ -226,6 +226,8 @@ type proxyOpts struct {
 	heartbeat string
 	// noFleet leaves [fleet] out: a proxy on its own, the baseline of the benchmarks.
 	noFleet bool
+	// extra is appended to infrarust.toml (tables of its own).
+	extra string
 }
 
 // proxyProc is one running `infrarust serve` process.
@@ -289,6 +291,7 @@ wake_lock_ttl = "3s"
 timeout = "500ms"
 `, redisEnvVa, o.id, hb, hbTimeout)
 	}
+	cfg += o.extra
 	if err := os.WriteFile(p.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
