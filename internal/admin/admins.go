@@ -151,7 +151,7 @@ func (s *Server) adminsView() AdminsView {
 }
 
 func (s *Server) handleAdmins(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.adminsView())
+	writeData(w, http.StatusOK, s.adminsView())
 }
 
 // handleOp makes a player an admin (stored, effective at once for online players).
@@ -197,5 +197,5 @@ func (s *Server) setAdmin(w http.ResponseWriter, r *http.Request, player string,
 		action = "permissions.deop"
 	}
 	s.log.Info("admin action", "action", action, "player", player, "changed", changed, "client_ip", clientIP(r))
-	writeJSON(w, http.StatusOK, s.adminsView())
+	writeData(w, http.StatusOK, s.adminsView())
 }

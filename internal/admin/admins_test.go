@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,6 +23,17 @@ func TestAdminRoutesStoreAndRefuse(t *testing.T) {
 		cfg.Permissions.Admins = []string{"Notch"}
 		o.Config = func() *config.Config { return cfg }
 	})
+	c := NewClient(env.http.URL, testKey)
+	v, err := c.Op(context.Background(), "Steve")
+	if err != nil || !slices.Equal(v.Stored, []string{"steve"}) || !slices.Equal(v.Configured, []string{"Notch"}) {
+		t.Fatalf("client Op: %+v %v", v, err)
+	}
+	if _, err := c.Deop(context.Background(), "Notch"); err == nil || !strings.Contains(err.Error(), "[permissions] admins") {
+		t.Fatalf("client Deop of a configured admin: %v", err)
+	}
+	if v, err := c.Admins(context.Background()); err != nil || len(v.Stored) != 1 {
+		t.Fatalf("client Admins: %+v %v", v, err)
+	}
 	status, _, body := env.call(t, "POST", "/api/v1/permissions/admins", testKey, `{"player": "Steve"}`)
 	if status != 200 || !strings.Contains(body, `"stored":["steve"]`) || !strings.Contains(body, `"configured":["Notch"]`) {
 		t.Fatalf("op: %d %s", status, body)
