@@ -135,28 +135,32 @@ func DefaultMessages() Messages {
 var MessagePlaceholder = regexp.MustCompile(`\{[a-z_]+\}`)
 
 func (c *Config) validateCommands(r *report) {
+	// Names first, then aliases: an alias that collides with a command's name is
+	// the alias's fault, wherever it is written.
 	labels := map[string]string{}
-	for _, name := range BuiltinCommands {
-		o, _ := c.Commands.Builtin(name)
-		if !o.Enabled {
-			continue
+	claim := func(path, label, owner, what string) {
+		label = strings.ToLower(label)
+		switch other, dup := labels[label]; {
+		case !validCommandLabel(label):
+			r.check(path, "%q is not a command name (letters, digits, - _ . only, at most 32)", label)
+		case dup && other == owner:
+			r.check(path, "/%s is listed twice for the %s command", label, owner)
+		case dup:
+			r.check(path, "/%s is already the %s command's %s; pick another", label, other, what)
+		default:
+			labels[label] = owner
 		}
-		path := "commands." + name
-		for i, l := range append([]string{o.Label(name)}, o.Aliases...) {
-			l = strings.ToLower(l)
-			p := path + ".name"
-			if i > 0 {
-				p = indexPath(path+".aliases", i-1)
+	}
+	for _, name := range BuiltinCommands {
+		if o, _ := c.Commands.Builtin(name); o.Enabled {
+			claim("commands."+name+".name", o.Label(name), name, "name")
+		}
+	}
+	for _, name := range BuiltinCommands {
+		if o, _ := c.Commands.Builtin(name); o.Enabled {
+			for i, a := range o.Aliases {
+				claim(indexPath("commands."+name+".aliases", i), a, name, "name or alias")
 			}
-			if !validCommandLabel(l) {
-				r.check(p, "%q is not a command name (letters, digits, - _ . only, at most 32)", l)
-				continue
-			}
-			if other, dup := labels[l]; dup {
-				r.check(p, "/%s is already the %s command; pick another name", l, other)
-				continue
-			}
-			labels[l] = name
 		}
 	}
 	for i, name := range c.Permissions.PlayerCommands {
