@@ -262,7 +262,14 @@ var packetTable = []packetIDs{
 type Registry struct {
 	p   Protocol
 	ids [numStates][2][numPacketTypes]int32 // -1 = not in this version/state/direction
+	// types is ids reversed (0 = a packet the proxy relays without knowing it),
+	// so the relay names a frame's packet with one load instead of a scan.
+	types [numStates][2][maxKnownID + 1]PacketType
 }
+
+// maxKnownID bounds the ids the registry holds (every id of every version is
+// below it; buildRegistries panics on one that is not).
+const maxKnownID = 0xFF
 
 // registries holds one immutable Registry per known protocol, built once.
 var registries = buildRegistries()
@@ -286,6 +293,12 @@ func buildRegistries() map[Protocol]*Registry {
 				}
 			}
 			r.ids[e.s][e.d][e.t] = id
+			if id > maxKnownID {
+				panic(fmt.Sprintf("mc: packet id %#x of %s is over %#x", id, e.t, maxKnownID))
+			}
+			if id >= 0 {
+				r.types[e.s][e.d][id] = e.t
+			}
 		}
 		m[v.p] = r
 	}
@@ -316,16 +329,11 @@ func (r *Registry) ID(s State, d Direction, t PacketType) (id int32, ok bool) {
 // Type returns which known packet id is in state s and direction d; ok is
 // false for every packet the proxy relays without understanding.
 func (r *Registry) Type(s State, d Direction, id int32) (t PacketType, ok bool) {
-	if s >= numStates || d > Clientbound || id < 0 {
+	if s >= numStates || d > Clientbound || id < 0 || id > maxKnownID {
 		return 0, false
 	}
-	row := &r.ids[s][d]
-	for i := PacketType(1); i < numPacketTypes; i++ {
-		if row[i] == id {
-			return i, true
-		}
-	}
-	return 0, false
+	t = r.types[s][d][id]
+	return t, t != 0
 }
 
 // PacketID is Registry.ID for callers holding only a protocol number.
