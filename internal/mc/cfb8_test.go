@@ -134,3 +134,19 @@ func BenchmarkCFB8(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCFB8Portable is the path without assembly, the baseline the
+// assembly is measured against in the same run.
+func BenchmarkCFB8Portable(b *testing.B) {
+	secret := bytes.Repeat([]byte{7}, 16)
+	for _, decrypt := range []bool{false, true} {
+		name := "encrypt/64KiB"
+		if decrypt {
+			name = "decrypt/64KiB"
+		}
+		b.Run(name, func(b *testing.B) {
+			c, _ := newCFB8(secret, decrypt, false)
+			benchCFB8(b, c, 64<<10)
+		})
+	}
+}
