@@ -28,20 +28,21 @@ const (
 // command, all in framed form at its own compression threshold.
 type mcBackend struct {
 	ln        net.Listener
-	threshold int  // -1: never sends Set Compression
-	verify    bool // decode every frame and compare it with playMix (tests)
+	threshold int     // -1: never sends Set Compression
+	verify    bool    // decode every frame and compare it with playMix (tests)
+	rate      float64 // MiB/s of packets a source streams at; 0: as fast as it can
 	wg        sync.WaitGroup
 	mu        sync.Mutex
 	conns     map[net.Conn]struct{}
 	logins    int64
 }
 
-func startMCBackend(threshold int, verify bool) (*mcBackend, error) {
+func startMCBackend(threshold int, verify bool, rate float64) (*mcBackend, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	b := &mcBackend{ln: ln, threshold: threshold, verify: verify, conns: map[net.Conn]struct{}{}}
+	b := &mcBackend{ln: ln, threshold: threshold, verify: verify, rate: rate, conns: map[net.Conn]struct{}{}}
 	b.wg.Add(1)
 	go b.accept()
 	return b, nil
@@ -149,11 +150,15 @@ func (b *mcBackend) serve(c net.Conn) {
 			_ = conn.WritePacket(idCount, countPayload(frames, n, bad))
 		}
 	case cmdSource:
-		wire := batchFor(b.threshold).wire
+		bt := batchFor(b.threshold)
+		burst := bt.burst()
+		p := pacer{start: time.Now(), rate: b.rate, per: bt.packetBytes}
 		for {
-			if _, err := c.Write(wire); err != nil {
+			k := p.next()
+			if _, err := c.Write(burst[:k*len(bt.wire)]); err != nil {
 				return
 			}
+			p.wrote(k)
 		}
 	case cmdEcho:
 		for {

@@ -199,20 +199,23 @@ func (c *mcClient) command(cmd byte) error {
 
 // sendFor writes the client's batch until d has passed, then the end marker,
 // and returns the packet bytes the backend confirms it received.
-func (c *mcClient) sendFor(d time.Duration) (int64, error) {
+func (c *mcClient) sendFor(d time.Duration, rate float64) (int64, error) {
 	if err := c.command(cmdSink); err != nil {
 		return 0, err
 	}
 	b := batchFor(c.threshold)
-	end := time.Now().Add(d)
+	burst := b.burst()
+	p := pacer{start: time.Now(), rate: rate, per: b.packetBytes}
+	end := p.start.Add(d)
 	_ = c.nc.SetDeadline(end.Add(ioTimeout))
-	var sent int64
 	for time.Now().Before(end) {
-		if _, err := c.cw.Write(b.wire); err != nil {
+		k := p.next()
+		if _, err := c.cw.Write(burst[:k*len(b.wire)]); err != nil {
 			return 0, err
 		}
-		sent++
+		p.wrote(k)
 	}
+	sent := p.sent
 	if err := c.conn.WritePacket(idEnd, nil); err != nil {
 		return 0, err
 	}

@@ -53,11 +53,11 @@ func startMCEnv(o Options) (*mcEnv, error) {
 		Transport: &http.Transport{MaxIdleConnsPerHost: 256},
 		Timeout:   ioTimeout,
 	}}
-	if e.be, err = startMCBackend(backendThreshold, o.Verify); err != nil {
+	if e.be, err = startMCBackend(backendThreshold, o.Verify, o.RelayRate); err != nil {
 		e.Close()
 		return nil, err
 	}
-	if e.reframe, err = startMCBackend(o.ReframeThreshold, o.Verify); err != nil {
+	if e.reframe, err = startMCBackend(o.ReframeThreshold, o.Verify, o.RelayRate); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func (e *mcEnv) workloads(r *runner) error {
 			start := time.Now()
 			var n int64
 			if send {
-				n, err = c.sendFor(o.BulkTime)
+				n, err = c.sendFor(o.BulkTime, o.RelayRate)
 			} else {
 				n, err = c.receiveFor(o.BulkTime, o.Verify)
 			}
@@ -190,6 +190,7 @@ func (e *mcEnv) workloads(r *runner) error {
 	if err := r.compare("relay-down-1", mibUnit, e.groups(r, relay(false))...); err != nil {
 		return err
 	}
+	cfb8Limits(r.res.Rows, o.logf)
 	logins := func(addr, host string) (measure, error) {
 		return storm(o.Clients, o.StormTime, 0, e.loginCycle(addr, host))
 	}

@@ -9,6 +9,8 @@ import (
 // target returns the target for a row and whether the row meets it.
 func rowTarget(r Row) (string, string) {
 	switch {
+	case r.CPULimit > 0:
+		return fmt.Sprintf("≤ 1.3× limit %s %s (%.2f×)", num(r.CPULimit), r.CPUUnit, r.ProxyCPU/r.CPULimit), metStr(r.ProxyCPU <= 1.3*r.CPULimit)
 	case strings.HasPrefix(r.Name, "bulk-"):
 		return "≥ 0.95×", metStr(r.Ratio >= 0.95)
 	case r.Name == "rtt-p99":

@@ -33,6 +33,10 @@ type Options struct {
 	// offline-reframe (the proxy's stays at 256, so every frame is re-framed);
 	// -1, the default, is a backend with compression off.
 	ReframeThreshold int
+	// RelayRate paces the relay workloads' sender (client or backend) to this
+	// many MiB/s of packets, so modes compare at one arrival rate; 0 sends as
+	// fast as the sender can.
+	RelayRate float64
 	// Syscalls is the number of logins per mode counted under perf (and strace,
 	// for the per-call breakdown) at the end of a --binary run; 0 skips it.
 	Syscalls int
@@ -87,6 +91,9 @@ type Row struct {
 	// /proc/<pid>/stat around the proxied run; 0 when not measured (in-process).
 	ProxyCPU float64 `json:"proxy_cpu_per_unit,omitempty"`
 	CPUUnit  string  `json:"cpu_unit,omitempty"`
+	// CPULimit is what ProxyCPU cannot go below on this machine (client_only
+	// relay rows: the offline row plus CFB8 at the AES-NI limit); 0 when none.
+	CPULimit float64 `json:"proxy_cpu_limit_per_unit,omitempty"`
 	Errors   int64   `json:"errors,omitempty"`
 	Note     string  `json:"note,omitempty"`
 }

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
@@ -221,4 +223,81 @@ func parseCount(p []byte) (frames, bytes, bad int64, err error) {
 		return 0, 0, 0, fmt.Errorf("count packet of %d bytes, want 24", len(p))
 	}
 	return int64(binary.BigEndian.Uint64(p)), int64(binary.BigEndian.Uint64(p[8:])), int64(binary.BigEndian.Uint64(p[16:])), nil
+}
+
+// maxBurst bounds how many batches a paced sender writes at once.
+const maxBurst = 64
+
+// pacer spreads a relay workload's sender over time at rate MiB/s of
+// packets, in bursts: every write carries all the batches due by then (one
+// write, however the sender encrypts), and the sender sleeps once it is a
+// millisecond ahead, as a game server's tick does. So every mode sees one
+// arrival pattern; without a rate the sender writes one batch per write as
+// fast as it can.
+type pacer struct {
+	start time.Time
+	rate  float64 // MiB/s; 0: unpaced
+	per   int64   // packet bytes per batch
+	sent  int64   // batches written
+}
+
+// next is how many batches the next write carries.
+func (p *pacer) next() int {
+	if p.rate <= 0 {
+		return 1
+	}
+	due := int64(time.Since(p.start).Seconds() * p.rate * (1 << 20) / float64(p.per))
+	return int(min(max(due-p.sent, 1), maxBurst))
+}
+
+// wrote counts k batches written and sleeps while the sender is ahead.
+func (p *pacer) wrote(k int) {
+	p.sent += int64(k)
+	if p.rate <= 0 {
+		return
+	}
+	due := p.start.Add(time.Duration(float64(p.sent*p.per) / (p.rate * (1 << 20)) * float64(time.Second)))
+	if d := time.Until(due); d >= time.Millisecond {
+		time.Sleep(d)
+	}
+}
+
+// burst is maxBurst copies of a batch's wire bytes, so any number of batches
+// up to it is one slice.
+func (b batch) burst() []byte { return bytes.Repeat(b.wire, maxBurst) }
+
+// cfb8Limits sets, on every client_only relay row, the proxy CPU it cannot go
+// below here: the same workload's offline row (the relay without
+// encryption) plus one CFB8 pass over the wire bytes at this machine's AES-NI
+// limit — block latency for what the proxy encrypts (down), throughput for
+// what it decrypts (up). The wire is the play mix framed at the backend's
+// threshold, so a GiB of packets is fewer bytes of ciphertext.
+func cfb8Limits(rows []Row, logf func(string, ...any)) {
+	lat, thr, ok := mc.AESLimit()
+	if !ok {
+		return
+	}
+	b := batchFor(backendThreshold)
+	wirePerPacket := float64(len(b.wire)) / float64(b.packetBytes)
+	logf("CFB8 limit: AES-128 block latency %.2f ns, throughput %.2f ns/block; %.3f wire bytes per packet byte", lat, thr, wirePerPacket)
+	for i := range rows {
+		r := &rows[i]
+		mode, ok := strings.CutPrefix(r.Name, "relay-")
+		if !ok || r.ProxyCPU == 0 || !strings.Contains(mode, " "+modeClientOnly) {
+			continue
+		}
+		up := strings.HasPrefix(mode, "up-")
+		offName := strings.Replace(r.Name, modeClientOnly, modeOffline, 1)
+		for _, off := range rows {
+			if off.Name != offName || off.Target != r.Target || off.ProxyCPU == 0 {
+				continue
+			}
+			ns := lat // the proxy encrypts what goes down to the player
+			if up {
+				ns = thr // and decrypts what comes up
+			}
+			r.CPULimit = off.ProxyCPU + wirePerPacket*ns*(1<<30)/1e6 // ms per GiB
+			logf("%-32s proxy CPU %.0f %s, limit %.0f (%.2f×)", r.Name, r.ProxyCPU, r.CPUUnit, r.CPULimit, r.ProxyCPU/r.CPULimit)
+		}
+	}
 }

@@ -98,13 +98,6 @@ func (c *CFB8) xorPortable(dst, src []byte) {
 	c.pos = pos
 }
 
-// xorByte processes a single byte, for VarInt prefixes read one at a time.
-func (c *CFB8) xorByte(in byte) byte {
-	b := [1]byte{in}
-	c.XORKeyStream(b[:], b[:])
-	return b[0]
-}
-
 // expandKey128 writes AES-128's eleven round keys in the byte order AES-NI
 // reads them (FIPS-197 §5.2). crypto/aes does not export its schedule.
 func expandKey128(rk *[176]byte, key []byte) {

@@ -26,6 +26,11 @@ type Conn struct {
 	rThreshold int   // -1: frames are not in compressed form
 	dec        *CFB8 // nil until EnableEncryption
 	readLimit  int   // bound on a declared uncompressed size
+	// plain is how many bytes at the front of br's buffer are decrypted
+	// already: an encrypted stream is decrypted as far as it has arrived, so
+	// a frame's length can be read ahead (FrameBuffered) and the buffer is
+	// decrypted in one call instead of a VarInt byte at a time.
+	plain int
 
 	wmu        sync.Mutex
 	w          io.Writer
@@ -54,13 +59,14 @@ func (c *Conn) Await() error {
 
 // FrameBuffered reports that a whole next frame has arrived already, so a relay
 // can batch the frame in hand with it (it never holds a frame back waiting for
-// bytes still on the way). An encrypted stream says false: its length prefix
-// cannot be read ahead without decrypting it.
+// bytes still on the way). It is part of the read side: an encrypted stream's
+// buffered bytes are decrypted here.
 func (c *Conn) FrameBuffered() bool {
 	n := c.br.Buffered()
-	if n == 0 || c.dec != nil {
+	if n == 0 {
 		return false
 	}
+	c.decryptAhead()
 	b, _ := c.br.Peek(min(n, maxVarIntLen))
 	var v uint32
 	for i, x := range b {
@@ -451,19 +457,45 @@ func (c *Conn) writeLocked(buf []byte, owned bool) error {
 	return nil
 }
 
+// decryptAhead decrypts, in br's buffer, the bytes that have arrived and are
+// not decrypted yet; the stream's keystream stays in order because bytes are
+// decrypted exactly once, front to back.
+func (c *Conn) decryptAhead() {
+	if c.dec == nil {
+		return
+	}
+	if n := c.br.Buffered(); n > c.plain {
+		b, _ := c.br.Peek(n) // the buffer itself: Peek does not copy
+		c.dec.XORKeyStream(b[c.plain:], b[c.plain:])
+		c.plain = n
+	}
+}
+
+// readByte reads one decrypted byte.
+func (c *Conn) readByte() (byte, error) {
+	if c.dec != nil && c.plain == 0 {
+		if _, err := c.br.Peek(1); err != nil {
+			return 0, err
+		}
+		c.decryptAhead()
+	}
+	b, err := c.br.ReadByte()
+	if err == nil && c.dec != nil {
+		c.plain--
+	}
+	return b, err
+}
+
 // readVarInt reads a VarInt through decryption, keeping the bytes as received.
 func (c *Conn) readVarInt(buf *[maxVarIntLen]byte) (int32, int, error) {
 	var v uint32
 	for i := range maxVarIntLen {
-		b, err := c.br.ReadByte()
+		b, err := c.readByte()
 		if err != nil {
 			if i > 0 && errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF
 			}
 			return 0, i, err
-		}
-		if c.dec != nil {
-			b = c.dec.xorByte(b)
 		}
 		buf[i] = b
 		v |= uint32(b&0x7f) << (7 * i)
@@ -486,7 +518,11 @@ func (c *Conn) readAppend(dst []byte, n int) ([]byte, error) {
 		chunk := dst[len(dst) : len(dst)+step]
 		m, err := io.ReadFull(c.br, chunk)
 		if c.dec != nil {
-			c.dec.XORKeyStream(chunk[:m], chunk[:m])
+			// The first bytes came from the decrypted front of the buffer;
+			// the rest, from the buffer or the socket, are next in the stream.
+			k := min(m, c.plain)
+			c.plain -= k
+			c.dec.XORKeyStream(chunk[k:m], chunk[k:m])
 		}
 		dst = dst[:len(dst)+m]
 		n -= m

@@ -724,3 +724,66 @@ func TestIdleConnHoldsNoCompressionState(t *testing.T) {
 	}
 	runtime.KeepAlive(conns)
 }
+
+// An encrypted stream is decrypted as far as it has arrived, so FrameBuffered
+// sees whole frames ahead; whatever sizes the socket delivers in and however
+// often FrameBuffered is asked between frames, every frame reads back whole
+// and FrameBuffered is true exactly when the next frame is all in the buffer.
+func TestConnEncryptedReadAhead(t *testing.T) {
+	var wire bytes.Buffer
+	w := NewConn(bufio.NewReader(bytes.NewReader(nil)), &wire, nil)
+	if err := w.EnableEncryption(testSecret); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for i := range 400 {
+		n := (i * 37) % 700
+		if i%50 == 0 {
+			n = 9000 // longer than the reader's buffer: read past it
+		}
+		sizes = append(sizes, n)
+		if err := w.WritePacket(int32(i%100), bytes.Repeat([]byte{byte(i)}, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, chunk := range []int{1, 3, 64, 1000, 1 << 20} {
+		r := NewConn(bufio.NewReaderSize(&chunkReader{b: wire.Bytes(), n: chunk}, 4096), io.Discard, nil)
+		if err := r.EnableEncryption(testSecret); err != nil {
+			t.Fatal(err)
+		}
+		buffered := 0
+		for i, n := range sizes {
+			if i%3 == 0 && r.FrameBuffered() {
+				buffered++
+			}
+			f, err := r.ReadFrame()
+			if err != nil {
+				t.Fatalf("chunk %d, frame %d: %v", chunk, i, err)
+			}
+			if f.ID != int32(i%100) || !bytes.Equal(f.Payload, bytes.Repeat([]byte{byte(i)}, n)) {
+				t.Fatalf("chunk %d, frame %d: id %d, %d bytes, want id %d, %d bytes", chunk, i, f.ID, len(f.Payload), i%100, n)
+			}
+		}
+		if chunk >= 1000 && buffered == 0 {
+			t.Errorf("chunk %d: FrameBuffered never saw a whole frame ahead", chunk)
+		}
+		if _, err := r.ReadFrame(); !errors.Is(err, io.EOF) {
+			t.Fatalf("chunk %d: after the last frame: %v", chunk, err)
+		}
+	}
+}
+
+// chunkReader delivers b at most n bytes per Read, as a socket would.
+type chunkReader struct {
+	b []byte
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p, c.b[:min(len(c.b), c.n)])
+	c.b = c.b[k:]
+	return k, nil
+}

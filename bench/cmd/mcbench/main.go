@@ -30,6 +30,7 @@ func main() {
 	o := bench.Defaults()
 	flag.StringVar(&o.Binary, "binary", "", "run this infrarust binary (with a generated config) instead of the in-process proxy")
 	flag.DurationVar(&o.BulkTime, "bulk-time", o.BulkTime, "duration of each bulk throughput measurement")
+	flag.Float64Var(&o.RelayRate, "relay-rate", 0, "pace the relay workloads' sender to this many MiB/s of packets, so every mode relays at one arrival rate (0: as fast as the sender can)")
 	flag.IntVar(&o.Streams, "streams", o.Streams, "parallel streams of the multi-stream bulk case")
 	flag.IntVar(&o.RTTCount, "rtt-count", o.RTTCount, "maximum round trips per latency measurement")
 	flag.DurationVar(&o.RTTTime, "rtt-time", o.RTTTime, "maximum duration of each latency measurement")
