@@ -198,10 +198,17 @@ func (e *mcEnv) workloads(r *runner) error {
 }
 
 // loginCycle is one full login (for client_only: encryption and the join on
-// the stand-in), the backend's greeting, and the close.
+// the stand-in), the backend's greeting, and the close. Each worker turns
+// through four players of its own, so a login never finds its player still
+// online from the worker's last cycle (the proxy would end that session
+// first: duplicate_login).
 func (e *mcEnv) loginCycle(addr, host string) func(int, *bufio.Reader) error {
+	var turns sync.Map // worker -> *int, touched by that worker only
 	return func(w int, _ *bufio.Reader) error {
-		c, err := loginMC(addr, host, e.identity(w))
+		t, _ := turns.LoadOrStore(w, new(int))
+		turn := t.(*int)
+		*turn++
+		c, err := loginMC(addr, host, e.identity(w+e.o.Clients*(*turn%4)))
 		if err != nil {
 			return err
 		}
@@ -216,17 +223,17 @@ func (e *mcEnv) openIdleMC(addr, host string, n int) ([]net.Conn, error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var firstErr errOnce
-	for w := range 64 {
+	for range 64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			id := e.identity(w)
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= n || firstErr.get() != nil {
 					return
 				}
-				c, err := loginMC(addr, host, id)
+				// A player per session: the proxy lets a player be online once.
+				c, err := loginMC(addr, host, e.identity(i))
 				if err == nil {
 					err = c.command(cmdIdle)
 				}
