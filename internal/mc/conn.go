@@ -26,6 +26,10 @@ type Conn struct {
 	rThreshold int   // -1: frames are not in compressed form
 	dec        *CFB8 // nil until EnableEncryption
 	readLimit  int   // bound on a declared uncompressed size
+	// lend, when set, makes br a buffer on loan from readerPool: given back
+	// whenever everything in it has been read, taken again when bytes arrive,
+	// so a waiting reader (an idle player) holds none. br is nil meanwhile.
+	lend *lender
 	// plain is how many bytes at the front of br's buffer are decrypted
 	// already: an encrypted stream is decrypted as far as it has arrived, so
 	// a frame's length can be read ahead (FrameBuffered) and the buffer is
@@ -53,8 +57,110 @@ const batchSize = 32 << 10
 // Await blocks until the next frame's first byte has arrived, consuming
 // nothing: a reader interrupted here (a deadline) loses no part of a frame.
 func (c *Conn) Await() error {
+	if err := c.refill(); err != nil {
+		return err
+	}
 	_, err := c.br.Peek(1)
 	return err
+}
+
+// A Waiter is a connection that can be read without waiting and waited on
+// without reading (rawtcp.Conn is one): what lets a Conn hold no read buffer
+// while nothing has arrived.
+type Waiter interface {
+	io.Reader
+	// TryRead reads what has arrived; 0 and no error: nothing has.
+	TryRead(p []byte) (int, error)
+	// WaitReadable returns when bytes may have arrived (nil: read again), or
+	// with the read deadline's or the connection's error.
+	WaitReadable() error
+}
+
+// LendBuffers makes c's read buffer a loan from a pool shared by every Conn:
+// given back whenever c has read all it holds and must wait for more, taken
+// again when src has bytes, so an idle session holds no read buffer. src is
+// what br reads from. From here c owns br: Release gives it back.
+func (c *Conn) LendBuffers(src Waiter) { c.lend = &lender{src: src} }
+
+// Release gives c's read buffer back to the pool; the owner calls it once
+// nothing reads c any more.
+func (c *Conn) Release() {
+	if c.br != nil {
+		PutReader(c.br)
+		c.br = nil
+	}
+}
+
+// lender is the source of a lent buffer: its first read after a loan does not
+// wait, so a buffer is only ever held while bytes are there to read.
+type lender struct {
+	src   Waiter
+	first bool
+}
+
+// errWouldBlock is a first read that found nothing: the buffer goes back.
+var errWouldBlock = errors.New("mc: nothing to read yet")
+
+func (l *lender) Read(p []byte) (int, error) {
+	if !l.first {
+		return l.src.Read(p) // within a frame: wait for the rest, buffer held
+	}
+	l.first = false
+	n, err := l.src.TryRead(p)
+	if n == 0 && err == nil {
+		return 0, errWouldBlock
+	}
+	return n, err
+}
+
+// refill is called before a frame is read: with a lender, an empty buffer goes
+// back to the pool and one is taken again once bytes have arrived.
+func (c *Conn) refill() error {
+	if c.lend == nil {
+		return nil
+	}
+	if c.br != nil {
+		if c.br.Buffered() > 0 {
+			return nil
+		}
+		PutReader(c.br)
+		c.br = nil
+	}
+	for {
+		br := readerPool.Get().(*bufio.Reader)
+		c.lend.first = true
+		br.Reset(c.lend)
+		_, err := br.Peek(1)
+		if err != errWouldBlock {
+			c.br = br
+			return err
+		}
+		PutReader(br)
+		if err := c.lend.src.WaitReadable(); err != nil {
+			return err
+		}
+	}
+}
+
+// ReaderSize is the size of the pooled read buffers.
+const ReaderSize = 4096
+
+// readerPool holds the read buffers of lending Conns and of whoever else frames
+// a connection for a moment (the proxy's handshake reader comes from here and
+// becomes a Conn's).
+var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, ReaderSize) }}
+
+// GetReader returns a pooled buffered reader on r.
+func GetReader(r io.Reader) *bufio.Reader {
+	br := readerPool.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br
+}
+
+// PutReader gives a reader back to the pool; nothing may use it afterwards.
+func PutReader(br *bufio.Reader) {
+	br.Reset(nil)
+	readerPool.Put(br)
 }
 
 // FrameBuffered reports that a whole next frame has arrived already, so a relay
@@ -62,6 +168,9 @@ func (c *Conn) Await() error {
 // bytes still on the way). It is part of the read side: an encrypted stream's
 // buffered bytes are decrypted here.
 func (c *Conn) FrameBuffered() bool {
+	if c.br == nil {
+		return false
+	}
 	n := c.br.Buffered()
 	if n == 0 {
 		return false
@@ -185,6 +294,9 @@ func Recycle(f RawFrame) {
 
 func (c *Conn) readRaw(pool *sync.Pool) (RawFrame, error) {
 	var prefix [maxVarIntLen]byte
+	if err := c.refill(); err != nil {
+		return RawFrame{}, fmt.Errorf("mc: read frame length: %w", err)
+	}
 	n, plen, err := c.readVarInt(&prefix)
 	if err != nil {
 		return RawFrame{}, fmt.Errorf("mc: read frame length: %w", err)

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"compress/zlib"
 	"errors"
 	"fmt"
@@ -236,10 +235,10 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	}
 	_ = cn.c.SetDeadline(time.Time{})
 	setKeepalive(cn.c, cfg.Keepalive)
-	// The client's reader now belongs to its mc.Conn for the session's life; it goes
-	// back to the pool when the session is over.
-	clientReader := cn.br
+	// The client's reader now belongs to its mc.Conn for the session's life: lent
+	// out while the player sends nothing, given back when the session is over.
 	cn.br = nil
+	lendBuffers(client.Conn, cn.c)
 	pl.sess = session.New(client, cn.c, p.sessionPolicy(pl))
 	cn.claim.bind(pl.disconnect) // a newer login of this player meanwhile ends it at once
 	p.detach(cn, func() {
@@ -249,7 +248,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 			} else {
 				up, down = pl.sess.Run(first)
 			}
-			putReader(clientReader)
+			client.Conn.Release()
 			return up, down
 		})
 	})
@@ -310,9 +309,11 @@ func (p *Proxy) joinBackend(cn *conn, srv *server, lease *balance.Lease, avoid [
 				return "", err
 			}
 		}
-		// Not from the pool: the backend's pump may still be inside a read when the
-		// session leaves it, so the reader must never be handed to someone else.
-		conn = mc.NewConn(bufio.NewReaderSize(backend, 4096), backend, p.icpt.zlib)
+		// Never given back by anyone but its Conn: the backend's pump may still be
+		// inside a read when the session leaves it. The Conn lends the buffer out
+		// while the backend sends nothing and drops it to the collector at the end.
+		conn = mc.NewConn(mc.GetReader(backend), backend, p.icpt.zlib)
+		lendBuffers(conn, backend)
 		var err error
 		if outcome, err = login.Run(conn); err != nil {
 			return "", err

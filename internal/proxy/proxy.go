@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/infrarust-go/infrarust/internal/command"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -17,12 +16,14 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/bans"
+	"github.com/infrarust-go/infrarust/internal/command"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/forward"
 	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/ipfilter"
 	"github.com/infrarust-go/infrarust/internal/manager"
+	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
 	"github.com/infrarust-go/infrarust/internal/telemetry"
@@ -375,16 +376,16 @@ func (c *ipCounter) release(ip netip.Addr) {
 	c.m[ip]--
 }
 
-// bufio readers are pooled: a status storm would otherwise allocate one per connection.
-var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
+// bufio readers are pooled (a status storm would otherwise allocate one per
+// connection), in the pool the sessions' mc.Conns lend their buffers from.
+func getReader(c net.Conn) *bufio.Reader { return mc.GetReader(c) }
 
-func getReader(c net.Conn) *bufio.Reader {
-	br := readerPool.Get().(*bufio.Reader)
-	br.Reset(c)
-	return br
-}
+func putReader(br *bufio.Reader) { mc.PutReader(br) }
 
-func putReader(br *bufio.Reader) {
-	br.Reset(nil)
-	readerPool.Put(br)
+// lendBuffers lets a session's Conn hold no read buffer while its peer is
+// silent, where the connection can be waited on without reading (rawtcp).
+func lendBuffers(c *mc.Conn, nc net.Conn) {
+	if w, ok := nc.(mc.Waiter); ok {
+		c.LendBuffers(w)
+	}
 }

@@ -83,41 +83,89 @@ func (c *Conn) Read(b []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
 	for {
-		c.mu.Lock()
-		if c.fd < 0 {
-			c.mu.Unlock()
-			return 0, c.opError("read", errClosed)
+		n, deadline, err := c.readNow(b)
+		if n > 0 || err != nil || len(b) == 0 {
+			return n, err
 		}
-		deadline := c.rdl
-		if expired(deadline) {
-			c.mu.Unlock()
-			return 0, c.opError("read", os.ErrDeadlineExceeded)
-		}
-		if len(b) == 0 {
-			c.mu.Unlock()
-			return 0, nil
-		}
-		c.clearReady(dirRead)
-		n, err := ignoringEINTR(func() (int, error) { return epoll.Read(c.fd, b) })
-		if err != unix.EAGAIN {
-			c.mu.Unlock()
-			switch {
-			case err != nil:
-				return 0, c.opError("read", os.NewSyscallError("read", err))
-			case n == 0:
-				return 0, io.EOF
-			}
-			return n, nil
-		}
-		err = c.registerLocked()
-		c.mu.Unlock()
-		if err == nil {
-			err = c.wait(dirRead, deadline)
-		}
-		if err != nil {
+		if err := c.wait(dirRead, deadline); err != nil {
 			return 0, c.opError("read", err)
 		}
 	}
+}
+
+// TryRead reads what has arrived without waiting; 0 and no error mean nothing
+// has (the end of the stream is io.EOF). With WaitReadable it lets a reader
+// hold no buffer while it waits (mc.Conn lends its buffer out).
+func (c *Conn) TryRead(b []byte) (int, error) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	n, _, err := c.readNow(b)
+	return n, err
+}
+
+// WaitReadable waits until bytes (or the end) may have arrived since a read
+// last found none, the read deadline passes or changes, or the Conn closes; nil
+// means: read again.
+func (c *Conn) WaitReadable() error {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.mu.Lock()
+	if c.fd < 0 {
+		c.mu.Unlock()
+		return c.opError("read", errClosed)
+	}
+	deadline := c.rdl
+	if expired(deadline) {
+		c.mu.Unlock()
+		return c.opError("read", os.ErrDeadlineExceeded)
+	}
+	err := c.registerLocked()
+	c.mu.Unlock()
+	if err == nil {
+		err = c.wait(dirRead, deadline)
+	}
+	if err != nil {
+		return c.opError("read", err)
+	}
+	return nil
+}
+
+// readNow is one read(2) without waiting: n bytes, or 0 and no error when the
+// socket had nothing (then the Conn is registered for the wait, and deadline
+// is the one to wait under).
+func (c *Conn) readNow(b []byte) (n int, deadline time.Time, err error) {
+	c.mu.Lock()
+	if c.fd < 0 {
+		c.mu.Unlock()
+		return 0, deadline, c.opError("read", errClosed)
+	}
+	deadline = c.rdl
+	if expired(deadline) {
+		c.mu.Unlock()
+		return 0, deadline, c.opError("read", os.ErrDeadlineExceeded)
+	}
+	if len(b) == 0 {
+		c.mu.Unlock()
+		return 0, deadline, nil
+	}
+	c.clearReady(dirRead)
+	n, err = ignoringEINTR(func() (int, error) { return epoll.Read(c.fd, b) })
+	if err != unix.EAGAIN {
+		c.mu.Unlock()
+		switch {
+		case err != nil:
+			return 0, deadline, c.opError("read", os.NewSyscallError("read", err))
+		case n == 0:
+			return 0, deadline, io.EOF
+		}
+		return n, deadline, nil
+	}
+	err = c.registerLocked()
+	c.mu.Unlock()
+	if err != nil {
+		return 0, deadline, c.opError("read", err)
+	}
+	return 0, deadline, nil
 }
 
 // Write writes all of b, waiting in the Poller while the send buffer is full.

@@ -535,3 +535,51 @@ func TestConcurrentUse(t *testing.T) {
 	d.Close()
 	wg.Wait()
 }
+
+// TryRead never waits: nothing yet is 0 and no error; WaitReadable then
+// returns once bytes arrive, honours the read deadline, and the end of the
+// stream is io.EOF to TryRead.
+func TestTryReadAndWaitReadable(t *testing.T) {
+	a, b := pair(t)
+	buf := make([]byte, 16)
+	if n, err := a.TryRead(buf); n != 0 || err != nil {
+		t.Fatalf("TryRead on a silent peer = %d, %v; want 0, nil", n, err)
+	}
+	_ = a.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if err := a.WaitReadable(); !isTimeout(err) {
+		t.Fatalf("WaitReadable past the deadline = %v, want a timeout", err)
+	}
+	_ = a.SetReadDeadline(time.Time{})
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		_, _ = b.Write([]byte("hello"))
+	}()
+	for {
+		n, err := a.TryRead(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			if string(buf[:n]) != "hello" {
+				t.Fatalf("read %q", buf[:n])
+			}
+			break
+		}
+		if err := a.WaitReadable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = b.Close()
+	for {
+		n, err := a.TryRead(buf)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil || n != 0 {
+			t.Fatalf("after the peer closed: %d, %v", n, err)
+		}
+		if err := a.WaitReadable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
