@@ -110,6 +110,7 @@ func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess 
 	rss0, _ := px.RSS()
 	fd0, _ := px.FDs()
 	g0 := px.Goroutines()
+	heap0, stack0, mem0 := goMemory(px)
 	start := time.Now()
 	conns, err := e.openIdleMC(addr, hostOf(mode), n)
 	if err != nil {
@@ -135,6 +136,10 @@ func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess 
 		rss1, _ := px.RSS()
 		fd1, _ := px.FDs()
 		id.RSSPerSess = per(rss1 - rss0)
+		if heap1, stack1, ok := goMemory(px); ok && mem0 {
+			id.GoPerSess = per(heap1 + stack1 - heap0 - stack0)
+			id.StackPerSess = per(stack1 - stack0)
+		}
 		id.FDsPerSess = per(int64(fd1 - fd0))
 		if g := px.Goroutines(); g >= 0 && g0 >= 0 {
 			id.GoroutinesPerSess = per(int64(g - g0))
@@ -149,6 +154,14 @@ func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess 
 		id.GoroutinesLeft = settleProxy(px, g0, 10*time.Second) - g0
 	}
 	return id, nil
+}
+
+// goMemory is a built proxy's Go heap and stacks (from its /metrics).
+func goMemory(px target) (heap, stacks int64, ok bool) {
+	if b, isBinary := px.(*binaryProxy); isBinary {
+		return b.GoMemory()
+	}
+	return 0, 0, false
 }
 
 // dropIdleHTTP closes the keep-alive connections to the stand-in session

@@ -169,23 +169,43 @@ func (b *binaryProxy) CPU() (time.Duration, bool) {
 
 // Goroutines reads go_goroutines from the proxy's /metrics.
 func (b *binaryProxy) Goroutines() int {
+	m := b.scrape("go_goroutines")
+	if v, ok := m["go_goroutines"]; ok {
+		return int(v)
+	}
+	return -1
+}
+
+// GoMemory is the proxy's Go heap in use plus its goroutine stacks, from its
+// /metrics; ok is false when they cannot be read.
+func (b *binaryProxy) GoMemory() (heap, stacks int64, ok bool) {
+	m := b.scrape("go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes")
+	h, ok1 := m["go_memstats_heap_inuse_bytes"]
+	s, ok2 := m["go_memstats_stack_inuse_bytes"]
+	return int64(h), int64(s), ok1 && ok2
+}
+
+// scrape reads the named unlabelled metrics from the proxy's /metrics.
+func (b *binaryProxy) scrape(names ...string) map[string]float64 {
+	out := map[string]float64{}
 	c := http.Client{Timeout: 5 * time.Second}
 	resp, err := c.Get(b.metrics)
 	if err != nil {
-		return -1
+		return out
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(io.LimitReader(resp.Body, 4<<20))
 	sc.Buffer(make([]byte, 64<<10), 64<<10)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "go_goroutines "); ok {
-			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err == nil {
-				return int(n)
+		for _, name := range names {
+			if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+				if n, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					out[name] = n
+				}
 			}
 		}
 	}
-	return -1
+	return out
 }
 func (b *binaryProxy) FDs() (all, pipes int) { return procFDs(b.cmd.Process.Pid) }
 

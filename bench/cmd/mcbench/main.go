@@ -109,6 +109,9 @@ func main() {
 	}
 
 	if *heapProf != "" {
+		// Every allocation sampled: an idle session's few KiB are below the
+		// default rate's 512 KiB granularity.
+		runtime.MemProfileRate = 1
 		o.WhileOpen = func() {
 			f, err := os.Create(*heapProf)
 			if err == nil {
