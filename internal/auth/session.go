@@ -105,13 +105,26 @@ func NewSessionClient(cfg SessionConfig) (*SessionClient, error) {
 		c.timeout = DefaultTimeout
 	}
 	if c.hc == nil {
-		c.hc = &http.Client{Transport: http.DefaultTransport}
+		c.hc = &http.Client{Transport: sessionTransport}
 	}
 	if c.userAgent == "" {
 		c.userAgent = "infrarust"
 	}
 	return c, nil
 }
+
+// LoginBurst is how many connections to the session server stay open between
+// logins: as many as logins that commonly run at once.
+const LoginBurst = 64
+
+// sessionTransport keeps LoginBurst idle connections to the session server.
+// http.DefaultTransport keeps two per host, so every concurrent login past the
+// second dialled anew, and against Mojang shook hands over TLS anew.
+var sessionTransport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = LoginBurst
+	return t
+}()
 
 // Timeout is the bound applied to each HasJoined call.
 func (c *SessionClient) Timeout() time.Duration { return c.timeout }

@@ -7,10 +7,13 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -284,4 +287,51 @@ func FuzzParseHasJoined(f *testing.F) {
 			t.Fatalf("accepted status %d, name %q for %q", status, p.Name, user)
 		}
 	})
+}
+
+// A burst of concurrent logins reuses its connections to the session server
+// the next time: the client keeps as many idle as logins ran at once, not two
+// (each new one would be a TLS handshake with Mojang's).
+func TestHasJoinedKeepsABurstsConnections(t *testing.T) {
+	var opened atomic.Int64
+	release := make(chan struct{})
+	var inFlight sync.WaitGroup
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inFlight.Done()
+		<-release // every call of a round is open at once
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"069a79f444e94726a5befca90e38aaf5","name":"Notch","properties":[]}`))
+	}))
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	ts.Start()
+	defer ts.Close()
+	c := newClient(t, ts.URL, 5*time.Second)
+	const burst = 16
+	round := func() {
+		release = make(chan struct{})
+		inFlight.Add(burst)
+		var done sync.WaitGroup
+		for range burst {
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				if _, err := c.HasJoined(context.Background(), "Notch", "hash", netip.Addr{}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		inFlight.Wait()
+		close(release)
+		done.Wait()
+	}
+	round()
+	first := opened.Load()
+	round()
+	if first != burst || opened.Load() != first {
+		t.Fatalf("connections opened: %d by the first burst of %d, %d more by the second; want %d and 0", first, burst, opened.Load()-first, burst)
+	}
 }
