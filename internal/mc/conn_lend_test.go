@@ -144,7 +144,7 @@ func TestConnLendsItsBufferWhileWaiting(t *testing.T) {
 			done <- err
 		}()
 		for i, f := range frames {
-			src.awaitWaiting(t) // the reader has read everything and waits
+			src.awaitWaiting(t)         // the reader has read everything and waits
 			if i%3 == 0 && len(f) > 2 { // a frame in two pieces
 				src.send(f[:len(f)/2])
 				src.send(f[len(f)/2:])
