@@ -24,6 +24,11 @@ type Idle struct {
 	FDsPerSess        float64 `json:"proxy_fds_per_session"`
 	// OpenRate is how fast the sessions were logged in (64 dialers), logins/s.
 	OpenRate float64 `json:"open_logins_per_second"`
+	// IdleCPU is the proxy's CPU per player-second while the sessions send
+	// nothing; KeepAliveCPU its CPU per keep-alive exchange (a frame each way)
+	// while every player makes one a second (--binary only).
+	IdleCPU      time.Duration `json:"proxy_idle_cpu_per_player_second_ns,omitempty"`
+	KeepAliveCPU time.Duration `json:"proxy_cpu_per_keep_alive_ns,omitempty"`
 	// GoroutinesLeft is the proxy's goroutines after every session closed, minus before.
 	GoroutinesLeft int    `json:"proxy_goroutines_left_after_close"`
 	Note           string `json:"note,omitempty"`
@@ -57,7 +62,7 @@ func (e *mcEnv) idle(r *runner) error {
 			return fmt.Errorf("direct sessions: %w", err)
 		}
 		open := snap()
-		closeAll(conns)
+		closeClients(conns)
 		settle(base.goroutines, 10*time.Second)
 		per := func(v int64) float64 { return float64(v) / float64(n) }
 		direct = perSession{rss: per(open.rss - base.rss), goMem: per(open.goMem - base.goMem), stack: per(open.stack - base.stack),
@@ -101,7 +106,7 @@ func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess 
 	if err != nil {
 		return id, fmt.Errorf("warm-up: %w", err)
 	}
-	closeAll(warm)
+	closeClients(warm)
 	time.Sleep(200 * time.Millisecond)
 	if inProcess {
 		e.dropIdleHTTP()
@@ -140,12 +145,16 @@ func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess 
 			id.GoPerSess = per(heap1 + stack1 - heap0 - stack0)
 			id.StackPerSess = per(stack1 - stack0)
 		}
+		if err := e.keepAliveCPU(px, conns, &id); err != nil {
+			closeClients(conns)
+			return id, err
+		}
 		id.FDsPerSess = per(int64(fd1 - fd0))
 		if g := px.Goroutines(); g >= 0 && g0 >= 0 {
 			id.GoroutinesPerSess = per(int64(g - g0))
 		}
 	}
-	closeAll(conns)
+	closeClients(conns)
 	switch {
 	case inProcess:
 		e.dropIdleHTTP()
@@ -154,6 +163,33 @@ func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess 
 		id.GoroutinesLeft = settleProxy(px, g0, 10*time.Second) - g0
 	}
 	return id, nil
+}
+
+// keepAliveCPU measures the proxy's CPU with the idle sessions open: two
+// seconds of nothing (per player-second), then five of one keep-alive
+// exchange per player a second (per exchange, the idle share taken off).
+func (e *mcEnv) keepAliveCPU(px target, clients []*mcClient, id *Idle) error {
+	const quiet, busy = 2 * time.Second, 5 * time.Second
+	c0, ok := px.CPU()
+	if !ok {
+		return nil
+	}
+	time.Sleep(quiet)
+	c1, _ := px.CPU()
+	start := time.Now()
+	n, err := keepAlives(clients, busy)
+	elapsed := time.Since(start)
+	if err != nil {
+		return fmt.Errorf("keep-alives: %w", err)
+	}
+	c2, _ := px.CPU()
+	players := time.Duration(len(clients))
+	id.IdleCPU = (c1 - c0) / (players * time.Duration(quiet/time.Second))
+	if n > 0 {
+		idleShare := time.Duration(float64(id.IdleCPU*players) * elapsed.Seconds())
+		id.KeepAliveCPU = max(c2-c1-idleShare, 0) / time.Duration(n)
+	}
+	return nil
 }
 
 // goMemory is a built proxy's Go heap and stacks (from its /metrics).

@@ -3,7 +3,6 @@ package bench
 import (
 	"bufio"
 	"fmt"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -217,9 +216,10 @@ func (e *mcEnv) loginCycle(addr, host string) func(int, *bufio.Reader) error {
 }
 
 // openIdleMC logs n players in to host through addr with 64 dialers and leaves
-// each session idle (the backend waits for EOF); only the sockets are kept.
-func (e *mcEnv) openIdleMC(addr, host string, n int) ([]net.Conn, error) {
-	conns := make([]net.Conn, n)
+// each session idle: the backend echoes whatever frame comes (keepAlives uses
+// that) and otherwise waits.
+func (e *mcEnv) openIdleMC(addr, host string, n int) ([]*mcClient, error) {
+	clients := make([]*mcClient, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var firstErr errOnce
@@ -235,7 +235,7 @@ func (e *mcEnv) openIdleMC(addr, host string, n int) ([]net.Conn, error) {
 				// A player per session: the proxy lets a player be online once.
 				c, err := loginMC(addr, host, e.identity(i))
 				if err == nil {
-					err = c.command(cmdIdle)
+					err = c.command(cmdEcho)
 				}
 				if err != nil {
 					if c != nil {
@@ -244,14 +244,64 @@ func (e *mcEnv) openIdleMC(addr, host string, n int) ([]net.Conn, error) {
 					firstErr.set(fmt.Errorf("session %d: %w", i, err))
 					return
 				}
-				conns[i] = c.nc
+				clients[i] = c
 			}
 		}()
 	}
 	wg.Wait()
 	if err := firstErr.get(); err != nil {
-		closeAll(conns)
+		closeClients(clients)
 		return nil, err
 	}
-	return conns, nil
+	return clients, nil
+}
+
+func closeClients(cs []*mcClient) {
+	for _, c := range cs {
+		if c != nil {
+			c.Close()
+		}
+	}
+}
+
+// idKeepAlive is the frame a held player's keep-alive exchange sends and gets
+// echoed: vanilla's play keep-alive is a packet with an 8-byte id.
+const idKeepAlive int32 = 0x18
+
+// keepAlives has every client exchange one keep-alive a second (a frame up,
+// its echo down: what the proxy relays for vanilla's server ping and client
+// pong) for d, with 64 workers; it returns the exchanges done.
+func keepAlives(clients []*mcClient, d time.Duration) (int64, error) {
+	var done atomic.Int64
+	var firstErr errOnce
+	var wg sync.WaitGroup
+	start := time.Now()
+	rounds := int(d / time.Second)
+	const workers = 64
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			payload := make([]byte, 8)
+			for r := range rounds {
+				time.Sleep(time.Until(start.Add(time.Duration(r) * time.Second)))
+				for i := w; i < len(clients); i += workers {
+					c := clients[i]
+					_ = c.nc.SetDeadline(time.Now().Add(ioTimeout))
+					if err := c.conn.WritePacket(idKeepAlive, payload); err != nil {
+						firstErr.set(err)
+						return
+					}
+					f, err := c.conn.ReadFrame()
+					if err != nil || f.ID != idKeepAlive {
+						firstErr.set(fmt.Errorf("keep-alive echo: id %d, %v", f.ID, err))
+						return
+					}
+					done.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return done.Load(), firstErr.get()
 }

@@ -64,3 +64,24 @@ func TestCFB8Limits(t *testing.T) {
 		t.Fatalf("client_only row without a target: %q %q", target, met)
 	}
 }
+
+// Held players answer one keep-alive a second: every session's frame comes
+// back echoed, once per second of the window.
+func TestKeepAlivesEchoEverySecond(t *testing.T) {
+	o := Defaults()
+	o.ReframeThreshold = -1
+	e, err := startMCEnv(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	clients, err := e.openIdleMC(e.be.Addr(), "direct", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeClients(clients)
+	n, err := keepAlives(clients, 2*time.Second)
+	if err != nil || n != 10 {
+		t.Fatalf("keep-alives = %d, %v; want 10 (5 players × 2 s)", n, err)
+	}
+}

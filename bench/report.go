@@ -76,6 +76,7 @@ func WriteTable(w io.Writer, res *Result) {
 	if len(res.Idle) > 0 {
 		fmt.Fprintf(w, "\n| idle sessions by mode [proxy] | sessions | proxy RSS per session | Go heap+stacks (stacks) | goroutines / fds per session | opened at | goroutines left after close | target | |\n")
 		fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---|---|\n")
+		var keepAlive []string
 		for _, id := range res.Idle {
 			gomem := ""
 			if id.GoPerSess != 0 {
@@ -91,6 +92,18 @@ func WriteTable(w io.Writer, res *Result) {
 			}
 			fmt.Fprintf(w, "| %s | %d | %.1f KiB | %s | %.2f / %.2f | %.0f logins/s | %+d | %s | %s |\n",
 				mode, id.Sessions, id.RSSPerSess/1024, gomem, id.GoroutinesPerSess, id.FDsPerSess, id.OpenRate, id.GoroutinesLeft, t, met)
+			if id.KeepAliveCPU > 0 {
+				vanilla := id.IdleCPU + id.KeepAliveCPU/15
+				keepAlive = append(keepAlive, fmt.Sprintf("| %s | %d | %s | %s | %s |\n", mode, id.Sessions,
+					id.IdleCPU, id.KeepAliveCPU, vanilla))
+			}
+		}
+		if len(keepAlive) > 0 {
+			fmt.Fprintf(w, "\n| held players [proxy] | players | proxy CPU per player-second, silent | per keep-alive exchange | per player-second, a keep-alive every 15 s (vanilla) |\n")
+			fmt.Fprintf(w, "|---|---:|---:|---:|---:|\n")
+			for _, l := range keepAlive {
+				fmt.Fprint(w, l)
+			}
 		}
 		notes := map[string]bool{}
 		for _, id := range res.Idle {

@@ -32,7 +32,10 @@
 // Decode inflates it into a Frame; WriteRaw forwards it to another Conn
 // untouched when both sides use the same threshold and re-frames it
 // otherwise. Zlib holds the pooled inflaters and deflaters shared by every
-// Conn (an idle session holds none); CFB8 is the AES/CFB8 stream.
+// Conn (an idle session holds none); LendBuffers makes a Conn's read buffer a
+// loan from a shared pool, given back while the peer is silent, so an idle
+// session holds no read buffer either. CFB8 is the AES/CFB8 stream (AES-NI
+// assembly on amd64, cfb8_amd64.s), decrypted as far as bytes have arrived.
 //
 // Packets (loginpackets.go, playpackets.go) are typed values with a
 // Decode<Name>(payload, protocol) function and an AppendPayload method; the
