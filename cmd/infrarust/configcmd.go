@@ -4,6 +4,9 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/forwarding"
 )
 
 func newConfigCmd(g *globalFlags) *cobra.Command {
@@ -46,13 +49,40 @@ docs/configuration.md), so run it in the environment 'serve' runs in.`,
 			for _, w := range cfg.Warnings() {
 				fmt.Fprintln(g.stdout, "warning:", w)
 			}
+			secret, err := checkForwardingSecret(cfg)
+			if err != nil {
+				return &exitError{code: exitInvalidConfig, err: fmt.Errorf("configuration is invalid (1 problem):\n%w", err)}
+			}
 			fmt.Fprintf(g.stdout, "ok: %s, %d server(s) from %s\n", src, len(cfg.Servers), cfg.ServersPath)
+			if secret != "" {
+				fmt.Fprintln(g.stdout, "forwarding secret:", secret)
+			}
 			for _, s := range cfg.Servers {
 				fmt.Fprintf(g.stdout, "  %-16s %-16s %d address(es)  %v\n", s.ID, s.Balance, len(s.Addresses), s.Domains)
 			}
 			return nil
 		},
 	}
+}
+
+// checkForwardingSecret says where the forwarding secret comes from when a
+// server needs one ("" when none does), or why serve would fail to get it.
+func checkForwardingSecret(cfg *config.Config) (string, error) {
+	if !cfg.NeedsForwardingSecret() {
+		return "", nil
+	}
+	if cfg.Forwarding.Secret != "" {
+		return "from " + config.ForwardingSecretEnv, nil
+	}
+	created, err := forwarding.CheckSecretFile(cfg.Forwarding.SecretFile)
+	if err != nil {
+		return "", fmt.Errorf("forwarding.secret_file: %w; point [forwarding] secret_file at a readable file, make its folder writable, or set %s (or %s_FILE)",
+			err, config.ForwardingSecretEnv, config.ForwardingSecretEnv)
+	}
+	if created {
+		return cfg.Forwarding.SecretFile + " (created at the first start; then copy it to the backends)", nil
+	}
+	return cfg.Forwarding.SecretFile, nil
 }
 
 // problems counts the errors joined in err, so a long list says up front how long it is.

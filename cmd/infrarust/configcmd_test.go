@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,5 +87,59 @@ func TestConfigCheckPassesWithTheKeyInTheEnvironment(t *testing.T) {
 	code, stdout, stderr := runConfigCmd(t, "config", "check", "--config", path)
 	if code != 0 || !strings.Contains(stdout, "ok: "+path+", 1 server(s)") {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+}
+
+// The forwarding secret lives in data_dir unless a file is there from before
+// beside infrarust.toml, or the environment gives it; `config check` says
+// where it comes from and fails, as serve would, when it can be neither read
+// nor created; checking creates nothing.
+func TestConfigCheckFindsTheForwardingSecret(t *testing.T) {
+	velocity := map[string]string{"a.toml": "domains = [\"a.example\"]\naddresses = [\"127.0.0.1:25566\"]\nproxy_mode = \"offline\"\nforwarding_mode = \"velocity\"\n"}
+	t.Setenv(config.ForwardingSecretEnv, "")
+	t.Setenv(config.ForwardingSecretEnv+"_FILE", "")
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bind := fmt.Sprintf("bind = %q\n", ln.Addr().String())
+	ln.Close()
+	path := writeConfigTree(t, bind+"[web]\nenabled = false\ndata_dir = \"state\"\n", velocity)
+	want := filepath.Join(filepath.Dir(path), "state", "forwarding.secret")
+	code, stdout, stderr := runConfigCmd(t, "config", "check", "--config", path)
+	if code != 0 || !strings.Contains(stdout, "forwarding secret: "+want+" (created at the first start") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(want); err == nil {
+		t.Fatal("config check created the secret")
+	}
+
+	// A secret file from before, beside infrarust.toml, stays the secret.
+	legacy := filepath.Join(filepath.Dir(path), "forwarding.secret")
+	if err := os.WriteFile(legacy, []byte("old-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, _ := runConfigCmd(t, "config", "check", "--config", path); code != 0 || !strings.Contains(stdout, "forwarding secret: "+legacy+"\n") {
+		t.Fatalf("with a secret beside the config: exit %d\n%s", code, stdout)
+	}
+
+	// A secret file under a regular file can be neither read nor created.
+	blocked := writeConfigTree(t, bind+"[web]\nenabled = false\n[forwarding]\nsecret_file = \"infrarust.toml/forwarding.secret\"\n", velocity)
+	for _, cmd := range []string{"config check", "serve"} {
+		code, stdout, stderr := runConfigCmd(t, append(strings.Fields(cmd), "--config", blocked)...)
+		if code != 1 || !strings.Contains(stderr, "INFRARUST_FORWARDING_SECRET") {
+			t.Fatalf("%s with an uncreatable secret: exit %d, want 1 naming the way out\nstdout: %s\nstderr: %s", cmd, code, stdout, stderr)
+		}
+	}
+
+	// The environment's secret needs no file at all.
+	secretFile := filepath.Join(t.TempDir(), "mounted")
+	if err := os.WriteFile(secretFile, []byte("from-a-kubernetes-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(config.ForwardingSecretEnv+"_FILE", secretFile)
+	if code, stdout, stderr := runConfigCmd(t, "config", "check", "--config", blocked); code != 0 || !strings.Contains(stdout, "forwarding secret: from INFRARUST_FORWARDING_SECRET") {
+		t.Fatalf("with %s_FILE: exit %d\nstdout: %s\nstderr: %s", config.ForwardingSecretEnv, code, stdout, stderr)
 	}
 }

@@ -109,8 +109,28 @@ type Forwarding struct {
 	// Mode is RawMode parsed; a server's forwarding_mode overrides it.
 	Mode forwarding.Mode `toml:"-"`
 	// SecretFile holds the velocity / bungeeguard secret; created (0600) with a
-	// random secret when missing. Relative to infrarust.toml's folder.
+	// random secret when missing. Relative to infrarust.toml's folder; unset, it
+	// is <data_dir>/forwarding.secret (or forwarding.secret beside
+	// infrarust.toml when a file is there from before, so no backend loses it).
 	SecretFile string `toml:"secret_file"`
+	// Secret is the secret itself, from INFRARUST_FORWARDING_SECRET[_FILE] (never
+	// from the file): set, no secret file is read or created.
+	Secret string `toml:"-"`
+}
+
+// DefaultSecretName is the forwarding secret's file name in <data_dir> (and,
+// for configurations from before, beside infrarust.toml).
+const DefaultSecretName = "forwarding.secret"
+
+// NeedsForwardingSecret reports whether a server of c forwards with a secret
+// (velocity, bungeeguard) in an intercepted mode, so the secret must be there.
+func (c *Config) NeedsForwardingSecret() bool {
+	for _, sc := range c.Servers {
+		if sc.ProxyMode.Intercepted() && c.EffectiveForwarding(sc).NeedsSecret() {
+			return true
+		}
+	}
+	return false
 }
 
 // PluginMessaging is the BungeeCord plugin channel backends' plugins use to ask
@@ -411,7 +431,7 @@ func Default() *Config {
 		DuplicateLogin:       DuplicateReplace,
 		Auth:                 Auth{SessionServer: "https://sessionserver.mojang.com", Timeout: Duration(5 * time.Second)},
 		Forwarding: Forwarding{
-			RawMode: "none", Mode: forwarding.ModeNone, SecretFile: "forwarding.secret",
+			RawMode: "none", Mode: forwarding.ModeNone,
 		},
 		PluginMessaging: PluginMessaging{BungeeCordPermissions: DefaultChannelPermissions()},
 		Fleet:           defaultFleet(),

@@ -30,7 +30,13 @@ var EnvOverrides = []EnvOverride{
 	{Name: "INFRARUST_ADMIN_BIND", Key: "web.bind", set: func(c *Config, v string) { c.Web.Bind = v }},
 	{Name: APIKeyEnv, Key: "web.api_key", set: func(c *Config, v string) { c.Web.APIKey = v }},
 	{Name: "INFRARUST_DATA_DIR", Key: "web.data_dir", set: func(c *Config, v string) { c.Web.DataDir = v }},
+	{Name: ForwardingSecretEnv, Key: "forwarding.secret_file", set: func(c *Config, v string) { c.Forwarding.Secret = v }},
 }
+
+// ForwardingSecretEnv is the forwarding secret itself (or, as _FILE, a file
+// holding it, e.g. a Kubernetes secret every pod mounts): it replaces the
+// secret file.
+const ForwardingSecretEnv = "INFRARUST_FORWARDING_SECRET"
 
 // maxEnvFileBytes bounds a *_FILE read: the values are keys and paths, not documents.
 const maxEnvFileBytes = 64 << 10

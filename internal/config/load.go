@@ -60,6 +60,7 @@ func Load(path string, mustExist bool) (*Config, error) {
 			return nil, perr
 		}
 		cfg.ServersPath = cfg.ServersDir
+		cfg.resolveSecretFile(".")
 		return cfg, loadServers(cfg, true)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
@@ -81,9 +82,7 @@ func Load(path string, mustExist bool) (*Config, error) {
 	if cfg.Web.DataDir != "" && !filepath.IsAbs(cfg.Web.DataDir) {
 		cfg.Web.DataDir = filepath.Join(filepath.Dir(path), cfg.Web.DataDir)
 	}
-	if cfg.Forwarding.SecretFile != "" && !filepath.IsAbs(cfg.Forwarding.SecretFile) {
-		cfg.Forwarding.SecretFile = filepath.Join(filepath.Dir(path), cfg.Forwarding.SecretFile)
-	}
+	cfg.resolveSecretFile(filepath.Dir(path))
 	// The server files are checked even when infrarust.toml has errors, so one run
 	// shows every problem; only a servers_dir that did not decode stops that.
 	if !serversOK {
@@ -93,6 +92,25 @@ func Load(path string, mustExist bool) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// resolveSecretFile makes [forwarding] secret_file a path: relative to dir (the
+// folder of infrarust.toml); unset, forwarding.secret in dir when one is there
+// from before, else in data_dir, which is where state is written (a config
+// folder may be read-only, as in the image and on Kubernetes).
+func (c *Config) resolveSecretFile(dir string) {
+	f := &c.Forwarding.SecretFile
+	switch {
+	case *f != "" && !filepath.IsAbs(*f):
+		*f = filepath.Join(dir, *f)
+	case *f == "":
+		legacy := filepath.Join(dir, DefaultSecretName)
+		if _, err := os.Stat(legacy); err == nil {
+			*f = legacy
+			return
+		}
+		*f = filepath.Join(c.Web.DataDir, DefaultSecretName)
+	}
 }
 
 // Parse decodes and validates the proxy-wide file (servers are not loaded). Relative

@@ -97,3 +97,38 @@ func createSecret(path string) ([]byte, error) {
 	}
 	return []byte(secret), nil
 }
+
+// CheckSecretFile tells, without changing anything, whether the proxy will be
+// able to start with path as its secret file: created is true when it does not
+// exist yet and can be created; an error says why neither reading nor
+// creating it would work (what `config check` reports before `serve` fails).
+func CheckSecretFile(path string) (created bool, err error) {
+	if path == "" {
+		return false, errors.New("forwarding: no secret file configured; set [forwarding] secret_file")
+	}
+	if _, err := readSecret(path); !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	dir := filepath.Dir(path)
+	for {
+		st, err := os.Stat(dir)
+		if err == nil {
+			if !st.IsDir() {
+				return false, fmt.Errorf("forwarding: cannot create the secret file %s: %s is not a directory", path, dir)
+			}
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false, fmt.Errorf("forwarding: cannot create the secret file %s: %w", path, err)
+		}
+		dir = parent
+	}
+	probe, err := os.CreateTemp(dir, ".infrarust-check-*")
+	if err != nil {
+		return false, fmt.Errorf("forwarding: cannot create the secret file %s: %w", path, err)
+	}
+	probe.Close()
+	_ = os.Remove(probe.Name())
+	return true, nil
+}

@@ -4,6 +4,7 @@ import (
 	"compress/zlib"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"net"
 	"sync"
 	"time"
@@ -56,17 +57,19 @@ func (in *interception) keyPair() (*auth.KeyPair, error) {
 }
 
 // loadSecret reads (or creates, 0600) the forwarding secret the first time a
-// server needs one; a missing-and-uncreatable or empty file is an error, never a
-// silent "none".
-func (in *interception) loadSecret(path string) (created bool, err error) {
+// server needs one, or takes it as given (INFRARUST_FORWARDING_SECRET); a
+// missing-and-uncreatable or empty file is an error, never a silent "none".
+func (in *interception) loadSecret(given, path string) (created bool, err error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.secret != nil {
 		return false, nil
 	}
-	secret, created, err := forwarding.LoadOrCreateSecret(path)
-	if err != nil {
-		return false, err
+	secret := []byte(given)
+	if given == "" {
+		if secret, created, err = forwarding.LoadOrCreateSecret(path); err != nil {
+			return false, err
+		}
 	}
 	v, err := forwarding.NewVelocity(secret)
 	if err != nil {
@@ -84,18 +87,20 @@ func (in *interception) forwardingSecret() ([]byte, *forwarding.Velocity) {
 
 // prepareForwarding loads the secret when a server of cfg needs one.
 func (p *Proxy) prepareForwarding(cfg *config.Config) error {
-	for _, sc := range cfg.Servers {
-		if !sc.ProxyMode.Intercepted() || !cfg.EffectiveForwarding(sc).NeedsSecret() {
-			continue
-		}
-		created, err := p.icpt.loadSecret(cfg.Forwarding.SecretFile)
-		if err != nil {
-			return fmt.Errorf("%s: forwarding %s needs [forwarding] secret_file: %w", sc.File, cfg.EffectiveForwarding(sc), err)
-		}
-		if created {
-			p.log.Warn("created the forwarding secret; copy it to your backends (Paper: proxies.velocity.secret in config/paper-global.yml; BungeeGuard: allowed-tokens)", "file", cfg.Forwarding.SecretFile)
-		}
+	if !cfg.NeedsForwardingSecret() {
 		return nil
+	}
+	path := cfg.Forwarding.SecretFile
+	if path == "" { // a configuration not from config.Load (tests, embedding)
+		path = filepath.Join(cfg.Web.DataDir, config.DefaultSecretName)
+	}
+	created, err := p.icpt.loadSecret(cfg.Forwarding.Secret, path)
+	if err != nil {
+		return fmt.Errorf("forwarding needs its secret: %w (set [forwarding] secret_file to a readable file, make %s writable, or set %s or %s_FILE)",
+			err, filepath.Dir(path), config.ForwardingSecretEnv, config.ForwardingSecretEnv)
+	}
+	if created {
+		p.log.Warn("created the forwarding secret; copy it to your backends (Paper: proxies.velocity.secret in config/paper-global.yml; BungeeGuard: allowed-tokens)", "file", path)
 	}
 	return nil
 }
