@@ -4,8 +4,8 @@ import (
 	"compress/zlib"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"net"
+	"path/filepath"
 	"sync"
 	"time"
 
