@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"text/template"
+	"time"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -378,10 +379,13 @@ func TestHelmChartOptions(t *testing.T) {
 	checkDeployment(t, d)
 	if get(d, "spec", "template", "spec", "volumes", 2, "secret", "secretName") != "my-key" ||
 		get(d, "spec", "template", "spec", "containers", 0, "image") != "ghcr.io/infrarust-go/infrarust:1.2.3" ||
-		get(d, "spec", "template", "spec", "terminationGracePeriodSeconds") != 70 {
+		get(d, "spec", "template", "spec", "terminationGracePeriodSeconds") != 75 { // 60 + shutdownDelaySeconds 5 + 10
 		t.Errorf("deployment spec: %v", get(d, "spec", "template", "spec"))
 	}
 	cfg := loadRenderedConfig(t, get(docs["ConfigMap/mc-infrarust"], "data", "infrarust.toml").(string))
+	if cfg.ShutdownDelay.D() != 5*time.Second || cfg.ShutdownTimeout.D() != 60*time.Second {
+		t.Errorf("shutdown_delay %v, shutdown_timeout %v: want the chart's 5s and the value's 60s", cfg.ShutdownDelay.D(), cfg.ShutdownTimeout.D())
+	}
 	if cfg.Kubernetes.Namespace != "*" || !cfg.RateLimit.Enabled {
 		t.Errorf("operator config not merged: %+v %+v", cfg.Kubernetes, cfg.RateLimit)
 	}

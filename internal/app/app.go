@@ -75,6 +75,9 @@ type App struct {
 	reloadMu sync.Mutex // one reload at a time (watcher, signal, tests)
 
 	wg sync.WaitGroup // every goroutine the app starts
+	// stopServing ends the proxy's accept loop (shutdown calls it after
+	// shutdown_delay); nil before run.
+	stopServing context.CancelFunc
 }
 
 // Run builds everything, serves until ctx ends, then shuts down in order: the
@@ -239,7 +242,11 @@ func (a *App) run(ctx context.Context, opts Options) error {
 		return err
 	}
 	serveErr := make(chan error, 1)
-	a.goroutine(func() { serveErr <- a.proxy.Serve(ctx, ln) })
+	// The listener outlives the signal by shutdown_delay: shutdown ends serveCtx.
+	serveCtx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServing()
+	a.stopServing = stopServing
+	a.goroutine(func() { serveErr <- a.proxy.Serve(serveCtx, ln) })
 	a.ready.unblock("listener")
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String(), adminAddr)
@@ -260,6 +267,15 @@ func (a *App) run(ctx context.Context, opts Options) error {
 func (a *App) shutdown() {
 	_ = a.notify.Stopping("stopping: live sessions and managed servers may finish")
 	a.ready.block("shutdown", "shutting down: live sessions are finishing")
+	if d := a.cfg.ShutdownDelay.D(); d > 0 {
+		// Readiness is off: load balancers stop sending; players that still
+		// arrive meanwhile are served.
+		a.log.Info("shutting down: readiness off, still accepting for shutdown_delay", "shutdown_delay", d.String())
+		time.Sleep(d)
+	}
+	if a.stopServing != nil {
+		a.stopServing()
+	}
 	a.log.Info("shutting down; live sessions may finish", "shutdown_timeout", a.cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout.D())
 	defer cancel()

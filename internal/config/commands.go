@@ -104,6 +104,7 @@ type Messages struct {
 	CommandFailed   string `toml:"command_failed"`
 	ReloadDone      string `toml:"reload_done"`
 	PlayerNotOnline string `toml:"player_not_online"`
+	Shutdown        string `toml:"shutdown"`
 }
 
 // DefaultMessages is [messages] when the file says nothing.
@@ -128,6 +129,7 @@ func DefaultMessages() Messages {
 		CommandFailed:   "§c{reason}",
 		ReloadDone:      "§aConfiguration reloaded.",
 		PlayerNotOnline: "§c{player} is not online.",
+		Shutdown:        "Proxy restarting, reconnect in a moment",
 	}
 }
 

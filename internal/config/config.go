@@ -28,21 +28,24 @@ type Config struct {
 	// StatusTimeout bounds one status relay to a backend address (dial and
 	// answer), apart from connect_timeout: a server-list ping must not wait as
 	// long as a login may.
-	StatusTimeout         Duration     `toml:"status_timeout"`
-	ConnectMaxAttempts    int          `toml:"connect_max_attempts"`
-	HandshakeTimeout      Duration     `toml:"handshake_timeout"`
-	ServersDir            string       `toml:"servers_dir"`
-	UnknownDomainBehavior string       `toml:"unknown_domain_behavior"`
-	ShutdownTimeout       Duration     `toml:"shutdown_timeout"`
-	ReceiveProxyProtocol  bool         `toml:"receive_proxy_protocol"`
-	TrustedProxies        []string     `toml:"trusted_proxies"`
-	Keepalive             Keepalive    `toml:"keepalive"`
-	StatusCache           StatusCache  `toml:"status_cache"`
-	DefaultMOTD           MOTD         `toml:"default_motd"`
-	Web                   Web          `toml:"web"`
-	RateLimit             RateLimit    `toml:"rate_limit"`
-	ActiveHealth          ActiveHealth `toml:"active_health"`
-	IPFilter              IPFilter     `toml:"ip_filter"`
+	StatusTimeout         Duration `toml:"status_timeout"`
+	ConnectMaxAttempts    int      `toml:"connect_max_attempts"`
+	HandshakeTimeout      Duration `toml:"handshake_timeout"`
+	ServersDir            string   `toml:"servers_dir"`
+	UnknownDomainBehavior string   `toml:"unknown_domain_behavior"`
+	ShutdownTimeout       Duration `toml:"shutdown_timeout"`
+	// ShutdownDelay is how long the proxy keeps accepting after SIGTERM with its
+	// readiness already off, so load balancers stop sending before it stops.
+	ShutdownDelay        Duration     `toml:"shutdown_delay"`
+	ReceiveProxyProtocol bool         `toml:"receive_proxy_protocol"`
+	TrustedProxies       []string     `toml:"trusted_proxies"`
+	Keepalive            Keepalive    `toml:"keepalive"`
+	StatusCache          StatusCache  `toml:"status_cache"`
+	DefaultMOTD          MOTD         `toml:"default_motd"`
+	Web                  Web          `toml:"web"`
+	RateLimit            RateLimit    `toml:"rate_limit"`
+	ActiveHealth         ActiveHealth `toml:"active_health"`
+	IPFilter             IPFilter     `toml:"ip_filter"`
 	// CompressionThreshold is the client side's compression threshold on
 	// intercepted servers (offline, client_only); -1 turns compression off. When it
 	// equals a backend's threshold, compressed frames pass through untouched.

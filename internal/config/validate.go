@@ -130,6 +130,9 @@ func (c *Config) validate(r *report, envKey string) {
 	if c.ShutdownTimeout < 0 {
 		r.check("shutdown_timeout", "must not be negative")
 	}
+	if c.ShutdownDelay < 0 {
+		r.check("shutdown_delay", "must not be negative")
+	}
 	switch c.UnknownDomainBehavior {
 	case "default_motd", "drop":
 	default:

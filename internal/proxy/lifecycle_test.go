@@ -96,3 +96,24 @@ func TestMaxConnectionsHoldsPermits(t *testing.T) {
 		t.Fatal("the third client was never served after a permit was freed")
 	}
 }
+
+// An intercepted player still on when the grace ends reads [messages]
+// shutdown on their screen instead of a dropped connection.
+func TestShutdownTellsInterceptedPlayersWhy(t *testing.T) {
+	be := startPlayBackend(t, "A")
+	srv := interceptedServer("a", config.ModeOffline, be.addr)
+	srv.Domains = []string{"a.test"}
+	tp := startProxy(t, func(c *config.Config) { c.Messages.Shutdown = "§eUpdating, back in a minute" }, srv)
+	pc := joinAndPlay(t, tp.addr, "a.test", "Alex")
+	pc.await(t, "hello from A")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := tp.Shutdown(ctx); err != nil && !strings.Contains(err.Error(), "closed") {
+		t.Fatal(err)
+	}
+	expectKick(t, pc, "§eUpdating, back in a minute")
+	if el := time.Since(start); el > goodbyeWait+5*time.Second {
+		t.Fatalf("shutdown took %v", el)
+	}
+}

@@ -335,6 +335,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 		return p.fwd.Close()
 	case <-ctx.Done():
 	}
+	p.sayGoodbye(done)
 	p.connMu.Lock()
 	n := len(p.conns)
 	for c := range p.conns {
@@ -348,6 +349,46 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 		return fmt.Errorf("shutdown timeout: closed %d connections", n)
 	}
 	return nil
+}
+
+// goodbyeWait bounds how long the end of a shutdown waits for the intercepted
+// players' Disconnects to be written before every socket is closed.
+const goodbyeWait = 2 * time.Second
+
+// sayGoodbye disconnects every intercepted player still on with [messages]
+// shutdown, all at once, and waits (at most goodbyeWait, or until done) for
+// the sessions to end: a player reads why instead of "Connection lost".
+func (p *Proxy) sayGoodbye(done <-chan struct{}) {
+	text := p.msgs().Shutdown
+	var kicked sync.WaitGroup
+	n := 0
+	for _, pl := range p.roster.all() {
+		if pl.sess == nil {
+			continue // passthrough: nothing can be written into the stream
+		}
+		n++
+		kicked.Add(1)
+		go func() {
+			defer kicked.Done()
+			pl.sess.Kick(text)
+		}()
+	}
+	if n == 0 {
+		return
+	}
+	written := make(chan struct{})
+	go func() { kicked.Wait(); close(written) }()
+	timer := time.NewTimer(goodbyeWait)
+	defer timer.Stop()
+	select {
+	case <-written:
+	case <-timer.C:
+		return
+	}
+	select { // the sessions end once their clients read the Disconnect
+	case <-done:
+	case <-timer.C:
+	}
 }
 
 // ipCounter caps concurrent connections per client IP.

@@ -44,6 +44,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 bind = "0.0.0.0:25565"
 servers_dir = "/etc/infrarust/servers"
 shutdown_timeout = "{{ .Values.shutdownTimeoutSeconds }}s"
+shutdown_delay = "{{ .Values.shutdownDelaySeconds }}s"
 
 [web]
 data_dir = "/data"
