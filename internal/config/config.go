@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -497,7 +501,77 @@ func (c *Config) Warnings() []string {
 	for _, s := range c.Servers {
 		w = append(w, s.Warnings()...)
 	}
+	return append(w, c.crossReferences()...)
+}
+
+// crossReferences are the problems only the whole configuration shows: a
+// fallback that names no server or one a player cannot be moved to, handlers
+// that can never act, a manager command that is not there. They are warnings,
+// not errors: a server discovered from Docker or Kubernetes is known only at
+// run time, and a command may be installed before the first wake.
+func (c *Config) crossReferences() []string {
+	var w []string
+	byID := map[string]*Server{}
+	var ids []string
+	for _, s := range c.Servers {
+		byID[s.ID] = s
+		ids = append(ids, s.ID)
+	}
+	for _, s := range c.Servers {
+		if len(s.FallbackServers) > 0 && !s.ProxyMode.Intercepted() {
+			w = append(w, fmt.Sprintf("%s: fallback_servers has no effect: a %s server's players cannot be moved (the proxy only forwards their stream); set proxy_mode = \"offline\" or \"client_only\"", s.File, s.ProxyMode))
+		}
+		for _, id := range s.FallbackServers {
+			f := byID[id]
+			switch {
+			case f == nil:
+				hint := ""
+				if best := closestKey(id, ids); best != "" {
+					hint = fmt.Sprintf("; did you mean %q?", best)
+				}
+				w = append(w, fmt.Sprintf("%s: fallback_servers: %q is no server of servers_dir%s (a server discovered from Docker or Kubernetes is found at run time)", s.File, id, hint))
+			case !f.ProxyMode.Intercepted():
+				w = append(w, fmt.Sprintf("%s: fallback_servers: %q is a %s server: players can only be moved to intercepted servers", s.File, id, f.ProxyMode))
+			case f.Network != s.Network && s.ProxyMode.Intercepted():
+				w = append(w, fmt.Sprintf("%s: fallback_servers: %q is on network %q and this server on %q: players are never moved across networks; set the same network", s.File, id, f.Network, s.Network))
+			}
+		}
+		if s.HasLimbo(LimboWake) && s.ServerManager == nil {
+			w = append(w, fmt.Sprintf("%s: limbo_handlers has \"wake\" but the server has no [server_manager]: nothing can wake it, so players would wait for nothing; add [server_manager] or remove \"wake\"", s.File))
+		}
+		if sm := s.ServerManager; sm != nil && sm.Type == "local" && sm.Command != "" {
+			if err := findCommand(sm.Command, sm.WorkingDir); err != nil {
+				w = append(w, fmt.Sprintf("%s: server_manager.command: %v; the first wake would fail", s.File, err))
+			}
+		}
+	}
 	return w
+}
+
+// findCommand says whether a local manager's command can be started: a name
+// is looked up in PATH, a path (relative to working_dir, as the start is) must
+// be an executable file.
+func findCommand(command, dir string) error {
+	if !strings.ContainsRune(command, filepath.Separator) && !strings.ContainsRune(command, '/') {
+		if _, err := exec.LookPath(command); err != nil {
+			return fmt.Errorf("%q is not in PATH", command)
+		}
+		return nil
+	}
+	path := command
+	if !filepath.IsAbs(path) && dir != "" {
+		path = filepath.Join(dir, path)
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s does not exist", path)
+	case st.IsDir():
+		return fmt.Errorf("%s is a directory", path)
+	case runtime.GOOS != "windows" && st.Mode()&0o111 == 0:
+		return fmt.Errorf("%s is not executable (chmod +x)", path)
+	}
+	return nil
 }
 
 // Warnings of one server file.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,5 +198,48 @@ func TestActiveHealthOverrideOnlyWhenTheTableExists(t *testing.T) {
 	s, err = ParseServer([]byte("domains = [\"a\"]\nactive_health = { kind = \"status_ping\" }\n"), "a.toml", Default())
 	if err != nil || s.ActiveHealth == nil || s.ActiveHealth.Kind != "status_ping" || s.ActiveHealth.Timeout.D() != 3*time.Second {
 		t.Fatalf("inline override: %+v, %v", s.ActiveHealth, err)
+	}
+}
+
+// config check reads the servers together: fallbacks to nowhere, across
+// networks or from a passthrough server, a wake with nothing to wake, and a
+// manager command that is not there each get a warning naming the file; a
+// sound network gets none.
+func TestCrossReferenceWarnings(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "start.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o644); err != nil { // not executable
+		t.Fatal(err)
+	}
+	path := writeTree(t, "", map[string]string{
+		"lobby.toml":  "domains = [\"lobby\"]\naddresses = [\"l:1\"]\nproxy_mode = \"offline\"\nnetwork = \"main\"\n",
+		"games.toml":  "domains = [\"games\"]\naddresses = [\"g:1\"]\nproxy_mode = \"offline\"\nnetwork = \"main\"\nfallback_servers = [\"lobyy\", \"lobby\"]\n",
+		"event.toml":  "domains = [\"event\"]\naddresses = [\"e:1\"]\nproxy_mode = \"offline\"\nnetwork = \"events\"\nfallback_servers = [\"lobby\"]\n",
+		"pt.toml":     "domains = [\"pt\"]\naddresses = [\"p:1\"]\nfallback_servers = [\"lobby\"]\n",
+		"tolink.toml": "domains = [\"tolink\"]\naddresses = [\"t:1\"]\nproxy_mode = \"offline\"\nnetwork = \"main\"\nfallback_servers = [\"pt\"]\n",
+		"sleepy.toml": "domains = [\"sleepy\"]\naddresses = [\"s:1\"]\nproxy_mode = \"offline\"\nnetwork = \"main\"\nlimbo_handlers = [\"wake\"]\n",
+		"local.toml":  "domains = [\"local\"]\naddresses = [\"127.0.0.1:25570\"]\n[server_manager]\ntype = \"local\"\ncommand = \"no-such-command-for-infrarust\"\n",
+		"script.toml": fmt.Sprintf("domains = [\"script\"]\naddresses = [\"127.0.0.1:25571\"]\n[server_manager]\ntype = \"local\"\ncommand = \"./start.sh\"\nworking_dir = %q\n", dir),
+	})
+	cfg, err := Load(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(cfg.Warnings(), "\n")
+	for _, want := range []string{
+		`games.toml: fallback_servers: "lobyy" is no server of servers_dir; did you mean "lobby"?`,
+		`event.toml: fallback_servers: "lobby" is on network "main" and this server on "events"`,
+		`pt.toml: fallback_servers has no effect`,
+		`tolink.toml: fallback_servers: "pt" is a passthrough server`,
+		`sleepy.toml: limbo_handlers has "wake" but the server has no [server_manager]`,
+		`local.toml: server_manager.command: "no-such-command-for-infrarust" is not in PATH`,
+		`script.toml: server_manager.command: ` + script + ` is not executable`,
+	} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings lack %q:\n%s", want, w)
+		}
+	}
+	if strings.Contains(w, "lobby.toml:") {
+		t.Errorf("a sound server got a warning:\n%s", w)
 	}
 }
