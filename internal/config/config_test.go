@@ -120,7 +120,7 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 		{"domain conflict", "", map[string]string{"a.toml": "domains = [\"a.com\"]\n", "b.toml": "\ndomains = [\"a.com\"]\n"}, "b.toml:2: domain \"a.com\" is already claimed by server \"a\""},
 		{"admin on the players' port", "bind = \"0.0.0.0:25565\"\n[web]\nbind = \"127.0.0.1:25565\"\n", nil, "infrarust.toml:3: web.bind: \"127.0.0.1:25565\" is where players connect"},
 		{"unknown mode", "", map[string]string{"a.toml": "domains = [\"a\"]\nproxy_mode = \"turbo\"\n"}, "a.toml:2: proxy_mode: \"turbo\" is not one of passthrough, zero_copy, server_only, client_only, offline"},
-		{"bad strategy", "", map[string]string{"a.toml": "domains = [\"a\"]\nbalance = \"fastest\"\n"}, "a.toml:2: balance: unknown balance strategy \"fastest\""},
+		{"bad strategy", "", map[string]string{"a.toml": "domains = [\"a\"]\nbalance = \"fastest\"\n"}, "a.toml:2: balance: \"fastest\" is not one of first_available"},
 		{"syntax", "bind = \n", nil, "infrarust.toml:1:"},
 	}
 	for _, tc := range cases {
@@ -241,5 +241,36 @@ func TestCrossReferenceWarnings(t *testing.T) {
 	}
 	if strings.Contains(w, "lobby.toml:") {
 		t.Errorf("a sound server got a warning:\n%s", w)
+	}
+}
+
+// One run of config check shows everything: a typo in a fixed set gets the
+// closest value, and a file with errors still has its domains checked
+// against the others' (the error is the broken file's).
+func TestConfigErrorsSuggestAndSeeAcrossBrokenFiles(t *testing.T) {
+	path := writeTree(t, "[forwarding]\nmode = \"velocty\"\n", map[string]string{
+		"a.toml": "domains = [\"a\"]\naddresses = [\"a:1\"]\nproxy_mode = \"ofline\"\nbalance = \"round_robbin\"\n",
+		"b.toml": "domains = [\"a\"]\naddresses = [\"b:1\"]\n",
+	})
+	_, err := Load(path, true)
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`forwarding.mode: "velocty" is not one of none, velocity`,
+		`did you mean "velocity"?`,
+		`a.toml:3: proxy_mode: "ofline" is not one of`,
+		`did you mean "offline"?`,
+		`a.toml:4: balance: "round_robbin" is not one of`,
+		`did you mean "round_robin"?`,
+		`a.toml:1: domain "a" is also claimed by server "b"`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("errors lack %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "forwarding.mode: forwarding:") {
+		t.Errorf("doubled prefix:\n%s", msg)
 	}
 }

@@ -169,15 +169,24 @@ func LoadServersDir(dir string, global *Config) ([]*Server, []error) {
 	if err != nil {
 		return nil, []error{fmt.Errorf("read servers_dir: %w", err)}
 	}
-	var servers []*Server
+	var servers, broken []*Server
 	var errs []error
 	for _, e := range entries {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".toml") {
 			continue
 		}
-		s, err := LoadServerFile(filepath.Join(dir, e.Name()), global)
+		path := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read server file: %w", err))
+			continue
+		}
+		s, err := parseServer(data, path, global)
 		if err != nil {
 			errs = append(errs, err)
+			if s != nil {
+				broken = append(broken, s)
+			}
 			continue
 		}
 		servers = append(servers, s)
@@ -185,6 +194,22 @@ func LoadServersDir(dir string, global *Config) ([]*Server, []error) {
 	sort.Slice(servers, func(i, j int) bool { return servers[i].ID < servers[j].ID })
 	if err := CheckDomainConflicts(servers); err != nil {
 		errs = append(errs, err)
+	}
+	// A broken file's domains are checked too, so one run shows a conflict
+	// the fix of the file would run into; the error is the broken file's, which
+	// is refused anyway (a reload keeps the loaded server as it is).
+	owner := map[string]*Server{}
+	for _, s := range servers {
+		for _, d := range s.Domains {
+			owner[d] = s
+		}
+	}
+	for _, b := range broken {
+		for i, d := range b.Domains {
+			if o := owner[d]; o != nil {
+				errs = append(errs, &Error{File: b.File, Line: b.domainLine(i), Key: indexPath("domains", i), Msg: fmt.Sprintf("domain %q is also claimed by server %q (%s)", d, o.ID, o.File)})
+			}
+		}
 	}
 	return servers, errs
 }
@@ -202,6 +227,16 @@ func LoadServerFile(path string, global *Config) (*Server, error) {
 // inherits (the [active_health] block) and the folder relative paths start from (nil
 // means the built-in defaults).
 func ParseServer(data []byte, path string, global *Config) (*Server, error) {
+	s, err := parseServer(data, path, global)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// parseServer is ParseServer that also returns what decoded of a file with
+// errors (nil only when the file is not TOML), for cross-file checks.
+func parseServer(data []byte, path string, global *Config) (*Server, error) {
 	if global == nil {
 		global = Default()
 	}
@@ -223,10 +258,7 @@ func ParseServer(data []byte, path string, global *Config) (*Server, error) {
 	s.File = path
 	s.ID = strings.TrimSuffix(filepath.Base(path), ".toml")
 	s.validate(r, global)
-	if err := r.err(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s, r.err()
 }
 
 // CheckDomainConflicts refuses a domain claimed by two servers, naming both files.

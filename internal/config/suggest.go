@@ -146,3 +146,13 @@ func joinOr(items []string) string {
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
+
+// notOneOf is the message for a value outside a fixed set: the set, and the
+// closest member when the value looks like a typo of it.
+func notOneOf(v string, choices []string) string {
+	msg := fmt.Sprintf("%q is not one of %s", v, strings.Join(choices, ", "))
+	if best := closestKey(v, choices); best != "" {
+		msg += fmt.Sprintf("; did you mean %q?", best)
+	}
+	return msg
+}

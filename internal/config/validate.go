@@ -218,7 +218,7 @@ func (c *Config) validate(r *report, envKey string) {
 		r.check("auth.timeout", "must be more than 0")
 	}
 	if m, err := forwarding.ParseMode(c.Forwarding.RawMode); err != nil {
-		r.check("forwarding.mode", "%v", err)
+		r.check("forwarding.mode", "%s", notOneOf(c.Forwarding.RawMode, forwarding.ModeNames()))
 	} else {
 		c.Forwarding.Mode = m
 	}
@@ -300,7 +300,7 @@ func (s *Server) validate(r *report, global *Config) {
 		s.Addresses = append(s.Addresses, a)
 	}
 	if st, err := balance.ParseStrategy(string(s.Balance)); err != nil {
-		r.check("balance", "%v", err)
+		r.check("balance", "%s", notOneOf(string(s.Balance), balance.StrategyNames()))
 	} else {
 		s.Balance = st
 	}
@@ -314,11 +314,11 @@ func (s *Server) validate(r *report, global *Config) {
 		r.check("degraded_latency", "must not be negative")
 	}
 	if !slices.Contains(supportedModes, s.ProxyMode) {
-		r.check("proxy_mode", "%q is not one of %s", s.ProxyMode, modeList(supportedModes))
+		r.check("proxy_mode", "%s", notOneOf(string(s.ProxyMode), strings.Split(modeList(supportedModes), ", ")))
 	}
 	for i, h := range s.LimboHandlers {
 		if !slices.Contains(limboHandlers, h) {
-			r.check(indexPath("limbo_handlers", i), "%q is not one of wake, queue, maintenance", h)
+			r.check(indexPath("limbo_handlers", i), "%s", notOneOf(string(h), []string{"wake", "queue", "maintenance"}))
 		} else if !s.ProxyMode.Intercepted() {
 			r.check(indexPath("limbo_handlers", i), "limbo handlers need an intercepted proxy_mode (offline or client_only): only then can the proxy hold a player")
 		}
@@ -440,7 +440,7 @@ func validateServerManager(r *report, sm *ServerManager) {
 		}
 	default:
 		if !validateManagerType(r, sm) { // manager_types.go
-			r.check("server_manager.type", "%q is not one of %s", sm.Type, strings.Join(ManagerTypes, ", "))
+			r.check("server_manager.type", "%s", notOneOf(sm.Type, ManagerTypes))
 		}
 	}
 }

@@ -31,6 +31,11 @@ const (
 	Random Strategy = "random"
 )
 
+// StrategyNames are the strategies' configuration names, for messages and docs.
+func StrategyNames() []string {
+	return []string{string(FirstAvailable), string(RoundRobin), string(LeastConn), string(Latency), string(Random)}
+}
+
 // ParseStrategy validates a config value so a typo is reported at load time instead of silently balancing differently.
 // The empty string means the default, first_available.
 func ParseStrategy(s string) (Strategy, error) {
