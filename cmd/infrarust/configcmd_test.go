@@ -143,3 +143,17 @@ func TestConfigCheckFindsTheForwardingSecret(t *testing.T) {
 		t.Fatalf("with %s_FILE: exit %d\nstdout: %s\nstderr: %s", config.ForwardingSecretEnv, code, stdout, stderr)
 	}
 }
+
+// serve --demo keeps a demo off the network: the configured port on loopback.
+func TestDemoBindsLoopback(t *testing.T) {
+	for in, want := range map[string]string{
+		"0.0.0.0:25565": "127.0.0.1:25565",
+		"[::]:25570":    "127.0.0.1:25570",
+		":25566":        "127.0.0.1:25566",
+		"garbage":       "127.0.0.1:25565",
+	} {
+		if got := demoBind(in); got != want {
+			t.Errorf("demoBind(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -29,7 +30,9 @@ hostname they typed to a server from servers_dir, and forward the session.
 
 Without a config file the embedded default is used. --demo starts three sample
 backends on loopback and routes "localhost" to them, so
-'infrarust status ping localhost' shows a working proxy on a fresh machine.
+'infrarust status ping localhost' shows a working proxy on a fresh machine; the
+proxy then listens on loopback only (127.0.0.1, the configured port) unless
+--bind names another address.
 
 SIGHUP (or any change in servers_dir) reloads the server files without touching
 live sessions; SIGINT/SIGTERM stop accepting and give live sessions
@@ -54,6 +57,9 @@ shutdown_timeout to finish.`,
 				cfg.Bind = bind
 			}
 			ctx := cmd.Context()
+			if demo && bind == "" {
+				cfg.Bind = demoBind(cfg.Bind)
+			}
 			if demo {
 				stop, err := addDemo(cfg, log)
 				if err != nil {
@@ -64,9 +70,18 @@ shutdown_timeout to finish.`,
 			return serve(ctx, cfg, log)
 		},
 	}
-	cmd.Flags().BoolVar(&demo, "demo", false, "start three built-in sample backends and route \"localhost\" to them")
+	cmd.Flags().BoolVar(&demo, "demo", false, "start three built-in sample backends, route \"localhost\" to them and listen on loopback only")
 	cmd.Flags().StringVar(&bind, "bind", "", "override the bind address from the config (host:port)")
 	return cmd
+}
+
+// demoBind keeps a demo off the network: the configured port on 127.0.0.1.
+func demoBind(bind string) string {
+	_, port, err := net.SplitHostPort(bind)
+	if err != nil {
+		return "127.0.0.1:25565"
+	}
+	return net.JoinHostPort("127.0.0.1", port)
 }
 
 // serve runs the composition root until ctx ends; SIGHUP reloads servers_dir.
