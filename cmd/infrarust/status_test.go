@@ -39,10 +39,15 @@ func TestStatusPing(t *testing.T) {
 		t.Fatalf("the handshake must carry HOST: %+v", hs)
 	}
 
-	out, _, code = runMain(t, "status", "ping", "h", "--address", b.Addr(), "--json")
-	var res pingResult
-	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Online != 2 || res.Max != 10 || res.MOTD != "§aGreen §lbold" {
-		t.Fatalf("json: code %d %s", code, out)
+	for _, flag := range [][]string{{"--json"}, {"-o", "json"}} {
+		out, _, code = runMain(t, append([]string{"status", "ping", "h", "--address", b.Addr()}, flag...)...)
+		var res pingResult
+		if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Online != 2 || res.Max != 10 || res.MOTD != "§aGreen §lbold" {
+			t.Fatalf("%v: code %d %s", flag, code, out)
+		}
+	}
+	if _, errOut, code := runMain(t, "status", "ping", "h", "--address", b.Addr(), "-o", "yaml"); code == 0 || !strings.Contains(errOut, "use table or json") {
+		t.Fatalf("-o yaml: code %d %s", code, errOut)
 	}
 
 	out, _, code = runMain(t, "status", "ping", "h", "--address", b.Addr(), "--legacy")

@@ -49,6 +49,7 @@ func newStatusPingCmd(g *globalFlags) *cobra.Command {
 	var address string
 	var protocol int32
 	var legacy, asJSON bool
+	var output string
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "ping HOST[:PORT]",
@@ -61,10 +62,14 @@ Exits non-zero when the server cannot be reached.`,
 		Example: `  infrarust status ping localhost
   infrarust status ping play.example.com --address 127.0.0.1:25565
   infrarust status ping mc.example.com --legacy
-  infrarust status ping mc.example.com --json`,
+  infrarust status ping mc.example.com -o json`,
 		Annotations: exitStatusAnnotation(exitUnreachable, "The server could not be reached or did not answer the ping"),
 		Args:        exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			asJSON = asJSON || output == "json"
 			host, port, err := splitHostPortDefault(args[0])
 			if err != nil {
 				return err
@@ -104,7 +109,9 @@ Exits non-zero when the server cannot be reached.`,
 	f.StringVar(&address, "address", "", "connect here instead of HOST (e.g. the proxy), still sending HOST in the handshake")
 	f.Int32Var(&protocol, "protocol", 767, "protocol version to announce (767 = 1.21)")
 	f.BoolVar(&legacy, "legacy", false, "use the pre-1.7 (1.6) legacy ping")
-	f.BoolVar(&asJSON, "json", false, "print the result as JSON, with the raw status response")
+	f.StringVarP(&output, "output", "o", "table", "output format: table or json (json carries the raw status response)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	f.BoolVar(&asJSON, "json", false, "the same as -o json")
 	f.DurationVar(&timeout, "timeout", 5*time.Second, "give up after this long")
 	return cmd
 }
