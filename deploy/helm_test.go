@@ -496,3 +496,42 @@ func TestHelmRendererAgreesWithHelm(t *testing.T) {
 		}
 	}
 }
+
+// forwarding.existingSecret gives every pod one forwarding secret: mounted
+// from the Secret and named by INFRARUST_FORWARDING_SECRET_FILE; left empty,
+// the pod has neither.
+func TestHelmForwardingSecret(t *testing.T) {
+	env := func(d map[string]any) map[string]string {
+		out := map[string]string{}
+		list, _ := get(d, "spec", "template", "spec", "containers", 0, "env").([]any)
+		for _, e := range list {
+			out[fmt.Sprint(get(e, "name"))] = fmt.Sprint(get(e, "value"))
+		}
+		return out
+	}
+	plain := renderChart(t, nil)["Deployment/mc-infrarust"]
+	if _, ok := env(plain)["INFRARUST_FORWARDING_SECRET_FILE"]; ok {
+		t.Error("the default chart names a forwarding secret file")
+	}
+	d := renderChart(t, map[string]any{"forwarding": map[string]any{"existingSecret": "mc-forwarding", "secretKey": "velocity"}})["Deployment/mc-infrarust"]
+	if got := env(d)["INFRARUST_FORWARDING_SECRET_FILE"]; got != "/run/secrets/forwarding/velocity" {
+		t.Errorf("INFRARUST_FORWARDING_SECRET_FILE = %q", got)
+	}
+	found := false
+	vols, _ := get(d, "spec", "template", "spec", "volumes").([]any)
+	for _, v := range vols {
+		if get(v, "name") == "forwarding-secret" && get(v, "secret", "secretName") == "mc-forwarding" {
+			found = true
+		}
+	}
+	mounted := false
+	mounts, _ := get(d, "spec", "template", "spec", "containers", 0, "volumeMounts").([]any)
+	for _, m := range mounts {
+		if get(m, "name") == "forwarding-secret" && get(m, "mountPath") == "/run/secrets/forwarding" {
+			mounted = true
+		}
+	}
+	if !found || !mounted {
+		t.Errorf("the Secret is not mounted: volume %v, mount %v", found, mounted)
+	}
+}
