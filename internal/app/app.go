@@ -117,7 +117,8 @@ func build(opts Options) (*App, error) {
 	if err := a.buildFleet(opts); err != nil { // fleet.go
 		return nil, err
 	}
-	a.mgr = manager.New(manager.Options{Bus: a.bus, Logger: log, OnReady: a.serverReady, Docker: cfg.Docker, Kubernetes: cfg.Kubernetes, Fleet: a.managerFleet()})
+	a.mgr = manager.New(manager.Options{Bus: a.bus, Logger: log, OnReady: a.serverReady, Docker: cfg.Docker, Kubernetes: cfg.Kubernetes, Fleet: a.managerFleet(),
+		ConsoleDir: filepath.Join(cfg.Web.DataDir, "server-logs")})
 	if a.hooks, err = hooks.New(hooks.Options{Handlers: opts.Extensions, Webhooks: cfg.Webhooks, Logger: log}); err != nil {
 		return nil, fmt.Errorf("[[webhooks]]: %w", err)
 	}

@@ -370,9 +370,12 @@ type ServerManager struct {
 	WorkingDir      string            `toml:"working_dir"`
 	Env             map[string]string `toml:"env"`
 	ReadyPattern    string            `toml:"ready_pattern"`
-	URL             string            `toml:"url"`
-	APIKey          string            `toml:"api_key"`
-	ServerID        string            `toml:"server_id"`
+	// Output is where a local server's console goes: "file" (the default,
+	// <data_dir>/server-logs/<id>.log), "log" (a proxy log line per line), "off".
+	Output   string `toml:"output"`
+	URL      string `toml:"url"`
+	APIKey   string `toml:"api_key"`
+	ServerID string `toml:"server_id"`
 	// Container, Endpoint: type "docker"; Namespace, Workload, Replicas: type
 	// "kubernetes" (manager_types.go).
 	Container string `toml:"container"`
@@ -396,6 +399,9 @@ func (sm ServerManager) WithDefaults() ServerManager {
 	}
 	if sm.Replicas <= 0 {
 		sm.Replicas = 1
+	}
+	if sm.Output == "" {
+		sm.Output = ManagerOutputs[0]
 	}
 	return sm
 }

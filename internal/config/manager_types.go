@@ -9,6 +9,10 @@ import (
 // ManagerTypes are the [server_manager] types, for messages and docs.
 var ManagerTypes = []string{"local", "pterodactyl", "crafty", "docker", "kubernetes"}
 
+// ManagerOutputs are the values of a local server's output; WithDefaults makes
+// "" the first.
+var ManagerOutputs = []string{"file", "log", "off"}
+
 // dnsLabel is a Kubernetes object name (RFC 1123 subdomain, as Deployments and
 // StatefulSets use) or a Docker container name/ID.
 var (

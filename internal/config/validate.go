@@ -426,6 +426,9 @@ func validateServerManager(r *report, sm *ServerManager) {
 				r.check("server_manager.ready_pattern", "not a valid regular expression: %v", err)
 			}
 		}
+		if !slices.Contains(ManagerOutputs, sm.Output) {
+			r.check("server_manager.output", "%s", notOneOf(sm.Output, ManagerOutputs))
+		}
 	case "pterodactyl":
 		if sm.URL == "" {
 			r.check("server_manager", "type \"pterodactyl\" needs url (the panel's address)")

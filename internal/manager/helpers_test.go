@@ -62,7 +62,7 @@ func newHarness(t *testing.T, clock Clock) *harness {
 		Clock:   clock,
 		OnReady: func(server, addr string) { h.readyCh <- server + "@" + addr },
 		Providers: map[string]ProviderFunc{
-			"local":       localProviders(log),
+			"local":       localProviders(log, ""),
 			"pterodactyl": pteroProviders(&http.Client{Timeout: 5 * time.Second}),
 			"fake":        h.newFake(false),
 			"fakechild":   h.newFake(true),

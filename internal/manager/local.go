@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -48,12 +49,29 @@ type localProvider struct {
 	stopping bool
 	crash    string // why the last run ended on its own; "" when it was stopped
 	tail     []string
+
+	output  string   // "file", "log" or "off" ([server_manager] output)
+	logPath string   // output "file": where the console goes
+	logFile *os.File // open while a process runs
+	logSize int64
 }
 
-// localProviders is the ProviderFunc of type "local"; log receives the server's output.
-func localProviders(log *slog.Logger) ProviderFunc {
+// maxConsoleLog is the size past which a server's console file is rotated
+// (one previous file, .1, is kept), so a chatty server cannot fill the disk.
+const maxConsoleLog = 32 << 20
+
+// localProviders is the ProviderFunc of type "local"; a server's output goes to
+// a file in logDir, to log, or nowhere, as its [server_manager] output says.
+func localProviders(log *slog.Logger, logDir string) ProviderFunc {
 	return func(server string, sm *config.ServerManager, notify func()) (Provider, error) {
 		p, err := newLocalProvider(server, sm, log, notify)
+		if err == nil && p.output == "file" {
+			if logDir == "" {
+				p.output = "log" // no folder to write to (tests, embedding)
+			} else {
+				p.logPath = filepath.Join(logDir, server+".log")
+			}
+		}
 		if err != nil {
 			return nil, err // never a typed nil inside the interface
 		}
@@ -67,7 +85,7 @@ func newLocalProvider(id string, sm *config.ServerManager, log *slog.Logger, not
 	}
 	p := &localProvider{
 		id: id, command: sm.Command, args: slices.Clone(sm.Args), dir: sm.WorkingDir,
-		log: log, notify: notify,
+		log: log, notify: notify, output: sm.WithDefaults().Output,
 	}
 	if sm.ReadyPattern != "" {
 		re, err := regexp.Compile(sm.ReadyPattern)
@@ -109,13 +127,22 @@ func (p *localProvider) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("prepare stdin for %q: %w", p.command, err)
 	}
+	if err := p.openConsoleLocked(); err != nil {
+		_ = stdin.Close()
+		return err
+	}
 	if err := cmd.Start(); err != nil {
 		_ = stdin.Close()
+		p.closeConsoleLocked()
 		return fmt.Errorf("run %q (working_dir %q): %w; check command and working_dir in [server_manager]", p.command, p.dir, err)
 	}
 	p.cmd, p.stdin, p.done = cmd, stdin, make(chan struct{})
 	p.running, p.matched, p.stopping, p.crash, p.tail = true, false, false, "", nil
-	p.log.Info("server process started", "server", p.id, "pid", cmd.Process.Pid, "command", p.command)
+	attrs := []any{"server", p.id, "pid", cmd.Process.Pid, "command", p.command, "output", p.output}
+	if p.logFile != nil {
+		attrs = append(attrs, "file", p.logPath)
+	}
+	p.log.Info("server process started", attrs...)
 	go p.wait(cmd, p.done)
 	return nil
 }
@@ -132,6 +159,7 @@ func (p *localProvider) wait(cmd *exec.Cmd, done chan struct{}) {
 	}
 	p.mu.Lock()
 	p.running = false
+	p.closeConsoleLocked() // Wait returned: the output is all copied
 	if p.stopping {
 		p.log.Info("server process stopped", "server", p.id, "how", desc)
 	} else {
@@ -236,12 +264,18 @@ func (p *localProvider) line(stream, line string) {
 	if hit {
 		p.matched = true
 	}
-	p.mu.Unlock()
-	lvl := slog.LevelInfo
-	if stream == "stderr" {
-		lvl = slog.LevelWarn
+	toLog := p.output == "log"
+	if p.logFile != nil {
+		p.writeConsoleLocked(stream, line)
 	}
-	p.log.Log(context.Background(), lvl, line, "server", p.id, "stream", stream)
+	p.mu.Unlock()
+	if toLog {
+		lvl := slog.LevelInfo
+		if stream == "stderr" {
+			lvl = slog.LevelWarn
+		}
+		p.log.Log(context.Background(), lvl, line, "server", p.id, "stream", stream)
+	}
 	if hit {
 		p.notify()
 	}
@@ -286,4 +320,56 @@ func (w *lineWriter) add(b []byte) {
 	w.buf = append(w.buf, b[:room]...)
 	w.p.line(w.stream, string(w.buf)+" …(cut)")
 	w.buf, w.cut = w.buf[:0], true
+}
+
+// openConsoleLocked opens the console file of output "file" for a new run,
+// rotating it first when it is past maxConsoleLog.
+func (p *localProvider) openConsoleLocked() error {
+	if p.output != "file" || p.logPath == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p.logPath), 0o750); err != nil {
+		return fmt.Errorf("server %q console file: %w; set [server_manager] output = \"log\" or make data_dir writable", p.id, err)
+	}
+	if st, err := os.Stat(p.logPath); err == nil && st.Size() > maxConsoleLog {
+		_ = os.Rename(p.logPath, p.logPath+".1")
+	}
+	f, err := os.OpenFile(p.logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+	if err != nil {
+		return fmt.Errorf("server %q console file: %w; set [server_manager] output = \"log\" or make data_dir writable", p.id, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("server %q console file: %w", p.id, err)
+	}
+	p.logFile, p.logSize = f, st.Size()
+	return nil
+}
+
+// writeConsoleLocked appends one line (stderr's marked), rotating on the way.
+func (p *localProvider) writeConsoleLocked(stream, line string) {
+	if stream == "stderr" {
+		line = "[stderr] " + line
+	}
+	n, err := p.logFile.WriteString(line + "\n")
+	p.logSize += int64(n)
+	if err != nil {
+		p.log.Warn("server console file: write failed; its output now goes to this log", "server", p.id, "file", p.logPath, "err", err)
+		p.closeConsoleLocked()
+		p.output = "log"
+		return
+	}
+	if p.logSize > maxConsoleLog {
+		p.closeConsoleLocked()
+		_ = os.Rename(p.logPath, p.logPath+".1")
+		_ = p.openConsoleLocked()
+	}
+}
+
+func (p *localProvider) closeConsoleLocked() {
+	if p.logFile != nil {
+		_ = p.logFile.Close()
+		p.logFile = nil
+	}
 }

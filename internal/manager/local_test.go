@@ -1,8 +1,10 @@
 package manager
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -211,5 +213,52 @@ func TestLineWriterSplitsAndBoundsLines(t *testing.T) {
 	}
 	if !p.matched {
 		t.Error("ready_pattern did not match a line split across writes")
+	}
+}
+
+// output "file" appends the console to <dir>/<id>.log and keeps it out of the
+// proxy's log; "off" writes nowhere; both still keep the tail for a crash.
+func TestConsoleOutputGoesToAFile(t *testing.T) {
+	dir := t.TempDir()
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	for _, output := range []string{"file", "off"} {
+		sm := &config.ServerManager{Command: fakeServerBin, Output: output, Env: map[string]string{fakeServerEnv: "1", "GORACE": "atexit_sleep_ms=0"},
+			Args: []string{"-addr", freeAddr(t), "-starts-file", filepath.Join(dir, "starts-"+output), "-record", filepath.Join(dir, "record-"+output)}}
+		pf, err := localProviders(log, filepath.Join(dir, "server-logs"))("srv-"+output, sm, func() {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pf.(*localProvider)
+		if err := p.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for len(p.LastOutput()) < 2 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if _, err := p.Stop(context.Background(), 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.LastOutput(); len(got) == 0 || got[0] != "Starting minecraft server" {
+			t.Fatalf("%s: tail %q", output, got)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "server-logs", "srv-"+output+".log"))
+		switch output {
+		case "file":
+			if err != nil || !strings.HasPrefix(string(data), "Starting minecraft server\n") {
+				t.Fatalf("console file: %q, %v", data, err)
+			}
+		case "off":
+			if err == nil {
+				t.Fatalf("output off wrote a file: %q", data)
+			}
+		}
+	}
+	if strings.Contains(logs.String(), "Starting minecraft server") {
+		t.Fatalf("the console reached the proxy's log:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "file="+filepath.Join(dir, "server-logs", "srv-file.log")) {
+		t.Fatalf("the start does not say where the console goes:\n%s", logs.String())
 	}
 }

@@ -35,6 +35,9 @@ type Options struct {
 	// APIs ([docker], [kubernetes]); zero values are the defaults.
 	Docker     config.Docker
 	Kubernetes config.Kubernetes
+	// ConsoleDir is where local servers with output "file" write their console
+	// (<data_dir>/server-logs); "" sends it to Logger instead.
+	ConsoleDir string
 	// Fleet coordinates starts and idle stops with the other proxies of a
 	// [fleet] (fleet.go); nil means this proxy is on its own.
 	Fleet Fleet
@@ -83,7 +86,7 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Providers == nil {
 		o.Providers = map[string]ProviderFunc{
-			"local":       localProviders(o.Logger),
+			"local":       localProviders(o.Logger, o.ConsoleDir),
 			"pterodactyl": pteroProviders(o.HTTPClient),
 			"crafty":      craftyProviders(o.HTTPClient),
 			"docker":      dockerProviders(o.Docker),
