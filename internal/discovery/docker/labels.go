@@ -3,6 +3,7 @@ package docker
 import (
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,12 +28,36 @@ const (
 	LabelBalance           = "infrarust.balance"
 )
 
+// mc-router's labels, read as aliases so a Compose file written for mc-router
+// is discovered as it is: a container with mc-router.host (or
+// mc-router.default=true) needs no infrarust.enable.
+const (
+	MCRouterHost    = "mc-router.host"    // hostnames, comma-separated: infrarust.domains
+	MCRouterPort    = "mc-router.port"    // infrarust.port
+	MCRouterNetwork = "mc-router.network" // infrarust.network
+	MCRouterDefault = "mc-router.default" // true: every hostname no other server claims
+)
+
 // knownLabels lists every infrarust.* label, to point out typos.
 var knownLabels = []string{LabelEnable, LabelDomains, LabelPort, LabelProxyMode, LabelSendProxyProtocol,
 	LabelName, LabelNetwork, LabelMOTD, LabelWeight, LabelPriority, LabelBalance}
 
 // serverLabels must agree between the replicas of one server.
-var serverLabels = []string{LabelDomains, LabelProxyMode, LabelSendProxyProtocol, LabelMOTD, LabelBalance}
+var serverLabels = []string{LabelDomains, MCRouterHost, MCRouterDefault, LabelProxyMode, LabelSendProxyProtocol, LabelMOTD, LabelBalance}
+
+// wanted says whether a container is to be discovered: infrarust.enable=true,
+// or mc-router's labels.
+func wanted(c Container) bool {
+	return isTrue(c.Labels[LabelEnable]) || strings.TrimSpace(c.Labels[MCRouterHost]) != "" || isTrue(c.Labels[MCRouterDefault])
+}
+
+// label is the value of ours, else of mc-router's alias.
+func label(c Container, ours, alias string) (string, string) {
+	if v := strings.TrimSpace(c.Labels[ours]); v != "" {
+		return v, ours
+	}
+	return strings.TrimSpace(c.Labels[alias]), alias
+}
 
 // Compose's labels, which group `docker compose up --scale` replicas.
 const (
@@ -62,7 +87,7 @@ func Servers(containers []Container, network string, global *config.Config) ([]*
 	var problems []Problem
 	groups := map[string][]Container{}
 	for _, c := range containers {
-		if !isTrue(c.Labels[LabelEnable]) {
+		if !wanted(c) {
 			continue
 		}
 		for k := range c.Labels {
@@ -152,6 +177,14 @@ func buildGroup(group string, cs []Container, network string, global *config.Con
 	}
 	l := first.Labels
 	domains := splitList(l[LabelDomains])
+	for _, d := range splitList(l[MCRouterHost]) {
+		if !slices.Contains(domains, d) {
+			domains = append(domains, d)
+		}
+	}
+	if isTrue(l[MCRouterDefault]) {
+		domains = append(domains, "*") // every hostname no other server claims
+	}
 	if len(domains) == 0 {
 		domains = []string{group + ".docker.local"} // the Rust Infrarust's default
 	}
@@ -218,10 +251,10 @@ func disagreement(a, b Container) string {
 // weight and priority.
 func address(c Container, network string) (map[string]any, error) {
 	port := config.DefaultPort
-	if v := strings.TrimSpace(c.Labels[LabelPort]); v != "" {
+	if v, from := label(c, LabelPort, MCRouterPort); v != "" {
 		p, err := strconv.Atoi(v)
 		if err != nil || p < 1 || p > 65535 {
-			return nil, fmt.Errorf("%s %q is not a port (1-65535)", LabelPort, v)
+			return nil, fmt.Errorf("%s %q is not a port (1-65535)", from, v)
 		}
 		port = p
 	}
@@ -256,7 +289,8 @@ func resolve(c Container, network string, port int) string {
 		}
 		return n.GlobalIPv6Address
 	}
-	for _, want := range []string{strings.TrimSpace(c.Labels[LabelNetwork]), network} {
+	preferred, _ := label(c, LabelNetwork, MCRouterNetwork)
+	for _, want := range []string{preferred, network} {
 		if n, ok := nets[want]; ok && want != "" && ip(n) != "" {
 			return net.JoinHostPort(ip(n), strconv.Itoa(port))
 		}

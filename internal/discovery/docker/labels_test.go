@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -158,4 +159,36 @@ func FuzzLabels(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A Compose file written for mc-router is discovered as it is: mc-router.host
+// (merged with infrarust.domains), .port, .network and .default, with no
+// infrarust.enable needed.
+func TestMCRouterLabels(t *testing.T) {
+	containers := []Container{
+		ctr("mcfoo", map[string]string{MCRouterHost: "foo.example.com, Bar.example.com", MCRouterPort: "25570", MCRouterNetwork: "minecraft"},
+			map[string]string{"bridge": "172.17.0.5", "minecraft": "10.5.0.7"}),
+		ctr("mcdefault", map[string]string{MCRouterDefault: "true"}, map[string]string{"minecraft": "10.5.0.8"}),
+		ctr("both", map[string]string{LabelEnable: "true", LabelDomains: "both.example.com", MCRouterHost: "alias.example.com"}, map[string]string{"minecraft": "10.5.0.9"}),
+		ctr("plain", map[string]string{"com.example.other": "x"}, map[string]string{"minecraft": "10.5.0.10"}),
+		ctr("badport", map[string]string{MCRouterHost: "bad.example.com", MCRouterPort: "http"}, map[string]string{"minecraft": "10.5.0.11"}),
+	}
+	servers, problems := Servers(containers, "", nil)
+	got := byID(servers)
+	foo := got[IDPrefix+"mcfoo"]
+	if foo == nil || strings.Join(foo.Domains, ",") != "foo.example.com,bar.example.com" || foo.Addresses[0].Address != "10.5.0.7:25570" {
+		t.Fatalf("mc-router.host/port/network: %+v", foo)
+	}
+	if d := got[IDPrefix+"mcdefault"]; d == nil || !slices.Contains(d.Domains, "*") {
+		t.Fatalf("mc-router.default: %+v", d)
+	}
+	if b := got[IDPrefix+"both"]; b == nil || strings.Join(b.Domains, ",") != "both.example.com,alias.example.com" {
+		t.Fatalf("both label sets: %+v", b)
+	}
+	if got[IDPrefix+"plain"] != nil {
+		t.Fatal("a container without our labels or mc-router's was discovered")
+	}
+	if got[IDPrefix+"badport"] != nil || len(problems) != 1 || !strings.Contains(problems[0].Msg, `mc-router.port "http" is not a port`) {
+		t.Fatalf("bad mc-router.port: problems %+v", problems)
+	}
 }
