@@ -78,6 +78,9 @@ type deliveryFleet struct{ delivery admin.FleetDelivery }
 func (f deliveryFleet) ShareBackend(context.Context, admin.Action, string, string) admin.FleetDelivery {
 	return f.delivery
 }
+func (f deliveryFleet) ShareMaintenance(context.Context, string, bool) admin.FleetDelivery {
+	return f.delivery
+}
 func (f deliveryFleet) ShareBan(context.Context, bans.Ban, bool) admin.FleetDelivery {
 	return f.delivery
 }

@@ -25,6 +25,9 @@ type Fleet interface {
 	// ShareBackend tells the fleet about a drain, enable or reset just applied
 	// here, and says within ctx how far it got.
 	ShareBackend(ctx context.Context, action Action, server, address string) FleetDelivery
+	// ShareMaintenance tells the fleet about a server's maintenance (or its end)
+	// just applied here.
+	ShareMaintenance(ctx context.Context, server string, on bool) FleetDelivery
 	// ShareBan tells the fleet about a ban just added (lifted false) or lifted here.
 	ShareBan(ctx context.Context, b bans.Ban, lifted bool) FleetDelivery
 	// Status is the fleet as this proxy last saw it; it never waits on Redis.
@@ -170,6 +173,20 @@ func (s *Server) shareBackend(r *http.Request, action Action, server, address st
 	}
 	d := s.opts.Fleet.ShareBackend(r.Context(), action, server, address)
 	s.logDelivery(r, string(action), server+" "+address, d)
+	return &d
+}
+
+// shareMaintenance tells the fleet about a maintenance just set; nil without [fleet].
+func (s *Server) shareMaintenance(r *http.Request, server string, on bool) *FleetDelivery {
+	if s.opts.Fleet == nil {
+		return nil
+	}
+	d := s.opts.Fleet.ShareMaintenance(r.Context(), server, on)
+	what := "maintenance on"
+	if !on {
+		what = "maintenance off"
+	}
+	s.logDelivery(r, what, server, d)
 	return &d
 }
 

@@ -33,6 +33,13 @@ func (f *fakeFleet) ShareBackend(_ context.Context, action Action, server, addre
 	return f.delivery
 }
 
+func (f *fakeFleet) ShareMaintenance(_ context.Context, server string, on bool) FleetDelivery {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.shared = append(f.shared, fmt.Sprintf("maintenance %s on=%v", server, on))
+	return f.delivery
+}
+
 func (f *fakeFleet) ShareBan(_ context.Context, b bans.Ban, lifted bool) FleetDelivery {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -186,5 +193,21 @@ func TestFleetStatusAndPlayers(t *testing.T) {
 	status, _, body := env.call(t, "GET", "/api/v1/players?fleet=true", testKey, "")
 	if status != 503 || !strings.Contains(body, "connection refused") || !strings.Contains(body, "without ?fleet=true") {
 		t.Fatalf("fleet down: %d %s", status, body)
+	}
+}
+
+// A maintenance set through the API is stored, applied and then shared with
+// the fleet, both ways.
+func TestFleetSharesMaintenance(t *testing.T) {
+	ff := &fakeFleet{delivery: FleetDelivery{State: FleetShared}}
+	env := fleetEnv(t, ff)
+	for _, on := range []string{"true", "false"} {
+		status, _, body := env.call(t, "POST", "/api/v1/servers/lobby/maintenance", testKey, `{"on":`+on+`}`)
+		if status != 200 {
+			t.Fatalf("maintenance %s: %d %s", on, status, body)
+		}
+	}
+	if got := strings.Join(ff.shared, ","); got != "maintenance lobby on=true,maintenance lobby on=false" {
+		t.Fatalf("shared %q", got)
 	}
 }

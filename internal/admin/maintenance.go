@@ -110,5 +110,6 @@ func (s *Server) handleMaintenance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("admin action", "action", "server.maintenance", "server", id, "on", req.On, "client_ip", clientIP(r))
+	s.shareMaintenance(r, id, req.On) // every proxy of a [fleet] applies it too
 	s.handleServer(w, r)
 }

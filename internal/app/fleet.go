@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"slices"
 	"fmt"
 	"strings"
 	"time"
@@ -160,6 +161,22 @@ func ignoreUnknown(err error) error {
 
 func (l fleetLocal) Drains() map[string][]string { return l.a.drains.All() }
 
+func (l fleetLocal) InMaintenance(server string) bool {
+	return slices.Contains(l.a.maint.All(), server)
+}
+
+// SetMaintenance stores a maintenance from the fleet, then applies it, as the
+// admin API does; a server this proxy does not have is only stored (a reload
+// that adds it applies it).
+func (l fleetLocal) SetMaintenance(server string, on bool) error {
+	if err := l.a.maint.Set(server, on); err != nil {
+		return err
+	}
+	return ignoreUnknown(l.a.proxy.SetMaintenance(server, on))
+}
+
+func (l fleetLocal) Maintenances() []string { return l.a.maint.All() }
+
 func (l fleetLocal) Bans() []bans.Ban { return l.a.bans.List(time.Now()) }
 
 func (l fleetLocal) AddBan(b bans.Ban) error {
@@ -228,6 +245,12 @@ func (x fleetAdmin) ShareBackend(ctx context.Context, action admin.Action, serve
 		r = x.f.Reset(ctx, server, address)
 	}
 	return delivery(r.Wait(ctx))
+}
+
+func (x fleetAdmin) ShareMaintenance(ctx context.Context, server string, on bool) admin.FleetDelivery {
+	ctx, cancel := context.WithTimeout(ctx, x.timeout)
+	defer cancel()
+	return delivery(x.f.Maintenance(server, on).Wait(ctx))
 }
 
 func (x fleetAdmin) ShareBan(ctx context.Context, b bans.Ban, lifted bool) admin.FleetDelivery {

@@ -106,6 +106,13 @@ func (f *Fleet) applyLocal(e Entry) {
 		if err := l.SetDrained(e.Server, e.Address, e.Drained); err != nil {
 			f.log.Warn("fleet change not applied on this proxy", "change", e.describe(), "err", err)
 		}
+	case KindMaintenance:
+		if l.InMaintenance(e.Server) == e.On {
+			return
+		}
+		if err := l.SetMaintenance(e.Server, e.On); err != nil {
+			f.log.Warn("fleet change not applied on this proxy", "change", e.describe(), "err", err)
+		}
 	case KindBan:
 		cur, has := findBan(l.Bans(), e.BanType, e.BanValue)
 		switch {
@@ -162,11 +169,14 @@ func (f *Fleet) reconcileAll() {
 		b := b
 		seed(Entry{Kind: KindBan, BanType: b.Type, BanValue: b.Value, Ban: &b})
 	}
+	for _, server := range l.Maintenances() {
+		seed(Entry{Kind: KindMaintenance, Server: server, On: true})
+	}
 	for _, je := range f.j.entries {
 		f.applyLocal(je.Entry)
 	}
 	if seeded > 0 {
-		f.log.Info("drains and bans made before joining the fleet are offered to it (the fleet's own changes win)", "entries", seeded)
+		f.log.Info("drains, bans and maintenance made before joining the fleet are offered to it (the fleet's own changes win)", "entries", seeded)
 		f.saveJournal()
 	}
 }

@@ -23,6 +23,8 @@ const (
 	KindReset Kind = "reset"
 	// KindSession says a proxy let a player in (sessions.go); it is only published.
 	KindSession Kind = "session"
+	// KindMaintenance is a server's maintenance (On) or its end; it is stored.
+	KindMaintenance Kind = "maintenance"
 	// KindCommand asks the proxy To to send or kick one of its players (an
 	// in-game /send or /kick typed on another proxy); it is only published.
 	KindCommand Kind = "command"
@@ -39,6 +41,8 @@ type Entry struct {
 	Server  string `json:"server,omitempty"`
 	Address string `json:"address,omitempty"`
 	Drained bool   `json:"drained,omitempty"`
+	// On is a server's maintenance, for KindMaintenance.
+	On bool `json:"on,omitempty"`
 	// BanType and BanValue name a ban (value normalised by the ban store), so a
 	// lifted ban keeps its identity after Ban is gone.
 	BanType  bans.Type `json:"ban_type,omitempty"`
@@ -75,6 +79,10 @@ func (e Entry) check() error {
 	case KindDrain, KindReset:
 		if e.Server == "" || e.Address == "" {
 			return errors.New("a drain or reset without server or address")
+		}
+	case KindMaintenance:
+		if e.Server == "" || e.Address != "" {
+			return errors.New("a maintenance without server (or with an address)")
 		}
 	case KindSession:
 		if e.Player == "" || e.At <= 0 {
@@ -157,6 +165,11 @@ func (e Entry) describe() string {
 		return "enable of " + e.Address + " on " + e.Server
 	case KindReset:
 		return "reset of " + e.Address + " on " + e.Server
+	case KindMaintenance:
+		if e.On {
+			return "maintenance of " + e.Server
+		}
+		return "end of the maintenance of " + e.Server
 	case KindSession:
 		return "session of " + e.Player
 	case KindCommand:

@@ -56,6 +56,13 @@ type Local interface {
 	Reset(server, address string) error
 	// Drains lists the applied drains per server.
 	Drains() map[string][]string
+	// InMaintenance reports whether a server is in maintenance here.
+	InMaintenance(server string) bool
+	// SetMaintenance applies a maintenance or its end (store and proxy); a
+	// server this proxy does not have is only stored.
+	SetMaintenance(server string, on bool) error
+	// Maintenances lists the servers in maintenance.
+	Maintenances() []string
 	// Bans lists the bans in force.
 	Bans() []bans.Ban
 	// AddBan and RemoveBan change the ban store (and tell the event bus).

@@ -20,6 +20,7 @@ import (
 type fakeLocal struct {
 	mu      sync.Mutex
 	drains  map[string]bool // server|address -> drained
+	maint   map[string]bool // servers in maintenance
 	bans    map[string]bans.Ban
 	players []Player
 	resets  []string
@@ -30,7 +31,31 @@ type fakeLocal struct {
 }
 
 func newFakeLocal(now func() time.Time) *fakeLocal {
-	return &fakeLocal{drains: map[string]bool{}, bans: map[string]bans.Ban{}, now: now}
+	return &fakeLocal{drains: map[string]bool{}, maint: map[string]bool{}, bans: map[string]bans.Ban{}, now: now}
+}
+
+func (l *fakeLocal) InMaintenance(server string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.maint[server]
+}
+
+func (l *fakeLocal) SetMaintenance(server string, on bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.writes++
+	if on {
+		l.maint[server] = true
+	} else {
+		delete(l.maint, server)
+	}
+	return nil
+}
+
+func (l *fakeLocal) Maintenances() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Sorted(maps.Keys(l.maint))
 }
 
 func (l *fakeLocal) Drained(server, address string) bool {

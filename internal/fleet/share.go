@@ -70,6 +70,12 @@ func (f *Fleet) Drain(server, address string, drained bool) *Receipt {
 	return f.record(Entry{Kind: KindDrain, Server: server, Address: address, Drained: drained})
 }
 
+// Maintenance records an operator's maintenance of a server (or its end, on
+// false) made on this proxy, so every proxy of the fleet applies it.
+func (f *Fleet) Maintenance(server string, on bool) *Receipt {
+	return f.record(Entry{Kind: KindMaintenance, Server: server, On: on})
+}
+
 // Ban records a ban added on this proxy (as the ban store saved it).
 func (f *Fleet) Ban(b bans.Ban) *Receipt {
 	return f.record(Entry{Kind: KindBan, BanType: b.Type, BanValue: b.Value, Ban: &b})

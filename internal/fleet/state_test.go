@@ -426,3 +426,54 @@ func FuzzDecodeEntry(f *testing.F) {
 		}
 	})
 }
+
+// A server's maintenance reaches the other proxies, is stored for one that
+// joins later, and its end reaches them too; one set before joining the fleet
+// is offered to it.
+func TestMaintenanceReachesOtherProxy(t *testing.T) {
+	mr := startMiniredis(t)
+	clk := testutil.NewClock(t0)
+	a, b := newMember(t, mr, "a", "", clk), newMember(t, mr, "b", "", clk)
+	a.connect(t)
+	b.connect(t)
+	l := listen(t, mr)
+
+	_ = a.local.SetMaintenance("survival", true)
+	r := a.Maintenance("survival", true)
+	a.pushNow(t)
+	if d := r.Wait(context.Background()); d.State != Shared {
+		t.Fatalf("delivery %+v, want shared", d)
+	}
+	msg := l.next(t)
+	b.onMessage(msg)
+	if !b.local.InMaintenance("survival") {
+		t.Fatal("b did not apply the maintenance")
+	}
+	c := newMember(t, mr, "c", "", clk)
+	c.connect(t)
+	if !c.local.InMaintenance("survival") {
+		t.Fatal("a proxy joining later did not get the maintenance")
+	}
+
+	clk.Advance(time.Second)
+	_ = b.local.SetMaintenance("survival", false)
+	b.Maintenance("survival", false)
+	b.pushNow(t)
+	msg = l.next(t)
+	a.onMessage(msg)
+	c.onMessage(msg)
+	if a.local.InMaintenance("survival") || c.local.InMaintenance("survival") {
+		t.Fatal("the end of the maintenance did not reach a and c")
+	}
+
+	// Set on its own before it joined: offered to the fleet.
+	d := newMember(t, mr, "d", "", clk)
+	_ = d.local.SetMaintenance("creative", true)
+	d.reconcileAll()
+	d.connect(t)
+	e := newMember(t, mr, "e", "", clk)
+	e.connect(t)
+	if !e.local.InMaintenance("creative") {
+		t.Fatal("a maintenance made before joining was not offered to the fleet")
+	}
+}

@@ -108,6 +108,9 @@ type proxyFleet struct {
 func (*proxyFleet) ShareBackend(context.Context, admin.Action, string, string) admin.FleetDelivery {
 	return admin.FleetDelivery{State: admin.FleetShared}
 }
+func (*proxyFleet) ShareMaintenance(context.Context, string, bool) admin.FleetDelivery {
+	return admin.FleetDelivery{State: admin.FleetShared}
+}
 func (*proxyFleet) ShareBan(context.Context, bans.Ban, bool) admin.FleetDelivery {
 	return admin.FleetDelivery{State: admin.FleetShared}
 }
