@@ -3,8 +3,8 @@ package app
 import (
 	"context"
 	"errors"
-	"slices"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
