@@ -85,6 +85,26 @@ func TestE2EDrainAndBanReachTheFleet(t *testing.T) {
 		t.Fatalf("p3's ban list: %+v %v", list, err)
 	}
 
+	// Maintenance set on p1 holds on p2 and p3.
+	if _, err := ps[0].client.SetMaintenance(ctx, "lobby", true); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps[1:] {
+		eventually(t, 5*time.Second, p.id+" shows lobby in maintenance", func() bool {
+			info, err := p.client.Server(ctx, "lobby")
+			return err == nil && info.Maintenance
+		})
+	}
+	if _, err := ps[2].client.SetMaintenance(ctx, "lobby", false); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps[:2] {
+		eventually(t, 5*time.Second, p.id+" shows the maintenance's end", func() bool {
+			info, err := p.client.Server(ctx, "lobby")
+			return err == nil && !info.Maintenance
+		})
+	}
+
 	// p2 restarts: it still drains and bans (from its own data dir and from Redis).
 	ps[1].stop()
 	ps[1].start(r)
