@@ -119,7 +119,7 @@ func build(opts Options) (*App, error) {
 	}
 	a.mgr = manager.New(manager.Options{Bus: a.bus, Logger: log, OnReady: a.serverReady, Docker: cfg.Docker, Kubernetes: cfg.Kubernetes, Fleet: a.managerFleet(),
 		ConsoleDir: filepath.Join(cfg.Web.DataDir, "server-logs")})
-	if a.hooks, err = hooks.New(hooks.Options{Handlers: opts.Extensions, Webhooks: cfg.Webhooks, Logger: log}); err != nil {
+	if a.hooks, err = hooks.New(hooks.Options{Handlers: opts.Extensions, Webhooks: cfg.Webhooks, Logger: log, Metrics: a.met}); err != nil {
 		return nil, fmt.Errorf("[[webhooks]]: %w", err)
 	}
 	if a.tracer, err = telemetry.New(telemetry.Options{Config: cfg.Telemetry, Version: opts.Version, Logger: log}); err != nil {
@@ -162,6 +162,16 @@ func (a *App) serverSamples() []metrics.ServerSample {
 		out[i] = metrics.ServerSample{Server: s.ID, State: string(s.State)}
 	}
 	return out
+}
+
+// serverFlags is what the maintenance and queue series read at every scrape.
+func (a *App) serverFlags() metrics.ServerFlags {
+	cfg := a.proxy.Config()
+	ids := make([]string, 0, len(cfg.Servers))
+	for _, s := range cfg.Servers {
+		ids = append(ids, s.ID)
+	}
+	return metrics.ServerFlags{Servers: ids, Maintenance: a.proxy.Maintenance(), Queues: a.proxy.QueueLengths()}
 }
 
 // backendSamples is every configured address's state, read by the metrics at every
@@ -222,6 +232,7 @@ func (a *App) run(ctx context.Context, opts Options) error {
 		states[i] = string(st)
 	}
 	a.met.WatchServers(states, a.serverSamples)
+	a.met.WatchServerFlags(a.serverFlags)
 
 	adminAddr, err := a.startAdmin(bg, opts.Version)
 	if err != nil {

@@ -29,13 +29,16 @@ func (a *App) ReloadServers(reason string) error {
 	next, fileErrs, err := mergeServersDir(cur)
 	if err != nil {
 		a.log.Error("reload rejected; the previous servers stay in force", "err", err)
+		a.met.ConfigReloaded(false, time.Now())
 		return err
 	}
 	next = a.withDiscovered(next) // discovery.go: a file wins a conflict
 	if err := a.proxy.Apply(next); err != nil {
 		a.log.Error("reload rejected; the previous servers stay in force", "err", err)
+		a.met.ConfigReloaded(false, time.Now())
 		return err
 	}
+	defer func() { a.met.ConfigReloaded(len(fileErrs) == 0, time.Now()) }()
 	if err := a.mgr.Configure(next.Servers); err != nil {
 		a.log.Error("server manager configuration", "err", err)
 	}

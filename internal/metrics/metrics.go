@@ -43,6 +43,7 @@ type Metrics struct {
 	serverState       *serverStateCollector
 	logins            *prometheus.CounterVec
 	moves             moveMetrics
+	ops               *opsMetrics
 	buildInfo         *prometheus.GaugeVec
 	backendState      *backendStateCollector
 }
@@ -122,6 +123,8 @@ func New() *Metrics {
 		m.serverState, m.logins, m.buildInfo, m.backendState,
 	)
 	m.moves = newMoveMetrics(m.reg)
+	m.ops = newOpsMetrics(m.reg)
+	m.ConfigReloaded(true, time.Now())   // the start applied every file (or it would not run)
 	m.SetBuildInfo("unknown", "unknown") // until the caller names the build
 	// Both directions exist from the start so rate() works before the first session.
 	m.bytesForwarded.WithLabelValues("upstream")
@@ -384,7 +387,7 @@ func (m *Metrics) SubscribeHealth(bus *events.Bus) func() {
 	if m == nil || bus == nil {
 		return func() {}
 	}
-	sub := bus.Subscribe(256, events.BackendHealthChange)
+	sub := bus.Subscribe(256, events.BackendHealthChange, events.ServerStateChange)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -395,6 +398,12 @@ func (m *Metrics) SubscribeHealth(bus *events.Bus) func() {
 				return
 			}
 			switch hc := ev.Data.(type) {
+			case events.ServerState:
+				m.ops.serverStateChanged(hc, time.Now())
+			case *events.ServerState:
+				if hc != nil {
+					m.ops.serverStateChanged(*hc, time.Now())
+				}
 			case events.HealthChange:
 				m.HealthTransition(hc.Server, hc.Address, hc.To)
 			case *events.HealthChange:

@@ -158,6 +158,7 @@ func (p *Proxy) wakeStay(cn *conn, t *server, heading string) *session.Stay {
 	start := time.Now()
 	w := p.wakeOf(t)
 	return &session.Stay{
+		Handler: string(config.LimboWake),
 		Message: func() limbo.Message {
 			return title(heading, fmt.Sprintf("%d s — you will be moved in when it is ready", int(time.Since(start).Seconds())))
 		},
@@ -220,6 +221,7 @@ func (p *Proxy) wakeOf(t *server) *waking {
 func (p *Proxy) maintenanceStay(cn *conn, t *server) *session.Stay {
 	e := cn.entrant()
 	return &session.Stay{
+		Handler: string(config.LimboMaintenance),
 		Message: func() limbo.Message {
 			return title(t.id+" is under maintenance", "You will be moved in when it is over")
 		},
@@ -328,6 +330,22 @@ func (p *Proxy) queueLen(id string) int {
 	return q.len()
 }
 
+// QueueLengths is how many players wait in each server's queue, for the
+// metrics (a server whose queue was never used is absent).
+func (p *Proxy) QueueLengths() map[string]int {
+	p.limboMu.Lock()
+	qs := make(map[string]*waitQueue, len(p.queues))
+	for id, q := range p.queues {
+		qs[id] = q
+	}
+	p.limboMu.Unlock()
+	out := make(map[string]int, len(qs))
+	for id, q := range qs {
+		out[id] = q.len()
+	}
+	return out
+}
+
 // queueStay holds the player in t's queue: the players at its head try the
 // server, as many at once as it has free slots (waitQueue.mayTry; the head asks
 // the server's status before each try, every limboRetry), so players are let
@@ -344,6 +362,7 @@ func (p *Proxy) queueStay(cn *conn, t *server) *session.Stay {
 		return q.mayTry(e, free, known)
 	}
 	return &session.Stay{
+		Handler: string(config.LimboQueue),
 		Message: func() limbo.Message {
 			return title(t.id+" is full", fmt.Sprintf("You are #%d in the queue", q.position(e)))
 		},
@@ -404,6 +423,7 @@ func (p *Proxy) downStay(cn *conn, t *server) *session.Stay {
 		return p.wakeStay(cn, t, t.id+" went down: restarting it")
 	}
 	return &session.Stay{
+		Handler: "down",
 		Message: func() limbo.Message {
 			return title(t.id+" is not answering", "You will be moved back when it is up")
 		},

@@ -53,6 +53,7 @@ func (p *Proxy) sessionPolicy(pl *onlinePlayer) session.Policy {
 		},
 		PluginMessage: p.bungeeMessages(pl),
 		Filter:        p.sessionFilter(pl, p.permissionsFor(pl)),
+		Limbo:         p.met.Limbo,
 	}
 }
 
@@ -171,7 +172,8 @@ func lowerAll(in []string) []string {
 // with the ServerPreConnect and ServerConnected events around it (a handler may
 // refuse the move or send it elsewhere) and t's own rules (admitTo) deciding on
 // the server it would land on. The caller holds the player's move lock.
-func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string, ps pass, reason string) error {
+func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string, ps pass, reason string) (err error) {
+	defer func() { p.met.Move(reason, moveOutcome(err)) }()
 	cur, _ := pl.where()
 	t, text, ok := p.preConnect(pl.origin, t, cur.id, interceptedFamily)
 	if !ok {
@@ -208,6 +210,19 @@ func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string, p
 		p.connected(pl.origin, t, next.Address, cur.id)
 	}
 	return err
+}
+
+// moveOutcome names how a move ended, for infrarust_moves_total: moved, refused
+// (the target's rules or a handler said no) or failed.
+func moveOutcome(err error) string {
+	var r *refusal
+	switch {
+	case err == nil:
+		return "moved"
+	case errors.As(err, &r), errors.Is(err, ErrOtherNetwork), strings.HasPrefix(err.Error(), "refused by an event handler"):
+		return "refused"
+	}
+	return "failed"
 }
 
 // SendPlayer moves a player to server, balanced like a login and admitted by

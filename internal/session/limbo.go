@@ -14,7 +14,10 @@ import (
 // Stay is a wait in the proxy's limbo, a void world the proxy hosts itself: the
 // player stands there, reading Message, while Until works out where they go.
 type Stay struct {
-	World limbo.World
+	// Handler names why the player is held (wake, queue, maintenance, down),
+	// for Policy.Limbo; "" is not reported.
+	Handler string
+	World   limbo.World
 	// Message is polled every second for what the player reads (title, action bar).
 	Message func() limbo.Message
 	// Until runs while the player is held and returns the backend to move them to,
@@ -79,6 +82,11 @@ func (s *Session) takeLimbo() *Stay {
 func (s *Session) stay(stay Stay) error {
 	if stay.Done != nil {
 		defer stay.Done()
+	}
+	if report := s.policy.Limbo; report != nil && stay.Handler != "" {
+		entered := time.Now()
+		report(stay.Handler, true, 0)
+		defer func() { report(stay.Handler, false, time.Since(entered)) }()
 	}
 	b, err := s.hold(stay)
 	if err != nil {

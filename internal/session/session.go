@@ -52,6 +52,9 @@ type Policy struct {
 	// It may move the player elsewhere (return nil after a successful Switch) or
 	// return an error, and the player is then disconnected with gone's reason.
 	Lost func(s *Session, b *Backend, gone Gone) error
+	// Limbo is told when the player enters a handler's limbo (entered) and when
+	// they leave it, with how long they waited; nil tells nobody.
+	Limbo func(handler string, entered bool, waited time.Duration)
 	// Moved is told every completed move, for counts and events.
 	Moved func(s *Session, from, to *Backend)
 	// StallTimeout ends a backend that sends nothing at all for this long (not

@@ -1,0 +1,238 @@
+package metrics
+
+import (
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/infrarust-go/infrarust/internal/events"
+)
+
+// waitBuckets span a second to about an hour: a limbo wait, a server's start.
+var waitBuckets = prometheus.ExponentialBuckets(1, 2, 13)
+
+// opsMetrics are what an operator alerts on beyond the traffic: reloads, moves,
+// the limbo and its queues, maintenance, wakes, and the hooks and webhooks.
+type opsMetrics struct {
+	reloadOK, reloadAt *prometheus.GaugeVec
+	moves              *prometheus.CounterVec
+	limboPlayers       *prometheus.GaugeVec
+	limboWait          *prometheus.HistogramVec
+	wake               *prometheus.HistogramVec
+	wakeFailed         *prometheus.CounterVec
+	hookFailures       *prometheus.CounterVec
+	webhookFailures    *prometheus.CounterVec
+	webhookDropped     *prometheus.CounterVec
+	servers            *serverFlagsCollector
+
+	mu       sync.Mutex
+	starting map[string]time.Time // server -> when its start began
+}
+
+func newOpsMetrics(reg *prometheus.Registry) *opsMetrics {
+	o := &opsMetrics{
+		reloadOK: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "infrarust_config_last_reload_successful",
+			Help: "1 when the last reload of servers_dir (or the start) applied every file, 0 when a file was rejected or the reload was.",
+		}, nil),
+		reloadAt: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "infrarust_config_last_reload_success_timestamp_seconds",
+			Help: "Unix time of the last reload (or start) that applied every file.",
+		}, nil),
+		moves: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "infrarust_moves_total",
+			Help: "Moves of a player between servers, by reason (fallback, command, api, drain, redirect, limbo, ...) and outcome (moved, refused, failed).",
+		}, []string{"reason", "outcome"}),
+		limboPlayers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "infrarust_limbo_players",
+			Help: "Players held in the limbo now, by handler (wake, queue, maintenance, down).",
+		}, []string{"handler"}),
+		limboWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "infrarust_limbo_wait_seconds",
+			Help:    "How long a player stayed in the limbo, by handler (for queue: the wait in the queue).",
+			Buckets: waitBuckets,
+		}, []string{"handler"}),
+		wake: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "infrarust_server_wake_duration_seconds",
+			Help:    "Time from a managed server's start to its being online, per server.",
+			Buckets: waitBuckets,
+		}, []string{"server"}),
+		wakeFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "infrarust_server_wake_failures_total",
+			Help: "Starts of a managed server that ended other than online (crashed, offline), per server.",
+		}, []string{"server"}),
+		hookFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "infrarust_hook_failures_total",
+			Help: "Compiled-in event handlers that panicked, overran their deadline or were skipped as stuck, by handler, event and reason.",
+		}, []string{"handler", "event", "reason"}),
+		webhookFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "infrarust_webhook_failures_total",
+			Help: "Deciding webhooks that did not answer usably (on_error applied), by webhook (scheme, host and path) and event.",
+		}, []string{"webhook", "event"}),
+		webhookDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "infrarust_webhook_dropped_total",
+			Help: "Events a notifying webhook's full queue dropped, by webhook (scheme, host and path).",
+		}, []string{"webhook"}),
+		servers: &serverFlagsCollector{
+			maintenance: prometheus.NewDesc("infrarust_server_maintenance",
+				"1 while a server is in maintenance, 0 otherwise, per configured server; read at each scrape.", []string{"server"}, nil),
+			queue: prometheus.NewDesc("infrarust_queue_length",
+				"Players waiting in a full server's queue now, per server with a queue handler; read at each scrape.", []string{"server"}, nil),
+		},
+		starting: map[string]time.Time{},
+	}
+	reg.MustRegister(o.reloadOK, o.reloadAt, o.moves, o.limboPlayers, o.limboWait, o.wake, o.wakeFailed,
+		o.hookFailures, o.webhookFailures, o.webhookDropped, o.servers)
+	for _, h := range []string{"wake", "queue", "maintenance", "down"} {
+		o.limboPlayers.WithLabelValues(h) // 0 before the first player, for alerts and graphs
+	}
+	return o
+}
+
+// ConfigReloaded records a reload (or the start, ok true): ok says every file
+// applied.
+func (m *Metrics) ConfigReloaded(ok bool, at time.Time) {
+	if m == nil {
+		return
+	}
+	if ok {
+		m.ops.reloadOK.WithLabelValues().Set(1)
+		m.ops.reloadAt.WithLabelValues().Set(float64(at.UnixNano()) / 1e9)
+		return
+	}
+	m.ops.reloadOK.WithLabelValues().Set(0)
+}
+
+// Move counts a move of a player; reason and outcome come from fixed sets in code.
+func (m *Metrics) Move(reason, outcome string) {
+	if m == nil {
+		return
+	}
+	m.ops.moves.WithLabelValues(reason, outcome).Inc()
+}
+
+// Limbo records a player entering (entered) or leaving a handler's limbo,
+// with how long they waited when leaving.
+func (m *Metrics) Limbo(handler string, entered bool, waited time.Duration) {
+	if m == nil || handler == "" {
+		return
+	}
+	if entered {
+		m.ops.limboPlayers.WithLabelValues(handler).Inc()
+		return
+	}
+	m.ops.limboPlayers.WithLabelValues(handler).Dec()
+	m.ops.limboWait.WithLabelValues(handler).Observe(waited.Seconds())
+}
+
+// HandlerFailed implements hooks.Metrics.
+func (m *Metrics) HandlerFailed(handler, event, why string) {
+	if m == nil {
+		return
+	}
+	m.ops.hookFailures.WithLabelValues(handler, event, why).Inc()
+}
+
+// WebhookFailed implements hooks.Metrics.
+func (m *Metrics) WebhookFailed(target, event string) {
+	if m == nil {
+		return
+	}
+	m.ops.webhookFailures.WithLabelValues(webhookLabel(target), event).Inc()
+}
+
+// WebhookDropped implements hooks.Metrics.
+func (m *Metrics) WebhookDropped(target string) {
+	if m == nil {
+		return
+	}
+	m.ops.webhookDropped.WithLabelValues(webhookLabel(target)).Inc()
+}
+
+// webhookLabel is a webhook's URL without what may be a secret (user info, the
+// query, where tokens travel) for a label.
+func webhookLabel(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "invalid"
+	}
+	return u.Scheme + "://" + u.Host + u.Path
+}
+
+// ServerFlags is what infrarust_server_maintenance and infrarust_queue_length
+// read at each scrape.
+type ServerFlags struct {
+	Servers     []string       // every configured server
+	Maintenance []string       // those in maintenance
+	Queues      map[string]int // players waiting, per server with a queue
+}
+
+// WatchServerFlags makes the maintenance and queue series read flags() at every scrape.
+func (m *Metrics) WatchServerFlags(flags func() ServerFlags) {
+	if m == nil {
+		return
+	}
+	m.ops.servers.mu.Lock()
+	m.ops.servers.flags = flags
+	m.ops.servers.mu.Unlock()
+}
+
+type serverFlagsCollector struct {
+	maintenance, queue *prometheus.Desc
+	mu                 sync.Mutex
+	flags              func() ServerFlags
+}
+
+func (c *serverFlagsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.maintenance
+	ch <- c.queue
+}
+
+func (c *serverFlagsCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	flags := c.flags
+	c.mu.Unlock()
+	if flags == nil {
+		return
+	}
+	f := flags()
+	for _, s := range f.Servers {
+		v := 0.0
+		if slices.Contains(f.Maintenance, s) {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.maintenance, prometheus.GaugeValue, v, s)
+	}
+	for s, n := range f.Queues {
+		ch <- prometheus.MustNewConstMetric(c.queue, prometheus.GaugeValue, float64(n), s)
+	}
+}
+
+// serverStateChanged times a managed server's starts from the state changes
+// the manager publishes.
+func (o *opsMetrics) serverStateChanged(st events.ServerState, at time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case st.To == "starting":
+		if _, ok := o.starting[st.Server]; !ok {
+			o.starting[st.Server] = at
+		}
+	case st.To == "stopping" || st.To == "sleeping":
+		delete(o.starting, st.Server)
+	default:
+		began, ok := o.starting[st.Server]
+		if !ok {
+			return
+		}
+		delete(o.starting, st.Server)
+		if st.To == "online" {
+			o.wake.WithLabelValues(st.Server).Observe(at.Sub(began).Seconds())
+		} else {
+			o.wakeFailed.WithLabelValues(st.Server).Inc()
+		}
+	}
+}
