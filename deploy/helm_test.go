@@ -129,6 +129,7 @@ func renderChart(t *testing.T, overrides map[string]any) map[string]map[string]a
 	readYAML(t, filepath.Join(chartDir, "values.yaml"), &values)
 	values = deepMerge(values, overrides)
 	data := map[string]any{
+		"Files":   chartFiles(chartDir),
 		"Values":  values,
 		"Release": map[string]any{"Name": "mc", "Namespace": "minecraft", "Service": "Helm"},
 		"Chart":   map[string]any{"Name": chart["name"], "Version": chart["version"], "AppVersion": chart["appVersion"]},
@@ -533,5 +534,44 @@ func TestHelmForwardingSecret(t *testing.T) {
 	}
 	if !found || !mounted {
 		t.Errorf("the Secret is not mounted: volume %v, mount %v", found, mounted)
+	}
+}
+
+// chartFiles is the chart's .Files: Get reads a file of the chart, as helm's.
+type chartFiles string
+
+func (dir chartFiles) Get(name string) string {
+	b, err := os.ReadFile(filepath.Join(string(dir), name))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// The chart's PrometheusRule is off by default, and on it carries exactly the
+// rules of deploy/prometheus/alerts.yml, whose copy the chart ships.
+func TestHelmPrometheusRule(t *testing.T) {
+	canonical, err := os.ReadFile("prometheus/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chartFiles(chartDir).Get("files/alerts.yml") != string(canonical) {
+		t.Fatal("deploy/helm/infrarust/files/alerts.yml differs from deploy/prometheus/alerts.yml: copy it over")
+	}
+	if renderChart(t, nil)["PrometheusRule/mc-infrarust"] != nil {
+		t.Fatal("the PrometheusRule is on by default")
+	}
+	pr := renderChart(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true, "labels": map[string]any{"release": "prom"}}}})["PrometheusRule/mc-infrarust"]
+	if pr == nil || get(pr, "metadata", "labels", "release") != "prom" {
+		t.Fatalf("PrometheusRule: %v", pr)
+	}
+	var want map[string]any
+	if err := yaml.Unmarshal(canonical, &want); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := yaml.Marshal(get(pr, "spec"))
+	exp, _ := yaml.Marshal(want)
+	if string(got) != string(exp) {
+		t.Fatalf("the PrometheusRule's spec is not alerts.yml:\n%s", got)
 	}
 }

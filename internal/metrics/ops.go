@@ -3,6 +3,7 @@ package metrics
 import (
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -235,4 +236,28 @@ func (o *opsMetrics) serverStateChanged(st events.ServerState, at time.Time) {
 			o.wakeFailed.WithLabelValues(st.Server).Inc()
 		}
 	}
+}
+
+// Names lists the name of every series the registry can export (whether or not
+// it has a sample yet), for the checks that dashboards and alert rules name
+// only series that exist.
+func (m *Metrics) Names() []string {
+	ch := make(chan *prometheus.Desc, 64)
+	go func() {
+		m.reg.Describe(ch)
+		close(ch)
+	}()
+	var out []string
+	for d := range ch {
+		// A Desc shows its name only in String: Desc{fqName: "name", ...}.
+		s := d.String()
+		if i := strings.Index(s, `fqName: "`); i >= 0 {
+			rest := s[i+len(`fqName: "`):]
+			if j := strings.IndexByte(rest, '"'); j >= 0 {
+				out = append(out, rest[:j])
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
