@@ -575,3 +575,67 @@ func TestHelmPrometheusRule(t *testing.T) {
 		t.Fatalf("the PrometheusRule's spec is not alerts.yml:\n%s", got)
 	}
 }
+
+// fleet: an existing Secret's URL (mounted, read with "file:") or a bundled
+// Redis (its own Deployment and Service, never selected by the player Service);
+// persistence.existingClaim puts data_dir on a PVC; extra volumes are mounted.
+func TestHelmFleetAndVolumes(t *testing.T) {
+	off := renderChart(t, nil)
+	if off["Deployment/mc-infrarust-redis"] != nil {
+		t.Fatal("a Redis is rendered with the fleet off")
+	}
+	if cfg := loadRenderedConfig(t, get(off["ConfigMap/mc-infrarust"], "data", "infrarust.toml").(string)); cfg.Fleet.Enabled() {
+		t.Fatal("[fleet] on by default")
+	}
+
+	sec := renderChart(t, map[string]any{
+		"fleet":             map[string]any{"enabled": true, "existingSecret": "mc-redis"},
+		"persistence":       map[string]any{"existingClaim": "mc-data"},
+		"extraVolumes":      []any{map[string]any{"name": "plugins", "configMap": map[string]any{"name": "mc-plugins"}}},
+		"extraVolumeMounts": []any{map[string]any{"name": "plugins", "mountPath": "/etc/infrarust/plugins"}},
+	})
+	toml := get(sec["ConfigMap/mc-infrarust"], "data", "infrarust.toml").(string)
+	if !strings.Contains(toml, `redis = "file:/run/secrets/fleet/url"`) {
+		t.Fatalf("[fleet] from the Secret:\n%s", toml)
+	}
+	d := sec["Deployment/mc-infrarust"]
+	vols := map[string]any{}
+	list, _ := get(d, "spec", "template", "spec", "volumes").([]any)
+	for _, v := range list {
+		vols[fmt.Sprint(get(v, "name"))] = v
+	}
+	if get(vols["fleet-redis"], "secret", "secretName") != "mc-redis" || get(vols["data"], "persistentVolumeClaim", "claimName") != "mc-data" ||
+		get(vols["plugins"], "configMap", "name") != "mc-plugins" {
+		t.Fatalf("volumes: %v", vols)
+	}
+	mounts := map[string]bool{}
+	ms, _ := get(d, "spec", "template", "spec", "containers", 0, "volumeMounts").([]any)
+	for _, m := range ms {
+		mounts[fmt.Sprint(get(m, "mountPath"))] = true
+	}
+	if !mounts["/run/secrets/fleet"] || !mounts["/etc/infrarust/plugins"] {
+		t.Fatalf("mounts: %v", mounts)
+	}
+
+	bundled := renderChart(t, map[string]any{"fleet": map[string]any{"enabled": true, "bundledRedis": map[string]any{"enabled": true}}})
+	cfg := loadRenderedConfig(t, get(bundled["ConfigMap/mc-infrarust"], "data", "infrarust.toml").(string))
+	if cfg.Fleet.Redis != "env:INFRARUST_REDIS_URL" {
+		t.Fatalf("[fleet] redis = %q", cfg.Fleet.Redis)
+	}
+	r := bundled["Deployment/mc-infrarust-redis"]
+	svc := bundled["Service/mc-infrarust-redis"]
+	if r == nil || svc == nil {
+		t.Fatalf("no bundled Redis: %v", slices.Sorted(maps.Keys(bundled)))
+	}
+	player := get(bundled["Service/mc-infrarust"], "spec", "selector").(map[string]any)
+	podLabels := get(r, "spec", "template", "metadata", "labels").(map[string]any)
+	matches := true
+	for k, v := range player {
+		if podLabels[k] != v {
+			matches = false
+		}
+	}
+	if matches {
+		t.Fatal("the player Service selects the Redis pod")
+	}
+}

@@ -46,6 +46,17 @@ servers_dir = "/etc/infrarust/servers"
 shutdown_timeout = "{{ .Values.shutdownTimeoutSeconds }}s"
 shutdown_delay = "{{ .Values.shutdownDelaySeconds }}s"
 
+{{- if .Values.fleet.enabled }}
+
+[fleet]
+# Each proxy's id is its host name: the pod's name.
+{{- if .Values.fleet.existingSecret }}
+redis = "file:/run/secrets/fleet/{{ .Values.fleet.urlKey }}"
+{{- else if .Values.fleet.bundledRedis.enabled }}
+redis = "env:INFRARUST_REDIS_URL"
+{{- end }}
+{{- end }}
+
 [web]
 data_dir = "/data"
 metrics_public = {{ .Values.web.metricsPublic }}
