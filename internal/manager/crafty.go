@@ -1,15 +1,10 @@
 package manager
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
@@ -19,30 +14,19 @@ import (
 // "crafty", as in the Rust Infrarust): actions start_server, stop_server and
 // kill_server, and the stats endpoint for its state.
 type craftyProvider struct {
-	base     string
-	serverID string
-	key      string
-	client   *http.Client
+	panel
 }
 
 // craftyProviders is the ProviderFunc of type "crafty"; client talks to the panels.
 func craftyProviders(client *http.Client) ProviderFunc {
 	return func(_ string, sm *config.ServerManager, _ func()) (Provider, error) {
-		if sm.URL == "" || sm.ServerID == "" {
-			return nil, errors.New(`type "crafty" needs url (the Crafty Controller's address) and server_id`)
-		}
-		u, err := url.Parse(sm.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("url %q is not an http(s) address like https://crafty.example.com:8443", sm.URL)
-		}
-		key, err := resolveSecret(sm.APIKey)
+		p, err := newPanel("crafty", sm, client, "application/json",
+			`type "crafty" needs api_key: an API token of a Crafty user allowed to start and stop the server, or "env:VAR"`)
 		if err != nil {
 			return nil, err
 		}
-		if key == "" {
-			return nil, errors.New(`type "crafty" needs api_key: an API token of a Crafty user allowed to start and stop the server, or "env:VAR"`)
-		}
-		return &craftyProvider{base: strings.TrimRight(sm.URL, "/"), serverID: sm.ServerID, key: key, client: client}, nil
+		p.unreachable = " (its default certificate is self-signed: the proxy must trust it)"
+		return &craftyProvider{panel: p}, nil
 	}
 }
 
@@ -113,25 +97,9 @@ func (p *craftyProvider) action(ctx context.Context, name string) error {
 // do calls /api/v2/servers/{id}/{path} and decodes the "data" of Crafty's
 // {"status":"ok","data":...} envelope into out.
 func (p *craftyProvider) do(ctx context.Context, method, path string, out any) error {
-	u := p.base + "/api/v2/servers/" + url.PathEscape(p.serverID) + "/" + path
-	var body io.Reader
-	if method == http.MethodPost {
-		body = bytes.NewReader(nil)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	u, code, data, err := p.call(ctx, method, "/api/v2/servers/", path, nil)
 	if err != nil {
-		return fmt.Errorf("Crafty request %s %s: %w", method, u, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+p.key)
-	req.Header.Set("Accept", "application/json")
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("Crafty at %s unreachable: %w (its default certificate is self-signed: the proxy must trust it)", p.base, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("Crafty %s %s: reading answer: %w", method, u, err)
+		return err
 	}
 	var env struct {
 		Status    string          `json:"status"`
@@ -140,7 +108,7 @@ func (p *craftyProvider) do(ctx context.Context, method, path string, out any) e
 		ErrorData string          `json:"error_data"`
 	}
 	decoded := json.Unmarshal(data, &env) == nil
-	if resp.StatusCode/100 != 2 || (decoded && env.Status != "" && env.Status != "ok") {
+	if code/100 != 2 || (decoded && env.Status != "" && env.Status != "ok") {
 		detail := ""
 		if decoded && env.Error != "" {
 			detail = ": " + env.Error
@@ -149,13 +117,13 @@ func (p *craftyProvider) do(ctx context.Context, method, path string, out any) e
 			}
 		}
 		hint := ""
-		switch resp.StatusCode {
+		switch code {
 		case http.StatusUnauthorized, http.StatusForbidden:
 			hint = "; check api_key is the API token of a Crafty user with this server's start/stop permissions"
 		case http.StatusNotFound:
 			hint = "; check server_id is the server's id in Crafty and url points at Crafty"
 		}
-		return fmt.Errorf("Crafty %s %s: HTTP %d%s%s", method, u, resp.StatusCode, detail, hint)
+		return fmt.Errorf("Crafty %s %s: HTTP %d%s%s", method, u, code, detail, hint)
 	}
 	if out == nil {
 		return nil

@@ -1,14 +1,10 @@
 package manager
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -18,10 +14,7 @@ import (
 
 // pteroProvider drives a server through a Pterodactyl (or Pelican) panel's client API.
 type pteroProvider struct {
-	base     string // https://panel.example.com, no trailing slash
-	serverID string
-	key      string
-	client   *http.Client
+	panel
 }
 
 // pteroProviders is the ProviderFunc of type "pterodactyl"; client talks to the panels.
@@ -36,23 +29,12 @@ func pteroProviders(client *http.Client) ProviderFunc {
 }
 
 func newPteroProvider(sm *config.ServerManager, client *http.Client) (*pteroProvider, error) {
-	if sm.URL == "" || sm.ServerID == "" {
-		return nil, errors.New(`type "pterodactyl" needs url (the panel's address) and server_id (the short id in the panel's server URL)`)
-	}
-	u, err := url.Parse(sm.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("url %q is not an http(s) panel address like https://panel.example.com", sm.URL)
-	}
-	key, err := resolveSecret(sm.APIKey)
+	p, err := newPanel("pterodactyl", sm, client, "Application/vnd.pterodactyl.v1+json",
+		`type "pterodactyl" needs api_key: a client API key (ptlc_...) from the panel's account page, or "env:VAR"`)
 	if err != nil {
 		return nil, err
 	}
-	if key == "" {
-		return nil, errors.New(`type "pterodactyl" needs api_key: a client API key (ptlc_...) from the panel's account page, or "env:VAR"`)
-	}
-	return &pteroProvider{
-		base: strings.TrimRight(sm.URL, "/"), serverID: sm.ServerID, key: key, client: client,
-	}, nil
+	return &pteroProvider{panel: p}, nil
 }
 
 // resolveSecret reads "env:VAR" from the environment so keys stay out of config files.
@@ -135,31 +117,12 @@ func (p *pteroProvider) power(ctx context.Context, signal string) error {
 
 // do calls /api/client/servers/{id}/{path} and decodes a JSON answer into out.
 func (p *pteroProvider) do(ctx context.Context, method, path string, body []byte, out any) error {
-	u := p.base + "/api/client/servers/" + url.PathEscape(p.serverID) + "/" + path
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	u, code, data, err := p.call(ctx, method, "/api/client/servers/", path, body)
 	if err != nil {
-		return fmt.Errorf("panel request %s %s: %w", method, u, err)
+		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+p.key)
-	req.Header.Set("Accept", "Application/vnd.pterodactyl.v1+json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("panel %s unreachable: %w", p.base, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("panel %s %s: reading answer: %w", method, u, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return panelError(method, u, resp.StatusCode, data)
+	if code/100 != 2 {
+		return panelError(method, u, code, data)
 	}
 	if out == nil {
 		return nil
