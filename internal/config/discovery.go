@@ -68,7 +68,10 @@ func DefaultKubernetes() Kubernetes {
 
 // validateDiscovery turns on the discovery tables that are written (m is the parsed
 // file) and checks them.
-func (c *Config) validateDiscovery(r *report, m map[string]any) {
+// enableWrittenDiscovery turns on a [docker] or [kubernetes] table written
+// without enabled, as in the Rust Infrarust; it runs before the environment
+// applies, so INFRARUST_DOCKER=false still wins over the file.
+func (c *Config) enableWrittenDiscovery(m map[string]any) {
 	enableWritten := func(table string, enabled *bool) {
 		t, ok := m[table].(map[string]any)
 		if !ok {
@@ -80,7 +83,9 @@ func (c *Config) validateDiscovery(r *report, m map[string]any) {
 	}
 	enableWritten("docker", &c.Docker.Enabled)
 	enableWritten("kubernetes", &c.Kubernetes.Enabled)
+}
 
+func (c *Config) validateDiscovery(r *report, m map[string]any) {
 	d := &c.Docker
 	if err := CheckDockerEndpoint(d.Endpoint); err != nil {
 		r.check("docker.endpoint", "%v", err)

@@ -31,6 +31,20 @@ var EnvOverrides = []EnvOverride{
 	{Name: APIKeyEnv, Key: "web.api_key", set: func(c *Config, v string) { c.Web.APIKey = v }},
 	{Name: "INFRARUST_DATA_DIR", Key: "web.data_dir", set: func(c *Config, v string) { c.Web.DataDir = v }},
 	{Name: ForwardingSecretEnv, Key: "forwarding.secret_file", set: func(c *Config, v string) { c.Forwarding.Secret = v }},
+	{Name: "INFRARUST_DOCKER", Key: "docker.enabled", set: func(c *Config, v string) { c.Docker.Enabled, _ = parseEnvBool(v) }},
+	{Name: "INFRARUST_DOCKER_ENDPOINT", Key: "docker.endpoint", set: func(c *Config, v string) { c.Docker.Endpoint = v }},
+	{Name: "INFRARUST_KUBERNETES", Key: "kubernetes.enabled", set: func(c *Config, v string) { c.Kubernetes.Enabled, _ = parseEnvBool(v) }},
+}
+
+// parseEnvBool reads a switch of the environment: true/false, 1/0, yes/no, on/off.
+func parseEnvBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "1", "yes", "on":
+		return true, nil
+	case "false", "0", "no", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not a switch: use true or false", v)
 }
 
 // ForwardingSecretEnv is the forwarding secret itself (or, as _FILE, a file
@@ -103,6 +117,10 @@ func checkEnvValue(o EnvOverride, v string) error {
 	switch o.Key {
 	case "bind", "web.bind":
 		if err := CheckBind(v); err != nil {
+			return fmt.Errorf("%s: %w", o.Name, err)
+		}
+	case "docker.enabled", "kubernetes.enabled":
+		if _, err := parseEnvBool(v); err != nil {
 			return fmt.Errorf("%s: %w", o.Name, err)
 		}
 	case "web.api_key":

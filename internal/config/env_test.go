@@ -133,3 +133,33 @@ func TestEnvironmentPathsResolveNextToTheFile(t *testing.T) {
 		t.Fatalf("servers %q, data %q: want both under %s", cfg.ServersPath, cfg.Web.DataDir, dir)
 	}
 }
+
+// Discovery can be switched from the environment (a container with no config
+// file), over the file either way, and a bad switch names its variable.
+func TestEnvironmentSwitchesDiscovery(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("INFRARUST_DOCKER", "true")
+	t.Setenv("INFRARUST_DOCKER_ENDPOINT", "tcp://socket-proxy:2375")
+	t.Setenv("INFRARUST_KUBERNETES", "1")
+	cfg, err := Parse([]byte(""), "f.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Docker.Enabled || cfg.Docker.Endpoint != "tcp://socket-proxy:2375" || !cfg.Kubernetes.Enabled {
+		t.Fatalf("docker %+v, kubernetes enabled %v", cfg.Docker, cfg.Kubernetes.Enabled)
+	}
+	clearEnv(t)
+	t.Setenv("INFRARUST_DOCKER", "off")
+	cfg, err = Parse([]byte("[docker]\nnetwork = \"mc\"\n"), "f.toml") // a written table turns it on...
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Docker.Enabled {
+		t.Fatal("INFRARUST_DOCKER=off did not win over the file") // ...the environment wins
+	}
+	clearEnv(t)
+	t.Setenv("INFRARUST_KUBERNETES", "maybe")
+	if _, err := Parse([]byte(""), "f.toml"); err == nil || !strings.Contains(err.Error(), `INFRARUST_KUBERNETES: "maybe" is not a switch`) {
+		t.Fatalf("err = %v", err)
+	}
+}

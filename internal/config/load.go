@@ -138,6 +138,7 @@ func parseMain(data []byte, file, source, envKey string) (cfg *Config, serversOK
 	cfg.Source = source
 	r := newReport(file, pos)
 	decodeInto(r, m, reflect.ValueOf(cfg))
+	cfg.enableWrittenDiscovery(m)
 	cfg.applyEnv(r, os.LookupEnv) // flag > environment > file > default
 	cfg.validate(r, envKey)
 	cfg.validateDiscovery(r, m) // [docker], [kubernetes]
