@@ -14,7 +14,7 @@ func TestExamplesLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{"single-server": false, "balanced-lobby": false, "wildcard-network": false, "haproxy-proxy-protocol": false}
+	want := map[string]bool{"single-server": false, "balanced-lobby": false, "wildcard-network": false, "haproxy-proxy-protocol": false, "velocity-network": false}
 	for _, path := range dirs {
 		name := filepath.Base(filepath.Dir(path))
 		t.Run(name, func(t *testing.T) {
