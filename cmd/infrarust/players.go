@@ -81,7 +81,10 @@ maintenance (maintenance_staff pass) and its capacity (players waiting in its qu
 go first). --force overrides maintenance and capacity, never ip_filter or bans.
 If SERVER refuses them (a rule, full, kicked, unreachable) the player stays where
 they were, is told why in chat, and the command fails with the reason. Only players
-of offline and client_only servers can be moved, and only within their network.`,
+of offline and client_only servers can be moved, and only within their network.
+A managed SERVER that is asleep is started first (the player waits on their
+current server): the command says so on stderr every few seconds and waits up to
+5 minutes.`,
 		Example: `  infrarust players send Notch lobby
   infrarust players send notch survival -o json
   infrarust players send Dinnerbone build --force   # past build's maintenance`,
@@ -92,7 +95,9 @@ of offline and client_only servers can be moved, and only within their network.`
 			if err != nil {
 				return err
 			}
-			p, err := c.SendPlayer(cmd.Context(), args[0], args[1], force)
+			ctx, stop := sendProgress(cmd, c, args[1])
+			p, err := c.SendPlayer(ctx, args[0], args[1], force)
+			stop()
 			if err != nil {
 				return err
 			}
@@ -262,3 +267,42 @@ func completeServers(conn *adminConn, g *globalFlags) cobra.CompletionFunc {
 		return out, none
 	}
 }
+
+// sendProgress prepares a send to server: when the server is managed and not
+// online (asleep, starting, stopping, crashed), the move waits for its start, so
+// the request gets the move's budget instead of the usual one and stderr says
+// what it waits for every few seconds. stop ends the progress lines.
+func sendProgress(cmd *cobra.Command, c *admin.Client, server string) (context.Context, func()) {
+	ctx := cmd.Context()
+	info, err := c.Server(ctx, server)
+	if err != nil || info.State == "" || info.State == "online" {
+		return ctx, func() {}
+	}
+	errOut := cmd.ErrOrStderr()
+	fmt.Fprintf(errOut, "%s is %s: the player is moved once it is online (waiting at most %s)\n", server, info.State, admin.DefaultMoveTimeout)
+	ctx, cancel := context.WithTimeout(ctx, admin.DefaultMoveTimeout)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		start := time.Now()
+		tick := time.NewTicker(progressEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fmt.Fprintf(errOut, "  waiting for %s to start… %s\n", server, time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		<-finished
+		cancel()
+	}
+}
+
+// progressEvery is how often a waiting send says it still waits.
+var progressEvery = 5 * time.Second

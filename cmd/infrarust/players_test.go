@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -231,5 +232,41 @@ func TestOnlineFor(t *testing.T) {
 		if got := onlineFor(tc.since, now); got != tc.want {
 			t.Errorf("onlineFor(%v) = %q, want %q", now.Sub(tc.since), got, tc.want)
 		}
+	}
+}
+
+// sleepyRuntime is the CLI runtime with hub asleep: a send there waits for
+// its start (here, a pause) before the move.
+type sleepyRuntime struct{ *cliRuntime }
+
+func (r sleepyRuntime) Servers(now time.Time) []admin.ServerInfo {
+	out := r.cliRuntime.Servers(now)
+	for i := range out {
+		if out[i].ID == "hub" {
+			out[i].State = "sleeping"
+		}
+	}
+	return out
+}
+
+func (r sleepyRuntime) SendPlayer(ctx context.Context, name, target string, force bool) (admin.Player, error) {
+	time.Sleep(250 * time.Millisecond) // the server starting
+	return r.cliRuntime.SendPlayer(ctx, name, target, force)
+}
+
+// A send to a sleeping server says what it waits for while it waits, then
+// what happened; a send to an online one says nothing extra.
+func TestPlayersSendShowsAWake(t *testing.T) {
+	defer func(d time.Duration) { progressEvery = d }(progressEvery)
+	progressEvery = 50 * time.Millisecond
+	url, _ := startTestAdminWith(t, sleepyRuntime{newCLIRuntime()})
+	out, errOut, err := runCLIStderr(t, "players", "send", "Notch", "hub", "--admin-url", url, "--api-key", cliTestKey)
+	if err != nil || !strings.Contains(out, "sent Notch to hub") {
+		t.Fatalf("send: %v\n%s%s", err, out, errOut)
+	}
+	wantInOrder(t, errOut, "hub is sleeping: the player is moved once it is online", "waiting for hub to start…")
+	out, errOut, err = runCLIStderr(t, "players", "send", "Notch", "lobby", "--admin-url", url, "--api-key", cliTestKey)
+	if err != nil || errOut != "" || !strings.Contains(out, "sent Notch to lobby") {
+		t.Fatalf("send to an online server: %v\n%s%s", err, out, errOut)
 	}
 }
