@@ -394,11 +394,19 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
         else client.write('tab_complete', { text, assumeCommand: false, lookedAtBlock: undefined })
       })
     ]
+    // A step due while the client is between servers (a /server just typed puts
+    // a 1.20.2+ client in configuration) waits for it to be back in play, up to
+    // 50 tries 100 ms apart, instead of being dropped: a slow machine's switch
+    // must not lose a later step.
+    const run = (step, tries) => {
+      if (client.state !== 'play') {
+        if (tries > 0) setTimeout(() => run(step, tries - 1), 100).unref()
+        return
+      }
+      try { step() } catch (err) { if (!r.error) r.error = 'typing: ' + errText(err) }
+    }
     steps.forEach((step, i) => {
-      setTimeout(() => {
-        if (client.state !== 'play') return
-        try { step() } catch (err) { if (!r.error) r.error = 'typing: ' + errText(err) }
-      }, o['command-gap-ms'] * (i + 1)).unref()
+      setTimeout(() => run(step, 50), o['command-gap-ms'] * (i + 1)).unref()
     })
   }
 
