@@ -639,3 +639,61 @@ func TestHelmFleetAndVolumes(t *testing.T) {
 		t.Fatal("the player Service selects the Redis pod")
 	}
 }
+
+// The fleet component of the plain manifests: its Redis is never selected by
+// the player Services, its patch names the base's Deployment and container,
+// and the variable it sets is one the loader reads as [fleet] redis.
+func TestKubernetesFleetComponent(t *testing.T) {
+	var kz map[string]any
+	readYAML(t, "kubernetes/fleet/kustomization.yaml", &kz)
+	if kz["kind"] != "Component" {
+		t.Fatalf("kind %v, want Component", kz["kind"])
+	}
+	docs := map[string]map[string]any{}
+	for _, r := range get(kz, "resources").([]any) {
+		data, err := os.ReadFile(filepath.Join("kubernetes/fleet", r.(string)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, part := range strings.Split(string(data), "\n---") {
+			var doc map[string]any
+			if err := yaml.Unmarshal([]byte(part+"\n"), &doc); err != nil || doc == nil {
+				t.Fatalf("%v: %v", r, err)
+			}
+			docs[requireObject(t, r.(string), doc)] = doc
+		}
+	}
+	redis := docs["Deployment/infrarust-redis"]
+	if redis == nil || docs["Service/infrarust-redis"] == nil {
+		t.Fatalf("component objects: %v", slices.Sorted(maps.Keys(docs)))
+	}
+	var svc map[string]any
+	readYAML(t, "kubernetes/service.yaml", &svc) // the first document: the player Service
+	podLabels := get(redis, "spec", "template", "metadata", "labels").(map[string]any)
+	selected := true
+	for k, v := range get(svc, "spec", "selector").(map[string]any) {
+		selected = selected && podLabels[k] == v
+	}
+	if selected {
+		t.Fatal("the player Service selects the fleet's Redis pod")
+	}
+	var patch map[string]any
+	readYAML(t, "kubernetes/fleet/"+get(kz, "patches", 0, "path").(string), &patch)
+	if get(patch, "metadata", "name") != "infrarust" || get(patch, "spec", "template", "spec", "containers", 0, "name") != "infrarust" {
+		t.Fatalf("the patch does not name the base's Deployment and container: %v", patch)
+	}
+	env := get(patch, "spec", "template", "spec", "containers", 0, "env", 0)
+	name, value := fmt.Sprint(get(env, "name")), fmt.Sprint(get(env, "value"))
+	read := false
+	for _, o := range config.EnvOverrides {
+		read = read || (o.Name == name && o.Key == "fleet.redis")
+	}
+	if !read || !strings.HasPrefix(value, "redis://infrarust-redis:6379") {
+		t.Fatalf("the patch sets %s=%s", name, value)
+	}
+	t.Setenv(name, value)
+	cfg, err := config.Parse([]byte(""), "k.toml")
+	if err != nil || !cfg.Fleet.Enabled() || cfg.Fleet.Redis != value {
+		t.Fatalf("%s does not join the fleet: %+v %v", name, cfg.Fleet, err)
+	}
+}

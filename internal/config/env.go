@@ -31,6 +31,7 @@ var EnvOverrides = []EnvOverride{
 	{Name: APIKeyEnv, Key: "web.api_key", set: func(c *Config, v string) { c.Web.APIKey = v }},
 	{Name: "INFRARUST_DATA_DIR", Key: "web.data_dir", set: func(c *Config, v string) { c.Web.DataDir = v }},
 	{Name: ForwardingSecretEnv, Key: "forwarding.secret_file", set: func(c *Config, v string) { c.Forwarding.Secret = v }},
+	{Name: "INFRARUST_FLEET_REDIS", Key: "fleet.redis", set: func(c *Config, v string) { c.Fleet.Redis = v }},
 	{Name: "INFRARUST_DOCKER", Key: "docker.enabled", set: func(c *Config, v string) { c.Docker.Enabled, _ = parseEnvBool(v) }},
 	{Name: "INFRARUST_DOCKER_ENDPOINT", Key: "docker.endpoint", set: func(c *Config, v string) { c.Docker.Endpoint = v }},
 	{Name: "INFRARUST_KUBERNETES", Key: "kubernetes.enabled", set: func(c *Config, v string) { c.Kubernetes.Enabled, _ = parseEnvBool(v) }},
