@@ -233,6 +233,13 @@ func (a *App) run(ctx context.Context, opts Options) error {
 	}
 	a.met.WatchServers(states, a.serverSamples)
 	a.met.WatchServerFlags(a.serverFlags)
+	a.met.WatchWebhooks(func() map[string]metrics.WebhookCounts {
+		out := map[string]metrics.WebhookCounts{}
+		for u, s := range a.hooks.WebhookStats() {
+			out[u] = metrics.WebhookCounts{Delivered: s.Delivered, Failed: s.Failed, Retried: s.Retried, Queued: s.Queued}
+		}
+		return out
+	})
 
 	adminAddr, err := a.startAdmin(bg, opts.Version)
 	if err != nil {

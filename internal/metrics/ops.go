@@ -28,6 +28,7 @@ type opsMetrics struct {
 	webhookFailures    *prometheus.CounterVec
 	webhookDropped     *prometheus.CounterVec
 	servers            *serverFlagsCollector
+	webhooks           *webhookCollector
 
 	mu       sync.Mutex
 	starting map[string]time.Time // server -> when its start began
@@ -83,10 +84,16 @@ func newOpsMetrics(reg *prometheus.Registry) *opsMetrics {
 			queue: prometheus.NewDesc("infrarust_queue_length",
 				"Players waiting in a full server's queue now, per server with a queue handler; read at each scrape.", []string{"server"}, nil),
 		},
+		webhooks: &webhookCollector{
+			notified: prometheus.NewDesc("infrarust_webhook_notifications_total",
+				"Events a notifying webhook delivered (2xx), gave up on (failed), and retries it sent, by webhook (scheme, host and path).", []string{"webhook", "result"}, nil),
+			queued: prometheus.NewDesc("infrarust_webhook_queue_length",
+				"Events waiting in a notifying webhook's queue now, by webhook.", []string{"webhook"}, nil),
+		},
 		starting: map[string]time.Time{},
 	}
 	reg.MustRegister(o.reloadOK, o.reloadAt, o.moves, o.limboPlayers, o.limboWait, o.wake, o.wakeFailed,
-		o.hookFailures, o.webhookFailures, o.webhookDropped, o.servers)
+		o.hookFailures, o.webhookFailures, o.webhookDropped, o.servers, o.webhooks)
 	for _, h := range []string{"wake", "queue", "maintenance", "down"} {
 		o.limboPlayers.WithLabelValues(h) // 0 before the first player, for alerts and graphs
 	}
@@ -260,4 +267,62 @@ func (m *Metrics) Names() []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// WebhookCounts are one notifying webhook's counters since the start.
+type WebhookCounts struct {
+	Delivered, Failed, Retried uint64
+	Queued                     int
+}
+
+// WatchWebhooks makes infrarust_webhook_notifications_total and
+// infrarust_webhook_queue_length read stats() (by webhook URL) at every scrape.
+func (m *Metrics) WatchWebhooks(stats func() map[string]WebhookCounts) {
+	if m == nil {
+		return
+	}
+	m.ops.webhooks.mu.Lock()
+	m.ops.webhooks.stats = stats
+	m.ops.webhooks.mu.Unlock()
+}
+
+type webhookCollector struct {
+	notified, queued *prometheus.Desc
+	mu               sync.Mutex
+	stats            func() map[string]WebhookCounts
+}
+
+func (c *webhookCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.notified
+	ch <- c.queued
+}
+
+func (c *webhookCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	stats := c.stats
+	c.mu.Unlock()
+	if stats == nil {
+		return
+	}
+	// Two URLs that differ only in what the label leaves out (a token in the
+	// query) are one series: summed, never emitted twice.
+	byLabel := map[string]WebhookCounts{}
+	for u, s := range stats() {
+		w := webhookLabel(u)
+		sum := byLabel[w]
+		sum.Delivered += s.Delivered
+		sum.Failed += s.Failed
+		sum.Retried += s.Retried
+		sum.Queued += s.Queued
+		byLabel[w] = sum
+	}
+	for w, s := range byLabel {
+		for _, r := range []struct {
+			result string
+			n      uint64
+		}{{"delivered", s.Delivered}, {"failed", s.Failed}, {"retried", s.Retried}} {
+			ch <- prometheus.MustNewConstMetric(c.notified, prometheus.CounterValue, float64(r.n), w, r.result)
+		}
+		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(s.Queued), w)
+	}
 }

@@ -28,6 +28,12 @@ func TestOpsSeries(t *testing.T) {
 	m.WatchServerFlags(func() ServerFlags {
 		return ServerFlags{Servers: []string{"lobby", "survival"}, Maintenance: []string{"survival"}, Queues: map[string]int{"survival": 3}}
 	})
+	m.WatchWebhooks(func() map[string]WebhookCounts {
+		return map[string]WebhookCounts{
+			"https://hooks.example.com/events?token=s3cret": {Delivered: 40, Failed: 1, Retried: 3, Queued: 2},
+			"https://hooks.example.com/events?token=other":  {Delivered: 1}, // the same label: summed, not a duplicate series
+		}
+	})
 	t0 := time.Unix(1_700_000_000, 0)
 	m.ops.serverStateChanged(events.ServerState{Server: "survival", From: "sleeping", To: "starting"}, t0)
 	m.ops.serverStateChanged(events.ServerState{Server: "survival", From: "starting", To: "online"}, t0.Add(40*time.Second))
@@ -51,6 +57,9 @@ func TestOpsSeries(t *testing.T) {
 		`infrarust_server_wake_duration_seconds_bucket{server="survival",le="64"} 1`,
 		`infrarust_server_wake_duration_seconds_bucket{server="survival",le="32"} 0`,
 		`infrarust_server_wake_failures_total{server="creative"} 1`,
+		`infrarust_webhook_notifications_total{result="delivered",webhook="https://hooks.example.com/events"} 41`,
+		`infrarust_webhook_notifications_total{result="failed",webhook="https://hooks.example.com/events"} 1`,
+		`infrarust_webhook_queue_length{webhook="https://hooks.example.com/events"} 2`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("scrape lacks %s", want)
