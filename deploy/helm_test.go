@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -695,5 +696,20 @@ func TestKubernetesFleetComponent(t *testing.T) {
 	cfg, err := config.Parse([]byte(""), "k.toml")
 	if err != nil || !cfg.Fleet.Enabled() || cfg.Fleet.Redis != value {
 		t.Fatalf("%s does not join the fleet: %+v %v", name, cfg.Fleet, err)
+	}
+}
+
+// The chart pins the image it was released with (appVersion, the image's
+// default tag): never "latest", which would change under a running release.
+func TestHelmPinsAppVersion(t *testing.T) {
+	var chart map[string]any
+	readYAML(t, filepath.Join(chartDir, "Chart.yaml"), &chart)
+	v := fmt.Sprint(chart["appVersion"])
+	if !regexp.MustCompile(`^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`).MatchString(v) {
+		t.Fatalf("appVersion %q is not a pinned release version", v)
+	}
+	d := renderChart(t, nil)["Deployment/mc-infrarust"]
+	if img := get(d, "spec", "template", "spec", "containers", 0, "image"); img != "ghcr.io/infrarust-go/infrarust:"+v {
+		t.Fatalf("default image %v, want the appVersion's", img)
 	}
 }
