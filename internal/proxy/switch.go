@@ -177,7 +177,7 @@ func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string, p
 	cur, _ := pl.where()
 	t, text, ok := p.preConnect(pl.origin, t, cur.id, interceptedFamily)
 	if !ok {
-		return errors.New("refused by an event handler: " + text)
+		return fmt.Errorf("%w: %s", errHandlerRefused, text)
 	}
 	if !t.cfg.ProxyMode.Intercepted() {
 		return ErrOtherNetwork
@@ -212,6 +212,9 @@ func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string, p
 	return err
 }
 
+// errHandlerRefused: a ServerPreConnect handler refused the move.
+var errHandlerRefused = errors.New("refused by an event handler")
+
 // moveOutcome names how a move ended, for infrarust_moves_total: moved, refused
 // (the target's rules or a handler said no) or failed.
 func moveOutcome(err error) string {
@@ -219,7 +222,7 @@ func moveOutcome(err error) string {
 	switch {
 	case err == nil:
 		return "moved"
-	case errors.As(err, &r), errors.Is(err, ErrOtherNetwork), strings.HasPrefix(err.Error(), "refused by an event handler"):
+	case errors.As(err, &r), errors.Is(err, ErrOtherNetwork), errors.Is(err, errHandlerRefused):
 		return "refused"
 	}
 	return "failed"
