@@ -183,15 +183,36 @@ func (m *Metrics) WatchServerFlags(flags func() ServerFlags) {
 	if m == nil {
 		return
 	}
-	m.ops.servers.mu.Lock()
-	m.ops.servers.flags = flags
-	m.ops.servers.mu.Unlock()
+	m.ops.servers.flags.set(flags)
+}
+
+// watched is a sample function a scrape reads, set once the caller has it:
+// what the scrape-time collectors share.
+type watched[T any] struct {
+	mu sync.Mutex
+	f  func() T
+}
+
+func (w *watched[T]) set(f func() T) {
+	w.mu.Lock()
+	w.f = f
+	w.mu.Unlock()
+}
+
+// read samples now; ok is false until set.
+func (w *watched[T]) read() (v T, ok bool) {
+	w.mu.Lock()
+	f := w.f
+	w.mu.Unlock()
+	if f == nil {
+		return v, false
+	}
+	return f(), true
 }
 
 type serverFlagsCollector struct {
 	maintenance, queue *prometheus.Desc
-	mu                 sync.Mutex
-	flags              func() ServerFlags
+	flags              watched[ServerFlags]
 }
 
 func (c *serverFlagsCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -200,13 +221,10 @@ func (c *serverFlagsCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *serverFlagsCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	flags := c.flags
-	c.mu.Unlock()
-	if flags == nil {
+	f, ok := c.flags.read()
+	if !ok {
 		return
 	}
-	f := flags()
 	for _, s := range f.Servers {
 		v := 0.0
 		if slices.Contains(f.Maintenance, s) {
@@ -281,15 +299,12 @@ func (m *Metrics) WatchWebhooks(stats func() map[string]WebhookCounts) {
 	if m == nil {
 		return
 	}
-	m.ops.webhooks.mu.Lock()
-	m.ops.webhooks.stats = stats
-	m.ops.webhooks.mu.Unlock()
+	m.ops.webhooks.stats.set(stats)
 }
 
 type webhookCollector struct {
 	notified, queued *prometheus.Desc
-	mu               sync.Mutex
-	stats            func() map[string]WebhookCounts
+	stats            watched[map[string]WebhookCounts]
 }
 
 func (c *webhookCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -298,16 +313,14 @@ func (c *webhookCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *webhookCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	stats := c.stats
-	c.mu.Unlock()
-	if stats == nil {
+	all, ok := c.stats.read()
+	if !ok {
 		return
 	}
 	// Two URLs that differ only in what the label leaves out (a token in the
 	// query) are one series: summed, never emitted twice.
 	byLabel := map[string]WebhookCounts{}
-	for u, s := range stats() {
+	for u, s := range all {
 		w := webhookLabel(u)
 		sum := byLabel[w]
 		sum.Delivered += s.Delivered
