@@ -26,7 +26,7 @@ func NewRedis(rdb redis.Cmdable, prefix string) *Redis {
 	return &Redis{rdb: rdb, prefix: prefix}
 }
 
-func (r *Redis) accounts() string          { return r.prefix + "accounts" }
+func (r *Redis) accounts() string            { return r.prefix + "accounts" }
 func (r *Redis) sessions(name string) string { return r.prefix + "auth:sessions:" + Key(name) }
 
 // Close does nothing: the fleet owns the connection.
