@@ -89,6 +89,8 @@ type Config struct {
 	Messages    Messages    `toml:"messages"`
 	// Events holds the plugins' limits (events.go).
 	Events Events `toml:"events"`
+	// AuthLimbo is the password login of offline servers (authlimbo.go).
+	AuthLimbo AuthLimbo `toml:"auth_limbo"`
 
 	// Servers are loaded from ServersDir, sorted by id.
 	Servers []*Server `toml:"-"`
@@ -249,7 +251,8 @@ type Server struct {
 	FallbackSkipKicks []string `toml:"fallback_skip_kicks"`
 	// LimboHandlers hold intercepted players in the proxy's void world instead of
 	// refusing them: "wake" (the server is asleep), "queue" (every address is
-	// full), "maintenance" (the server is in maintenance).
+	// full), "maintenance" (the server is in maintenance), "auth" (offline
+	// servers: /register or /login first).
 	LimboHandlers []LimboHandler `toml:"limbo_handlers"`
 	// BungeeCordChannel lets this server's plugins use the BungeeCord channel when
 	// [plugin_messaging] bungeecord is on (intercepted servers only).
@@ -459,6 +462,7 @@ func Default() *Config {
 		Permissions: defaultPermissions(),
 		Messages:    DefaultMessages(),
 		Events:      Events{TransportFilterTimeout: Duration(time.Second)},
+		AuthLimbo:   defaultAuthLimbo(),
 	}
 }
 

@@ -61,6 +61,9 @@ const (
 	LimboQueue LimboHandler = "queue"
 	// LimboMaintenance holds players (staff excepted) while the server is in maintenance.
 	LimboMaintenance LimboHandler = "maintenance"
+	// LimboAuth holds players of an offline server until they /register or
+	// /login ([auth_limbo]).
+	LimboAuth LimboHandler = "auth"
 )
 
-var limboHandlers = []LimboHandler{LimboWake, LimboQueue, LimboMaintenance}
+var limboHandlers = []LimboHandler{LimboWake, LimboQueue, LimboMaintenance, LimboAuth}

@@ -231,6 +231,7 @@ func (c *Config) validate(r *report, envKey string) {
 	checkPrefixes(r, "ip_filter.deny", c.IPFilter.Deny)
 	c.validateEvents(r)
 	c.validateCommands(r)
+	c.validateAuthLimbo(r)
 	if c.Events.TransportFilterTimeout <= 0 {
 		r.check("events.transport_filter_timeout", "must be more than 0 (the default is 1s)")
 	}
@@ -318,9 +319,11 @@ func (s *Server) validate(r *report, global *Config) {
 	}
 	for i, h := range s.LimboHandlers {
 		if !slices.Contains(limboHandlers, h) {
-			r.check(indexPath("limbo_handlers", i), "%s", notOneOf(string(h), []string{"wake", "queue", "maintenance"}))
+			r.check(indexPath("limbo_handlers", i), "%s", notOneOf(string(h), []string{"wake", "queue", "maintenance", "auth"}))
 		} else if !s.ProxyMode.Intercepted() {
 			r.check(indexPath("limbo_handlers", i), "limbo handlers need an intercepted proxy_mode (offline or client_only): only then can the proxy hold a player")
+		} else if h == LimboAuth && s.ProxyMode != ModeOffline {
+			r.check(indexPath("limbo_handlers", i), "\"auth\" is the password login of offline servers: client_only players are authenticated by Mojang already; use proxy_mode = \"offline\" or remove \"auth\"")
 		}
 	}
 	if s.BungeeCordChannel && !s.ProxyMode.Intercepted() {

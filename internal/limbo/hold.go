@@ -64,6 +64,10 @@ type HoldOptions struct {
 	// ReadLimit bounds each packet the client sends while held (default
 	// 32 KiB; vanilla clients send far less in an empty world).
 	ReadLimit int
+	// Commands, when set, are the commands the player may type in the limbo
+	// (a login's /login): declared to 1.13+ clients for completion, and each
+	// command line the client sends is handed to Run.
+	Commands *Commands
 	// Clock schedules the keep-alives and messages (default the real one).
 	// Socket deadlines always follow the real time.
 	Clock Clock
@@ -94,6 +98,45 @@ func (o *HoldOptions) defaults() {
 	if o.Clock == nil {
 		o.Clock = realClock{}
 	}
+}
+
+// Commands are the commands of a hold.
+type Commands struct {
+	// Tree builds the command tree declared to 1.13+ clients when the hold
+	// starts; nil declares none (the client still sends what is typed).
+	Tree func(p mc.Protocol) (mc.CommandTree, error)
+	// Run is called, in the reading goroutine, with each command line (without
+	// its slash) the player sends: it must hand the line on and return.
+	Run func(line string)
+}
+
+// chatIDs are the ids of the serverbound packets a typed command comes in.
+type chatIDs map[int32]mc.PacketType
+
+func commandPackets(reg *mc.Registry) chatIDs {
+	ids := chatIDs{}
+	for _, t := range []mc.PacketType{mc.PacketChatCommand, mc.PacketChatCommandSigned, mc.PacketChatMessage} {
+		if id, ok := reg.ID(mc.PlayState, mc.Serverbound, t); ok {
+			ids[id] = t
+		}
+	}
+	return ids
+}
+
+// declare sends the hold's command tree to a client that knows trees.
+func declare(p *Player, c *Commands) error {
+	if c.Tree == nil || p.Protocol().Before(mc.V1_13) {
+		return nil
+	}
+	t, err := c.Tree(p.Protocol())
+	if err != nil {
+		return err
+	}
+	payload, err := t.AppendPayload(nil)
+	if err != nil {
+		return err
+	}
+	return Send(p, mc.Packet{Type: mc.PacketDeclareCommands, Payload: payload})
 }
 
 // Why a hold ended without the caller asking.
@@ -157,6 +200,13 @@ func Hold(ctx context.Context, p *Player, opts HoldOptions) error {
 		_ = p.Net.SetDeadline(time.Time{})
 	}()
 
+	var cmdIDs chatIDs
+	if opts.Commands != nil {
+		cmdIDs = commandPackets(p.Registry)
+		if err := declare(p, opts.Commands); err != nil {
+			return fmt.Errorf("limbo: declaring the commands: %w", err)
+		}
+	}
 	h.mu.Lock()
 	h.tickLocked() // the first keep-alive and message go out at once
 	h.mu.Unlock()
@@ -183,6 +233,20 @@ func Hold(ctx context.Context, p *Player, opts HoldOptions) error {
 		id, err := p.Conn.PeekID(raw)
 		if err != nil {
 			return err
+		}
+		if t, ok := cmdIDs[id]; ok {
+			f, err := p.Conn.Decode(raw)
+			if err != nil {
+				return err
+			}
+			line, isCmd, err := mc.DecodeChatCommand(t, f.Payload, p.Protocol())
+			if err != nil {
+				return fmt.Errorf("%w: %v", ErrProtocol, err)
+			}
+			if isCmd {
+				opts.Commands.Run(line)
+			}
+			continue
 		}
 		if id != kaIn {
 			// Movement, chat, commands: a limbo has nothing to do with them.

@@ -288,6 +288,12 @@ func (t CommandTree) AppendPayload(dst []byte) ([]byte, error) {
 	return AppendVarInt(dst, t.Root), nil
 }
 
+// NewCommandTree is an empty tree (its root alone) for protocol p, for a
+// server of the proxy's own (the limbo) to declare its few commands.
+func NewCommandTree(p Protocol) CommandTree {
+	return CommandTree{Nodes: []CommandNode{{Flags: NodeRoot}}, proto: p}
+}
+
 // Protocol is the version the tree was read for.
 func (t *CommandTree) Protocol() Protocol { return t.proto }
 

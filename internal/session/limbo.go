@@ -20,6 +20,8 @@ type Stay struct {
 	World   limbo.World
 	// Message is polled every second for what the player reads (title, action bar).
 	Message func() limbo.Message
+	// Commands, when set, are what the player may type while held (/login).
+	Commands *limbo.Commands
 	// Until runs while the player is held and returns the backend to move them to,
 	// logged in; an error ends the session with its text. ctx ends when the
 	// player leaves the limbo on their own.
@@ -136,7 +138,7 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 	} else {
 		u.poll(stay.Ready)
 	}
-	err = limbo.Hold(hold, p, limbo.HoldOptions{Message: stay.Message})
+	err = limbo.Hold(hold, p, limbo.HoldOptions{Message: stay.Message, Commands: stay.Commands})
 	cancel() // the player left, or Until is done
 	next, untilErr := u.wait()
 	s.mu.Lock()
