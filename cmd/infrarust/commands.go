@@ -14,6 +14,7 @@ func commands(g *globalFlags) []*cobra.Command {
 		newPlayersCmd(g),
 		newFleetCmd(g),
 		newPermsCmd(g),
+		newAuthCmd(g),
 		newTopCmd(g),
 		newHealthCmd(g),
 		newGenDocsCmd(g),

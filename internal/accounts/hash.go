@@ -69,6 +69,9 @@ func NewHasher(p Params, concurrency int) *Hasher {
 	return &Hasher{Params: p, slots: make(chan struct{}, concurrency)}
 }
 
+// Concurrency is how many hashes may run at once.
+func (h *Hasher) Concurrency() int { return cap(h.slots) }
+
 func (h *Hasher) acquire(ctx context.Context) error {
 	select {
 	case h.slots <- struct{}{}:

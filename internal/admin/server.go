@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/infrarust-go/infrarust/internal/accounts"
 	"log/slog"
 	"math"
 	"net"
@@ -68,6 +69,9 @@ type ServerOptions struct {
 	Maintenance *MaintenanceStore
 	// Admins persists the admins made at run time; nil makes op/deop answer 503.
 	Admins *AdminStore
+	// Accounts is the auth limbo's password login (the accounts routes); nil,
+	// or nil returned, makes them answer 503.
+	Accounts func() *accounts.Service
 	// Config is the running configuration ([permissions] admins); nil leaves it out.
 	Config func() *config.Config
 	// Ready reports why the proxy does not take players yet (starting, shutting
@@ -167,6 +171,10 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/permissions/admins", s.handleAdmins) // admins.go
 	m.HandleFunc("POST /api/v1/permissions/admins", s.handleOp)
 	m.HandleFunc("DELETE /api/v1/permissions/admins/{player}", s.handleDeop)
+	m.HandleFunc("GET /api/v1/auth/accounts", s.handleAccounts) // accounts.go
+	m.HandleFunc("GET /api/v1/auth/accounts/{name}", s.handleAccount)
+	m.HandleFunc("POST /api/v1/auth/accounts/{name}/password", s.handleResetPassword)
+	m.HandleFunc("DELETE /api/v1/auth/accounts/{name}", s.handleUnregister)
 	if s.opts.Metrics != nil {
 		m.Handle(routeMetrics, s.opts.Metrics)
 	}

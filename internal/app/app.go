@@ -52,6 +52,7 @@ type Options struct {
 
 // App is one running `serve`: the components and the goroutines that run them.
 type App struct {
+	acct  accountStore // the auth limbo's accounts (accounts.go)
 	log   *slog.Logger
 	cfg   *config.Config
 	bus   *events.Bus
@@ -134,6 +135,7 @@ func build(opts Options) (*App, error) {
 		Config: cfg, Logger: log, Bus: a.bus, Metrics: a.met, Bans: a.bans,
 		Manager: a.mgr, Version: opts.Version, Hooks: a.hooks, Tracer: a.tracer, Fleet: a.proxyFleet(), Sessions: a.proxySessions(),
 		Admins: a.admins, Reload: func() error { return a.ReloadServers("/infrarust reload") }, Directory: a.proxyDirectory(),
+		OpenAccounts: a.openAccounts,
 	})
 	if err != nil {
 		_ = a.hooks.Close(context.Background())
@@ -250,6 +252,7 @@ func (a *App) run(ctx context.Context, opts Options) error {
 	a.goroutine(func() { a.prober.Run(bg) })
 	a.goroutine(func() { a.proxy.RunMaintenance(bg) })
 	a.goroutine(func() { a.mgr.Run(bg) })
+	a.goroutine(func() { a.sweepAccounts(bg) })
 	if watch := a.watchServers(); watch != nil {
 		a.goroutine(func() { watch(bg) })
 	}
@@ -306,6 +309,7 @@ func (a *App) shutdown() {
 	if err := a.mgr.Shutdown(); err != nil {
 		a.log.Warn("server manager shutdown", "err", err)
 	}
+	a.closeAccounts()
 	// Queued notifications and spans get a short grace of their own.
 	ectx, ecancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer ecancel()
@@ -340,7 +344,7 @@ func (a *App) startAdmin(ctx context.Context, version string) (string, error) {
 	srv, err := admin.NewServer(admin.ServerOptions{
 		Web: cfg.Web, APIKey: key, Runtime: a.runtime(version), Bus: a.bus, Bans: a.bans,
 		Metrics: a.met.Handler(), Drains: a.drains, Maintenance: a.maint, Logger: a.log, Ready: a.ready.check,
-		Fleet: a.adminFleet(), Admins: a.admins, Config: a.proxy.Config,
+		Fleet: a.adminFleet(), Admins: a.admins, Config: a.proxy.Config, Accounts: a.proxy.Accounts,
 	})
 	if err != nil {
 		return "", err

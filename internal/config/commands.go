@@ -105,6 +105,25 @@ type Messages struct {
 	ReloadDone      string `toml:"reload_done"`
 	PlayerNotOnline string `toml:"player_not_online"`
 	Shutdown        string `toml:"shutdown"`
+
+	// The auth limbo's texts ([auth_limbo], docs/offline-networks.md).
+	AuthTitle             string `toml:"auth_title"`
+	AuthRegister          string `toml:"auth_register"`
+	AuthLogin             string `toml:"auth_login"`
+	AuthRegistered        string `toml:"auth_registered"`
+	AuthLoggedIn          string `toml:"auth_logged_in"`
+	AuthPasswordChanged   string `toml:"auth_password_changed"`
+	AuthWrongPassword     string `toml:"auth_wrong_password"`
+	AuthPasswordsDiffer   string `toml:"auth_passwords_differ"`
+	AuthPasswordShort     string `toml:"auth_password_short"`
+	AuthPasswordLong      string `toml:"auth_password_long"`
+	AuthNotRegistered     string `toml:"auth_not_registered"`
+	AuthAlreadyRegistered string `toml:"auth_already_registered"`
+	AuthUsage             string `toml:"auth_usage"`
+	AuthUnavailable       string `toml:"auth_unavailable"`
+	AuthTimeout           string `toml:"auth_timeout"`
+	AuthTooManyAttempts   string `toml:"auth_too_many_attempts"`
+	AuthWaiting           string `toml:"auth_waiting"`
 }
 
 // DefaultMessages is [messages] when the file says nothing.
@@ -130,6 +149,24 @@ func DefaultMessages() Messages {
 		ReloadDone:      "§aConfiguration reloaded.",
 		PlayerNotOnline: "§c{player} is not online.",
 		Shutdown:        "Proxy restarting, reconnect in a moment",
+
+		AuthTitle:             "§6Welcome, {player}",
+		AuthRegister:          "§ePlease register: §a/register <password> <password>",
+		AuthLogin:             "§ePlease log in: §a/login <password>",
+		AuthRegistered:        "§aRegistered. Welcome!",
+		AuthLoggedIn:          "§aLogged in.",
+		AuthPasswordChanged:   "§aPassword changed.",
+		AuthWrongPassword:     "§cWrong password. Attempts left: {left}.",
+		AuthPasswordsDiffer:   "§cThe two passwords are not the same.",
+		AuthPasswordShort:     "§cA password needs at least {min} characters.",
+		AuthPasswordLong:      "§cA password may have at most {max} characters.",
+		AuthNotRegistered:     "§cThis name has no account yet: §a/register <password> <password>",
+		AuthAlreadyRegistered: "§cThis name is registered: §a/login <password>",
+		AuthUsage:             "§cUsage: {usage}",
+		AuthUnavailable:       "§cLogin is unavailable right now; try again in a moment.",
+		AuthTimeout:           "You took too long to log in.",
+		AuthTooManyAttempts:   "Too many wrong passwords.",
+		AuthWaiting:           "§7Connecting you to {server}…",
 	}
 }
 

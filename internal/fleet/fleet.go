@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/infrarust-go/infrarust/internal/accounts"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -507,3 +508,7 @@ func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 func (f *Fleet) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, f.cfg.Timeout.D())
 }
+
+// AccountStore keeps the auth limbo's accounts in the fleet's Redis, so every
+// proxy of the fleet knows them.
+func (f *Fleet) AccountStore() *accounts.Redis { return accounts.NewRedis(f.rdb, f.k.prefix) }

@@ -139,6 +139,21 @@ func declare(p *Player, c *Commands) error {
 	return Send(p, mc.Packet{Type: mc.PacketDeclareCommands, Payload: payload})
 }
 
+// Undeclare takes a hold's commands away again (an empty tree) before the
+// player leaves the limbo: a backend that declares none of its own must not
+// leave the client completing /login.
+func Undeclare(p *Player, c *Commands) error {
+	if c == nil || c.Tree == nil || p.Protocol().Before(mc.V1_13) || p.State != mc.PlayState {
+		return nil
+	}
+	t := mc.NewCommandTree(p.Protocol())
+	payload, err := t.AppendPayload(nil)
+	if err != nil {
+		return err
+	}
+	return Send(p, mc.Packet{Type: mc.PacketDeclareCommands, Payload: payload})
+}
+
 // Why a hold ended without the caller asking.
 var (
 	// ErrClientLeft means the client closed the connection.

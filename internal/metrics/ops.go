@@ -27,6 +27,7 @@ type opsMetrics struct {
 	hookFailures       *prometheus.CounterVec
 	webhookFailures    *prometheus.CounterVec
 	webhookDropped     *prometheus.CounterVec
+	auth               *prometheus.CounterVec
 	servers            *serverFlagsCollector
 	webhooks           *webhookCollector
 
@@ -92,9 +93,14 @@ func newOpsMetrics(reg *prometheus.Registry) *opsMetrics {
 		},
 		starting: map[string]time.Time{},
 	}
+	o.auth = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "infrarust_auth_total",
+		Help: "Password logins in the auth limbo, by result (registered, logged_in, remembered, wrong_password, timeout, too_many_attempts, unavailable, refused).",
+	}, []string{"result"})
+	reg.MustRegister(o.auth)
 	reg.MustRegister(o.reloadOK, o.reloadAt, o.moves, o.limboPlayers, o.limboWait, o.wake, o.wakeFailed,
 		o.hookFailures, o.webhookFailures, o.webhookDropped, o.servers, o.webhooks)
-	for _, h := range []string{"wake", "queue", "maintenance", "down"} {
+	for _, h := range []string{"wake", "queue", "maintenance", "down", "auth"} {
 		o.limboPlayers.WithLabelValues(h) // 0 before the first player, for alerts and graphs
 	}
 	return o
@@ -338,4 +344,12 @@ func (c *webhookCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(s.Queued), w)
 	}
+}
+
+// Auth counts one result of the auth limbo; result comes from a fixed set in code.
+func (m *Metrics) Auth(result string) {
+	if m == nil {
+		return
+	}
+	m.ops.auth.WithLabelValues(result).Inc()
 }

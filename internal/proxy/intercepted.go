@@ -204,6 +204,17 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 			return
 		}
 		cn.srv = target
+		// The password login comes before everything else of the server: no
+		// rule, wake or queue lets a player in who has not proved their name.
+		login, err := p.authStay(cn, pl, target)
+		if err != nil {
+			end(metrics.LoginFailed, "auth", "auth limbo: "+err.Error(), err.Error())
+			return
+		}
+		if login != nil {
+			stay = login
+			break
+		}
 		if r := p.admitTo(cn.entrant(), target, pass{}); r != nil {
 			if stay = p.refusedStay(cn, target, r); stay != nil {
 				break

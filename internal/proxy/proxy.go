@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/infrarust-go/infrarust/internal/accounts"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -63,6 +64,10 @@ type Options struct {
 	// Directory finds players on the other proxies of a [fleet] and passes them
 	// commands (/find, /glist, /send, /kick); nil means this proxy is on its own.
 	Directory FleetDirectory
+	// OpenAccounts opens the account store of the auth limbo, once, when a
+	// configuration first has a server with "auth" (bbolt in the data dir, or
+	// the fleet's Redis); nil makes such a configuration an error.
+	OpenAccounts func() (accounts.Store, error)
 }
 
 // FleetDirectory is what in-game commands ask the fleet: off the login path.
@@ -136,9 +141,12 @@ type Proxy struct {
 	transportIDs atomic.Uint64
 	maint        maintenance // servers in maintenance
 
-	limboMu sync.Mutex            // guards queues and wakes
-	queues  map[string]*waitQueue // full servers' limbo queues, by server id
-	wakes   map[string]*waking    // managed servers' starts players wait for, by id
+	limboMu sync.Mutex // guards queues and wakes
+	// accounts is the auth limbo's store, opened once on first need.
+	accountsMu sync.Mutex
+	accounts   accounts.Store
+	queues     map[string]*waitQueue // full servers' limbo queues, by server id
+	wakes      map[string]*waking    // managed servers' starts players wait for, by id
 
 	connMu   sync.Mutex
 	conns    map[net.Conn]struct{}
@@ -164,6 +172,8 @@ type state struct {
 	names   *regexp.Regexp // offline_names, compiled; nil: vanilla's rule
 	// commands are the in-game commands of this configuration; nil when off.
 	commands *command.Set
+	// auth is the password login of the auth limbo; nil when no server uses it.
+	auth *accounts.Service
 }
 
 // New builds a proxy from a loaded configuration.

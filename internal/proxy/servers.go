@@ -64,6 +64,9 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 	if next.commands, err = p.buildCommands(cfg); err != nil {
 		return fmt.Errorf("[commands]: %w", err)
 	}
+	if next.auth, err = p.buildAuth(cfg, old); err != nil {
+		return err
+	}
 	if old != nil {
 		for id := range old.servers {
 			if _, ok := next.servers[id]; !ok {

@@ -157,6 +157,11 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 	if untilErr != nil {
 		return nil, untilErr
 	}
+	if err := limbo.Undeclare(p, stay.Commands); err != nil {
+		next.Net.Close()
+		next.Release()
+		return nil, err
+	}
 	return next, nil
 }
 

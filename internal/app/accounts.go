@@ -1,0 +1,78 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/accounts"
+)
+
+// The auth limbo's account store: opened by the proxy the first time a
+// configuration has a server with "auth"; the fleet's Redis with [fleet],
+// <data_dir>/accounts.db otherwise.
+type accountStore struct {
+	mu    sync.Mutex
+	store accounts.Store
+}
+
+func (a *App) openAccounts() (accounts.Store, error) {
+	a.acct.mu.Lock()
+	defer a.acct.mu.Unlock()
+	if a.acct.store != nil {
+		return a.acct.store, nil
+	}
+	if a.fleet != nil {
+		a.acct.store = a.fleet.AccountStore()
+		a.log.Info("auth limbo: accounts are in the fleet's Redis")
+		return a.acct.store, nil
+	}
+	if err := os.MkdirAll(a.cfg.Web.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data_dir %s: %w", a.cfg.Web.DataDir, err)
+	}
+	s, err := accounts.OpenBolt(a.cfg.Web.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	a.acct.store = s
+	a.log.Info("auth limbo: accounts opened", "file", a.cfg.Web.DataDir+string(os.PathSeparator)+accounts.FileName)
+	return s, nil
+}
+
+// sweepAccounts drops ended sessions from the local store every hour (Redis
+// expires its own).
+func (a *App) sweepAccounts(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		a.acct.mu.Lock()
+		b, _ := a.acct.store.(*accounts.Bolt)
+		a.acct.mu.Unlock()
+		if b == nil {
+			continue
+		}
+		if n, err := b.Sweep(time.Now()); err != nil {
+			a.log.Warn("auth limbo: sweeping ended sessions", "err", err)
+		} else if n > 0 {
+			a.log.Debug("auth limbo: ended sessions swept", "removed", n)
+		}
+	}
+}
+
+// closeAccounts closes the local store at the end of shutdown.
+func (a *App) closeAccounts() {
+	a.acct.mu.Lock()
+	defer a.acct.mu.Unlock()
+	if a.acct.store != nil {
+		if err := a.acct.store.Close(); err != nil {
+			a.log.Warn("auth limbo: closing the accounts", "err", err)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/admin"
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/testutil/nmp"
+)
+
+// The auth limbo with real clients of every limbo family: a first visit
+// registers in the limbo (after a password that is too short) and lands on
+// the server; a reconnect from the same address skips /login; after an
+// operator's reset-password (CLI) the player must /login: three wrong
+// passwords are refused with the kick text and the server never sees that
+// attempt; the right one lets them in. The server sees nobody who has not
+// proved their name.
+func TestRealClientAuthLimbo(t *testing.T) {
+	t.Parallel()
+	h := nmp.Setup(t)
+	bin := infrarustBinary(t)
+	for _, v := range networkVersions {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			srv := h.StartServer(t, nmp.ServerOptions{Version: v, KeepAlive: 250 * time.Millisecond, ReportAlive: true})
+			lobby := intercepted(config.ModeOffline, "auth-"+strings.ReplaceAll(v, ".", "-")+".e2e.test", srv.Addr)
+			lobby.ID = "lobby"
+			lobby.LimboHandlers = []config.LimboHandler{config.LimboAuth}
+			proxyAddr, adminURL := startWithAdminWith(t, func(c *config.Config) { c.AuthLimbo.MaxAttempts = 3 }, lobby)
+			api := admin.NewClient(adminURL, e2eAdminKey)
+			client := h.StartClient(t)
+			joins := func(name string) int {
+				n := 0
+				for _, e := range srv.Events() {
+					if e.Event == "join" && strings.EqualFold(e.Username, name) {
+						n++
+					}
+				}
+				return n
+			}
+			// login starts a held player typing commands; landed waits until that
+			// login (not an earlier one of the name) is on the server, in its
+			// world number worlds, then kicks it and returns its report.
+			type run struct {
+				name   string
+				before int
+				ch     <-chan loginRun
+			}
+			login := func(name string, commands ...string) run {
+				o := heldLogin(proxyAddr, lobby.Domains[0], v, name)
+				o.Commands, o.CommandGap = commands, 300*time.Millisecond
+				before := joins(name)
+				return run{name, before, goLogin(ctx, client, o)}
+			}
+			landed := func(r run, worlds int) nmp.LoginResult {
+				t.Helper()
+				seen := 0
+				_, err := srv.Wait(ctx, func(e nmp.Event) bool {
+					if !strings.EqualFold(e.Username, r.name) {
+						return false
+					}
+					if e.Event == "join" {
+						seen++
+					}
+					return seen > r.before && e.Event == "alive" && e.Worlds >= worlds && e.SeenEchoes >= 3 && e.SeenKeepAlives >= 2
+				})
+				if err != nil {
+					t.Fatalf("%s never got to the server: %v", r.name, err)
+				}
+				kick(ctx, t, api, r.name)
+				return kickedByUs(t, r.name, r.ch)
+			}
+
+			// First visit: register in the limbo, then the server.
+			r := landed(login("Alice", "/register short short", "/register hunter22pw hunter22pw"), 2)
+			if len(r.Worlds) < 2 || !slices.Contains(plain(r.Titles), "Welcome, Alice") {
+				t.Errorf("want the limbo with its title, then the server: %s", r.Raw)
+			}
+			for _, want := range []string{"Please register: /register <password> <password>", "A password needs at least 8 characters.", "Registered. Welcome!"} {
+				if !slices.Contains(plain(r.Chats), want) {
+					t.Errorf("chat %q missing: %q", want, r.Chats)
+				}
+			}
+			if v != "1.8.8" && slices.Contains(r.CommandRoots, "register") {
+				t.Errorf("the limbo's command tree outlived it: %q", r.CommandRoots)
+			}
+
+			// Remembered: the same name (any case) from the same address goes straight in.
+			r = landed(login("alice"), 1)
+			if len(r.Worlds) != 1 || len(r.Titles) != 0 {
+				t.Errorf("a remembered player must go straight to the server: %s", r.Raw)
+			}
+
+			// The operator resets the password: the session ends, /login is asked.
+			cmd := exec.CommandContext(ctx, bin, "auth", "reset-password", "Alice", "--admin-url", adminURL, "--api-key", e2eAdminKey)
+			cmd.Stdin = strings.NewReader("s3cond-pass\n")
+			cmd.Args = append(cmd.Args, "--password-stdin")
+			if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "password of Alice reset") {
+				t.Fatalf("infrarust auth reset-password --password-stdin: %v\n%s", err, out)
+			}
+			before := joins("Alice")
+			o := heldLogin(proxyAddr, lobby.Domains[0], v, "Alice")
+			o.Commands, o.CommandGap = []string{"/login wrong-1", "/login wrong-2", "/login hunter22pw"}, 300*time.Millisecond
+			o.UntilKicked = false
+			o.Stay = 20 * time.Second
+			res, err := client.Login(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Kicked || res.KickReason != "Too many wrong passwords." {
+				t.Errorf("three wrong passwords: want the kick, got %s", res.Raw)
+			}
+			if !slices.Contains(plain(res.Chats), "Wrong password. Attempts left: 2.") {
+				t.Errorf("the attempts left were not told: %q", res.Chats)
+			}
+			if joins("Alice") != before {
+				t.Fatal("the server saw a player who gave wrong passwords")
+			}
+			r = landed(login("Alice", "/login s3cond-pass"), 2)
+			if !slices.Contains(plain(r.Chats), "Logged in.") {
+				t.Errorf("no login confirmation: %q", r.Chats)
+			}
+			acct, err := api.Account(ctx, "alice")
+			if err != nil || acct.Name != "Alice" || acct.LastLoginIP != "127.0.0.1" {
+				t.Errorf("account after login: %+v, %v", acct, err)
+			}
+		})
+	}
+}
+
+// legacyCode is a § formatting code, which vanilla clients render and the
+// test reads past.
+var legacyCode = regexp.MustCompile("§.")
+
+func plain(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = legacyCode.ReplaceAllString(l, "")
+	}
+	return out
+}
