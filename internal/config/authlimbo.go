@@ -1,8 +1,18 @@
 package config
 
 import (
+	"fmt"
+	"net/url"
 	"time"
 )
+
+func checkHTTPURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http:// or https:// URL (the default is https://api.mojang.com)", s)
+	}
+	return nil
+}
 
 // AuthLimbo is [auth_limbo]: the password login offline servers with the
 // "auth" limbo handler ask of every player (docs/offline-networks.md).
@@ -19,6 +29,24 @@ type AuthLimbo struct {
 	Remember Duration `toml:"remember"`
 	// Argon2 is the hashing cost of new passwords.
 	Argon2 Argon2 `toml:"argon2"`
+	// Premium lets owners of paid accounts skip the password.
+	Premium Premium `toml:"premium"`
+}
+
+// Premium is [auth_limbo.premium]: a name that belongs to a paid account must
+// prove it (the encryption handshake and hasJoined, as client_only does) and
+// then skips the limbo with its real UUID and skin.
+type Premium struct {
+	Enabled bool `toml:"enabled"`
+	// API is the profile API asked whether a name is premium.
+	API string `toml:"api"`
+	// Cache is how long an answer of the API is kept.
+	Cache Duration `toml:"cache"`
+	// AllowCrackedRetry lets a client that failed the proof for a premium name
+	// in as a cracked player (the password login) when it comes back from the
+	// same address within cracked_retry_window.
+	AllowCrackedRetry  bool     `toml:"allow_cracked_retry"`
+	CrackedRetryWindow Duration `toml:"cracked_retry_window"`
 }
 
 // Argon2 is [auth_limbo.argon2]: argon2id's cost parameters.
@@ -42,6 +70,7 @@ func defaultAuthLimbo() AuthLimbo {
 		MaxPasswordLength: 64,
 		Remember:          Duration(12 * time.Hour),
 		Argon2:            Argon2{MemoryKiB: 19 * 1024, Iterations: 2, Parallelism: 1},
+		Premium:           Premium{API: "https://api.mojang.com", Cache: Duration(6 * time.Hour), CrackedRetryWindow: Duration(5 * time.Minute)},
 	}
 }
 
@@ -81,6 +110,17 @@ func (c *Config) validateAuthLimbo(r *report) {
 		r.check("auth_limbo.argon2.iterations", "must be at least 1")
 	case g.MemoryKiB < 8*g.Parallelism || g.MemoryKiB > 4<<20:
 		r.check("auth_limbo.argon2.memory_kib", "must be between 8 × parallelism and 4194304 (4 GiB)")
+	}
+	if pr := a.Premium; pr.Enabled {
+		if err := checkHTTPURL(pr.API); err != nil {
+			r.check("auth_limbo.premium.api", "%v", err)
+		}
+		if pr.Cache < 0 {
+			r.check("auth_limbo.premium.cache", "must not be negative")
+		}
+		if pr.AllowCrackedRetry && pr.CrackedRetryWindow <= 0 {
+			r.check("auth_limbo.premium.cracked_retry_window", "must be more than 0 with allow_cracked_retry")
+		}
 	}
 	if g.MaxConcurrent < 0 {
 		r.check("auth_limbo.argon2.max_concurrent", "must not be negative (0 means one per CPU)")

@@ -124,6 +124,7 @@ type Messages struct {
 	AuthTimeout           string `toml:"auth_timeout"`
 	AuthTooManyAttempts   string `toml:"auth_too_many_attempts"`
 	AuthWaiting           string `toml:"auth_waiting"`
+	AuthPremiumRefused    string `toml:"auth_premium_refused"`
 }
 
 // DefaultMessages is [messages] when the file says nothing.
@@ -167,6 +168,7 @@ func DefaultMessages() Messages {
 		AuthTimeout:           "You took too long to log in.",
 		AuthTooManyAttempts:   "Too many wrong passwords.",
 		AuthWaiting:           "§7Connecting you to {server}…",
+		AuthPremiumRefused:    "{name} belongs to a premium Minecraft account: log in with that account, or pick another name.",
 	}
 }
 

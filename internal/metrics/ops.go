@@ -95,7 +95,7 @@ func newOpsMetrics(reg *prometheus.Registry) *opsMetrics {
 	}
 	o.auth = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "infrarust_auth_total",
-		Help: "Password logins in the auth limbo, by result (registered, logged_in, remembered, wrong_password, timeout, too_many_attempts, unavailable, refused).",
+		Help: "Password logins in the auth limbo, by result (registered, logged_in, remembered, premium, premium_refused, wrong_password, timeout, too_many_attempts, unavailable, refused).",
 	}, []string{"result"})
 	reg.MustRegister(o.auth)
 	reg.MustRegister(o.reloadOK, o.reloadAt, o.moves, o.limboPlayers, o.limboWait, o.wake, o.wakeFailed,

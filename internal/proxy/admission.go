@@ -76,6 +76,7 @@ type conn struct {
 
 	claim     *claim // the player's identity, held for the connection's life (identity.go)
 	perIPHeld bool   // a max_connections_per_ip slot is held
+	premium   bool   // proved the ownership of a paid account ([auth_limbo.premium]): no password login
 	detached  bool   // a session goroutine owns the connection now and will finish it
 }
 

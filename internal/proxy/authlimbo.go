@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/accounts"
+	"github.com/infrarust-go/infrarust/internal/auth"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/limbo"
 	"github.com/infrarust-go/infrarust/internal/mc"
@@ -80,7 +83,7 @@ func (p *Proxy) Accounts() *accounts.Service { return p.state.Load().auth }
 // nobody reaches an "auth" server unchecked.
 func (p *Proxy) authStay(cn *conn, pl *onlinePlayer, target *server) (*session.Stay, error) {
 	st := p.state.Load()
-	if !target.cfg.HasLimbo(config.LimboAuth) || target.cfg.ProxyMode != config.ModeOffline {
+	if !target.cfg.HasLimbo(config.LimboAuth) || target.cfg.ProxyMode != config.ModeOffline || cn.premium {
 		return nil, nil
 	}
 	svc := st.auth
@@ -298,4 +301,107 @@ func (p *Proxy) joinWhenOpen(ctx context.Context, cn *conn, t *server) (*session
 		case <-time.After(limboRetry):
 		}
 	}
+}
+
+// buildPremium is the premium lookup of cfg, kept across reloads while its
+// settings stay (its cache is worth keeping); nil when premium is off.
+func buildPremium(cfg *config.Config, old *state, now func() time.Time) (*auth.PremiumLookup, error) {
+	pr := cfg.AuthLimbo.Premium
+	if !pr.Enabled || !cfg.UsesAuthLimbo() {
+		return nil, nil
+	}
+	if old != nil && old.premium != nil && old.cfg.AuthLimbo.Premium.API == pr.API && old.cfg.AuthLimbo.Premium.Cache == pr.Cache {
+		return old.premium, nil
+	}
+	l, err := auth.NewPremiumLookup(pr.API, pr.Cache.D(), cfg.Auth.Timeout.D(), now)
+	if err != nil {
+		return nil, fmt.Errorf("[auth_limbo.premium] api: %w", err)
+	}
+	return l, nil
+}
+
+// crackedRetries are the premium names whose proof failed, per address:
+// with allow_cracked_retry their next login within the window is let in as
+// cracked (to the password login).
+type crackedRetries struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+const crackedRetriesMax = 50_000
+
+func crackedKey(name string, ip netip.Addr) string { return strings.ToLower(name) + "|" + ip.String() }
+
+func (c *crackedRetries) challenged(key string, until time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= crackedRetriesMax {
+		c.m = map[string]time.Time{}
+	}
+	c.m[key] = until
+}
+
+// take reports (and forgets) a failed proof of key still within its window.
+func (c *crackedRetries) take(key string, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	until, ok := c.m[key]
+	delete(c.m, key)
+	return ok && now.Before(until)
+}
+
+// premiumProof is what a premium check made of a login.
+type premiumProof int
+
+const (
+	notPremium    premiumProof = iota // the password login applies
+	provenPremium                     // the owner of a paid account: no limbo
+)
+
+// provePremium runs, for an offline "auth" server with [auth_limbo.premium],
+// the proof a premium name owes: the encryption handshake and hasJoined. The
+// profile is the account's (real UUID, skin) when proven. An error refuses
+// the login with kick as the text.
+func (p *Proxy) provePremium(cn *conn, client *session.Client, srv *server) (proof premiumProof, profile auth.Profile, kick string, err error) {
+	st := cn.st
+	if st.premium == nil || !srv.cfg.HasLimbo(config.LimboAuth) || srv.cfg.ProxyMode != config.ModeOffline {
+		return notPremium, profile, "", nil
+	}
+	pr := st.cfg.AuthLimbo.Premium
+	premium, err := st.premium.IsPremium(cn.ev.ctx, cn.player)
+	if err != nil {
+		// No answer: the name goes to the password login, which is safe (its
+		// owner registers like anyone); the next lookup asks again.
+		p.log.Warn("auth: premium lookup failed; the player gets the password login", "player", cn.player, "err", err)
+		return notPremium, profile, "", nil
+	}
+	if !premium {
+		return notPremium, profile, "", nil
+	}
+	key := crackedKey(cn.player, cn.ip)
+	if pr.AllowCrackedRetry && p.cracked.take(key, p.now()) {
+		p.log.Info("auth: a premium name's failed proof came back; let in as cracked", "player", cn.player, "client", cn.client)
+		return notPremium, profile, "", nil
+	}
+	keys, err := p.icpt.keyPair()
+	if err != nil {
+		return notPremium, profile, auth.KickServersDown, err
+	}
+	if pr.AllowCrackedRetry {
+		p.cracked.challenged(key, p.now().Add(pr.CrackedRetryWindow.D()))
+	}
+	a := session.Authenticator{Keys: keys, Sessions: p.icpt.sessions, SendIP: p.icpt.sendIP}
+	endSpan := cn.ev.trace.Auth()
+	profile, err = a.Authenticate(cn.ev.ctx, client)
+	endSpan(err)
+	if err != nil {
+		if errors.Is(err, auth.ErrUnavailable) {
+			return notPremium, profile, auth.KickServersDown, err
+		}
+		p.met.Auth("premium_refused")
+		return notPremium, profile, fill(st.cfg.Messages.AuthPremiumRefused, "name", cn.player), err
+	}
+	p.cracked.take(key, p.now())
+	p.met.Auth("premium")
+	return provenPremium, profile, "", nil
 }

@@ -163,9 +163,18 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 			end(metrics.LoginFailed, "auth", err.Error(), auth.KickMessage(err))
 			return
 		}
+	} else {
+		proof, premium, kick, err := p.provePremium(cn, client, srv)
+		if err != nil {
+			end(metrics.LoginFailed, "auth", "premium name: "+err.Error(), kick)
+			return
+		}
+		if proof == provenPremium {
+			profile, cn.premium = premium, true
+		}
 	}
 	// Handlers may change the profile; bans and the backends see the final one.
-	gpr := hooks.GameProfileRequest{Connection: cn.ev.conn, Server: srv.id, Profile: hooks.ProfileFromAuth(profile), OnlineMode: srv.cfg.ProxyMode == config.ModeClientOnly}
+	gpr := hooks.GameProfileRequest{Connection: cn.ev.conn, Server: srv.id, Profile: hooks.ProfileFromAuth(profile), OnlineMode: srv.cfg.ProxyMode == config.ModeClientOnly || cn.premium}
 	hooks.Fire(p.opts.Hooks, cn.ev.ctx, &gpr)
 	if changed, err := gpr.Profile.Auth(); err == nil {
 		profile = changed

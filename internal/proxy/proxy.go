@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/infrarust-go/infrarust/internal/accounts"
+	"github.com/infrarust-go/infrarust/internal/auth"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -145,6 +146,7 @@ type Proxy struct {
 	// accounts is the auth limbo's store, opened once on first need.
 	accountsMu sync.Mutex
 	accounts   accounts.Store
+	cracked    crackedRetries        // premium names whose proof failed, for allow_cracked_retry
 	queues     map[string]*waitQueue // full servers' limbo queues, by server id
 	wakes      map[string]*waking    // managed servers' starts players wait for, by id
 
@@ -174,6 +176,8 @@ type state struct {
 	commands *command.Set
 	// auth is the password login of the auth limbo; nil when no server uses it.
 	auth *accounts.Service
+	// premium says which names belong to paid accounts ([auth_limbo.premium]); nil when off.
+	premium *auth.PremiumLookup
 }
 
 // New builds a proxy from a loaded configuration.

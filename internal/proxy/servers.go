@@ -67,6 +67,9 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 	if next.auth, err = p.buildAuth(cfg, old); err != nil {
 		return err
 	}
+	if next.premium, err = buildPremium(cfg, old, p.now); err != nil {
+		return err
+	}
 	if old != nil {
 		for id := range old.servers {
 			if _, ok := next.servers[id]; !ok {

@@ -36,48 +36,9 @@ func TestRealClientAuthLimbo(t *testing.T) {
 			lobby.LimboHandlers = []config.LimboHandler{config.LimboAuth}
 			proxyAddr, adminURL := startWithAdminWith(t, func(c *config.Config) { c.AuthLimbo.MaxAttempts = 3 }, lobby)
 			api := admin.NewClient(adminURL, e2eAdminKey)
-			client := h.StartClient(t)
-			joins := func(name string) int {
-				n := 0
-				for _, e := range srv.Events() {
-					if e.Event == "join" && strings.EqualFold(e.Username, name) {
-						n++
-					}
-				}
-				return n
-			}
-			// login starts a held player typing commands; landed waits until that
-			// login (not an earlier one of the name) is on the server, in its
-			// world number worlds, then kicks it and returns its report.
-			type run struct {
-				name   string
-				before int
-				ch     <-chan loginRun
-			}
-			login := func(name string, commands ...string) run {
-				o := heldLogin(proxyAddr, lobby.Domains[0], v, name)
-				o.Commands, o.CommandGap = commands, 300*time.Millisecond
-				before := joins(name)
-				return run{name, before, goLogin(ctx, client, o)}
-			}
-			landed := func(r run, worlds int) nmp.LoginResult {
-				t.Helper()
-				seen := 0
-				_, err := srv.Wait(ctx, func(e nmp.Event) bool {
-					if !strings.EqualFold(e.Username, r.name) {
-						return false
-					}
-					if e.Event == "join" {
-						seen++
-					}
-					return seen > r.before && e.Event == "alive" && e.Worlds >= worlds && e.SeenEchoes >= 3 && e.SeenKeepAlives >= 2
-				})
-				if err != nil {
-					t.Fatalf("%s never got to the server: %v", r.name, err)
-				}
-				kick(ctx, t, api, r.name)
-				return kickedByUs(t, r.name, r.ch)
-			}
+			e := &authEnv{t: t, ctx: ctx, srv: srv, api: api, client: h.StartClient(t), addr: proxyAddr, host: lobby.Domains[0], version: v}
+			joins, login, landed := e.joins, e.login, e.landed
+			client := e.client
 
 			// First visit: register in the limbo, then the server.
 			r := landed(login("Alice", "/register short short", "/register hunter22pw hunter22pw"), 2)
@@ -146,4 +107,123 @@ func plain(lines []string) []string {
 		out[i] = legacyCode.ReplaceAllString(l, "")
 	}
 	return out
+}
+
+// authEnv drives real clients against one proxy with an "auth" server.
+type authEnv struct {
+	t                   *testing.T
+	ctx                 context.Context
+	srv                 *nmp.Server
+	api                 *admin.Client
+	client              *nmp.Client
+	addr, host, version string
+}
+
+// authRun is a held login in the background.
+type authRun struct {
+	name   string
+	before int // the name's joins on the server before it
+	ch     <-chan loginRun
+}
+
+// joins counts the server's joins of name (in any case).
+func (e *authEnv) joins(name string) int {
+	n := 0
+	for _, ev := range e.srv.Events() {
+		if ev.Event == "join" && strings.EqualFold(ev.Username, name) {
+			n++
+		}
+	}
+	return n
+}
+
+// login starts a held player typing commands once spawned.
+func (e *authEnv) login(name string, commands ...string) authRun {
+	return e.loginWith(name, nil, commands...)
+}
+
+func (e *authEnv) loginWith(name string, online *nmp.OnlineLogin, commands ...string) authRun {
+	o := heldLogin(e.addr, e.host, e.version, name)
+	o.Online = online
+	o.Commands, o.CommandGap = commands, 300*time.Millisecond
+	before := e.joins(name)
+	return authRun{name, before, goLogin(e.ctx, e.client, o)}
+}
+
+// landed waits until that login (not an earlier one of the name) is on the
+// server, in its world number worlds, then kicks it and returns its report.
+func (e *authEnv) landed(r authRun, worlds int) nmp.LoginResult {
+	e.t.Helper()
+	seen := 0
+	_, err := e.srv.Wait(e.ctx, func(ev nmp.Event) bool {
+		if !strings.EqualFold(ev.Username, r.name) {
+			return false
+		}
+		if ev.Event == "join" {
+			seen++
+		}
+		return seen > r.before && ev.Event == "alive" && ev.Worlds >= worlds && ev.SeenEchoes >= 3 && ev.SeenKeepAlives >= 2
+	})
+	if err != nil {
+		e.t.Fatalf("%s never got to the server: %v", r.name, err)
+	}
+	kick(e.ctx, e.t, e.api, r.name)
+	return kickedByUs(e.t, r.name, r.ch)
+}
+
+// Premium auto-login: the owner of a paid account (a real online-mode client
+// against a Mojang stand-in) skips the limbo with the account's UUID; a
+// cracked client using that name is refused with the text; with
+// allow_cracked_retry its second attempt is let in as cracked, to the
+// password login.
+func TestRealClientPremiumAutoLogin(t *testing.T) {
+	t.Parallel()
+	h := nmp.Setup(t)
+	for _, v := range []string{"1.8.8", "1.21.4"} {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			srv := h.StartServer(t, nmp.ServerOptions{Version: v, KeepAlive: 250 * time.Millisecond, ReportAlive: true})
+			ss := nmp.StartSessionServer(t)
+			lobby := intercepted(config.ModeOffline, "premium-"+strings.ReplaceAll(v, ".", "-")+".e2e.test", srv.Addr)
+			lobby.ID = "lobby"
+			lobby.LimboHandlers = []config.LimboHandler{config.LimboAuth}
+			proxyAddr, adminURL := startWithAdminWith(t, func(c *config.Config) {
+				c.Auth.SessionServer = ss.URL
+				c.AuthLimbo.Premium.Enabled = true
+				c.AuthLimbo.Premium.API = ss.URL
+				c.AuthLimbo.Premium.AllowCrackedRetry = true
+			}, lobby)
+			e := &authEnv{t: t, ctx: ctx, srv: srv, api: admin.NewClient(adminURL, e2eAdminKey), client: h.StartClient(t),
+				addr: proxyAddr, host: lobby.Domains[0], version: v}
+			token, profile := ss.AddProfile("Notch")
+
+			r := e.landed(e.loginWith("Notch", &nmp.OnlineLogin{SessionServer: ss.URL, AccessToken: token, ProfileID: profile.ID}), 1)
+			if len(r.Worlds) != 1 || len(r.Titles) != 0 || !r.Encrypted {
+				t.Errorf("the premium owner must go straight in, encrypted: %s", r.Raw)
+			}
+			if strings.ReplaceAll(r.UUID, "-", "") != profile.ID {
+				t.Errorf("the premium owner's UUID is %s, want the account's %s", r.UUID, profile.ID)
+			}
+
+			before := e.joins("Notch")
+			res, err := e.client.Login(ctx, nmp.LoginOptions{Addr: proxyAddr, ServerHost: lobby.Domains[0], Version: v, Username: "Notch", Timeout: 20 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.OK || (res.Kicked && !strings.Contains(res.KickReason, "belongs to a premium Minecraft account")) {
+				t.Errorf("a cracked client with a premium name must be refused with the text: %s", res.Raw)
+			}
+			if e.joins("Notch") != before {
+				t.Fatal("the server saw the cracked client")
+			}
+			t.Logf("cracked client with a premium name: kicked=%v %q, end %q, error %q", res.Kicked, res.KickReason, res.EndReason, res.Error)
+
+			r = e.landed(e.login("Notch", "/register cracked-pw1 cracked-pw1"), 2)
+			if !slices.Contains(plain(r.Chats), "Registered. Welcome!") || r.Encrypted {
+				t.Errorf("the second attempt must reach the password login, unencrypted: %s", r.Raw)
+			}
+		})
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -44,7 +45,7 @@ type ProfileProperty struct {
 
 // SessionCall records one request, so a test can prove which side asked what.
 type SessionCall struct {
-	// Kind is "join" or "hasJoined".
+	// Kind is "join", "hasJoined" or "lookup" (the profile API).
 	Kind string
 	// Username is the profile name (join: the token's profile, if the token was known).
 	Username string
@@ -63,6 +64,7 @@ func StartSessionServer(t testing.TB) *SessionServer {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /session/minecraft/join", s.join)
 	mux.HandleFunc("GET /session/minecraft/hasJoined", s.hasJoined)
+	mux.HandleFunc("GET /users/profiles/minecraft/{name}", s.lookup)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
@@ -135,6 +137,23 @@ func (s *SessionServer) hasJoined(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(profile)
+}
+
+// lookup is the profile API's name lookup (api.mojang.com): a name with a
+// profile is a paid account; Mojang answers any other with 204.
+func (s *SessionServer) lookup(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, SessionCall{Kind: "lookup", Username: name})
+	for _, p := range s.profiles {
+		if strings.EqualFold(p.Name, name) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]string{"id": p.ID, "name": p.Name})
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func sessionError(w http.ResponseWriter, status int, kind, message string) {
