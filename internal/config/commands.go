@@ -125,6 +125,9 @@ type Messages struct {
 	AuthTooManyAttempts   string `toml:"auth_too_many_attempts"`
 	AuthWaiting           string `toml:"auth_waiting"`
 	AuthPremiumRefused    string `toml:"auth_premium_refused"`
+	AuthNoAccount         string `toml:"auth_no_account"`
+	AuthWrongOldPassword  string `toml:"auth_wrong_old_password"`
+	AuthUnregistered      string `toml:"auth_unregistered"`
 }
 
 // DefaultMessages is [messages] when the file says nothing.
@@ -168,6 +171,9 @@ func DefaultMessages() Messages {
 		AuthTimeout:           "You took too long to log in.",
 		AuthTooManyAttempts:   "Too many wrong passwords.",
 		AuthWaiting:           "§7Connecting you to {server}…",
+		AuthNoAccount:         "§cYou have no password account.",
+		AuthWrongOldPassword:  "§cThat is not your password.",
+		AuthUnregistered:      "§aYour account is deleted; you will register again at your next login.",
 		AuthPremiumRefused:    "{name} belongs to a premium Minecraft account: log in with that account, or pick another name.",
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/accounts"
 	"github.com/infrarust-go/infrarust/internal/auth"
+	"github.com/infrarust-go/infrarust/internal/command"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/limbo"
 	"github.com/infrarust-go/infrarust/internal/mc"
@@ -246,28 +247,37 @@ func (a *authWait) until(ctx context.Context) (*session.Backend, error) {
 	return a.p.joinWhenOpen(ctx, a.cn, a.target)
 }
 
-// reply is the [messages] text of a command's result.
+// reply is the [messages] text of a command's result, counted.
 func (a *authWait) reply(r accounts.Result, left int) string {
-	m := a.msgs
 	switch r.Reply {
 	case accounts.ReplyRegistered:
 		a.p.met.Auth("registered")
 		a.p.log.Info("auth: registered", "player", a.cn.player, "client", a.cn.client)
+	case accounts.ReplyLoggedIn, accounts.ReplyPasswordChanged:
+		a.p.met.Auth("logged_in")
+	case accounts.ReplyUnknownCommand:
+		return a.hint()
+	}
+	return authText(a.msgs, a.cfg, r, left)
+}
+
+// authText is the [messages] text of a result of the password login.
+func authText(m config.Messages, cfg config.AuthLimbo, r accounts.Result, left int) string {
+	switch r.Reply {
+	case accounts.ReplyRegistered:
 		return m.AuthRegistered
 	case accounts.ReplyLoggedIn:
-		a.p.met.Auth("logged_in")
 		return m.AuthLoggedIn
 	case accounts.ReplyPasswordChanged:
-		a.p.met.Auth("logged_in")
 		return m.AuthPasswordChanged
 	case accounts.ReplyWrongPassword:
 		return fill(m.AuthWrongPassword, "left", strconv.Itoa(left))
 	case accounts.ReplyPasswordsDiffer:
 		return m.AuthPasswordsDiffer
 	case accounts.ReplyPasswordTooShort:
-		return fill(m.AuthPasswordShort, "min", strconv.Itoa(a.cfg.MinPasswordLength))
+		return fill(m.AuthPasswordShort, "min", strconv.Itoa(cfg.MinPasswordLength))
 	case accounts.ReplyPasswordTooLong:
-		return fill(m.AuthPasswordLong, "max", strconv.Itoa(a.cfg.MaxPasswordLength))
+		return fill(m.AuthPasswordLong, "max", strconv.Itoa(cfg.MaxPasswordLength))
 	case accounts.ReplyNotRegistered:
 		return m.AuthNotRegistered
 	case accounts.ReplyAlreadyRegistered:
@@ -277,7 +287,95 @@ func (a *authWait) reply(r accounts.Result, left int) string {
 	case accounts.ReplyUnavailable:
 		return m.AuthUnavailable
 	}
-	return a.hint()
+	return ""
+}
+
+// accountCommands are the in-game commands of password accounts, there while
+// a server uses "auth": a player who logged in changes or deletes their
+// password on the backend too. Their lines never reach the backend.
+func (p *Proxy) accountCommands() []*command.Command {
+	return []*command.Command{
+		{
+			Name: "changepassword", Aliases: []string{"changepass"}, Usage: "<old password> <new password>",
+			Description: "change your password (auth limbo)",
+			Args:        []command.Arg{{Name: "old"}, {Name: "new"}},
+			Run:         p.cmdChangePassword,
+		},
+		{
+			Name: "unregister", Usage: "<password>",
+			Description: "delete your password account (auth limbo)",
+			Args:        []command.Arg{{Name: "password"}},
+			Run:         p.cmdUnregister,
+		},
+	}
+}
+
+// accountOf is the service and the account holder behind a command, or the
+// text that says why there is none.
+func (p *Proxy) accountOf(ctx context.Context, inv command.Invocation) (*accounts.Service, *onlinePlayer, string) {
+	st := p.state.Load()
+	pl := sourcePlayer(inv)
+	if st.auth == nil || pl == nil {
+		return nil, nil, st.cfg.Messages.AuthUnavailable
+	}
+	ok, err := st.auth.Registered(ctx, pl.name)
+	switch {
+	case err != nil:
+		return nil, nil, st.cfg.Messages.AuthUnavailable
+	case !ok:
+		return nil, nil, st.cfg.Messages.AuthNoAccount
+	}
+	return st.auth, pl, ""
+}
+
+// wrongPassword costs the address a login token, as in the limbo.
+func (p *Proxy) wrongPassword(pl *onlinePlayer) {
+	p.limiter.Allow(pl.client.Addr(), ratelimit.Login, p.now())
+	p.met.Auth("wrong_password")
+}
+
+func (p *Proxy) cmdChangePassword(ctx context.Context, inv command.Invocation) error {
+	if len(inv.Args) != 2 {
+		return command.ErrUsage
+	}
+	svc, pl, why := p.accountOf(ctx, inv)
+	if svc == nil {
+		inv.Source.Tell(why)
+		return nil
+	}
+	st := p.state.Load()
+	r := svc.ChangePassword(ctx, pl.name, pl.client.Addr().String(), inv.Args[0], inv.Args[1])
+	if r.Failed {
+		p.wrongPassword(pl)
+		inv.Source.Tell(st.cfg.Messages.AuthWrongOldPassword)
+		return nil
+	}
+	inv.Source.Tell(authText(st.cfg.Messages, st.cfg.AuthLimbo, r, 0))
+	return nil
+}
+
+func (p *Proxy) cmdUnregister(ctx context.Context, inv command.Invocation) error {
+	if len(inv.Args) != 1 {
+		return command.ErrUsage
+	}
+	svc, pl, why := p.accountOf(ctx, inv)
+	if svc == nil {
+		inv.Source.Tell(why)
+		return nil
+	}
+	st := p.state.Load()
+	r := svc.Unregister(ctx, pl.name, inv.Args[0])
+	switch {
+	case r.Failed:
+		p.wrongPassword(pl)
+		inv.Source.Tell(st.cfg.Messages.AuthWrongOldPassword)
+	case r.Reply == accounts.ReplyNone:
+		p.log.Info("auth: unregistered by the player", "player", pl.name)
+		inv.Source.Tell(st.cfg.Messages.AuthUnregistered)
+	default:
+		inv.Source.Tell(authText(st.cfg.Messages, st.cfg.AuthLimbo, r, 0))
+	}
+	return nil
 }
 
 // joinWhenOpen moves a player who is done in the limbo into t once t takes

@@ -39,6 +39,9 @@ func (p *Proxy) buildCommands(cfg *config.Config) (*command.Set, error) {
 		c.Aliases = o.Aliases
 		cmds = append(cmds, c)
 	}
+	if cfg.UsesAuthLimbo() {
+		cmds = append(cmds, p.accountCommands()...)
+	}
 	if d := p.opts.Hooks; d != nil {
 		cmds = append(cmds, d.Commands()...)
 	}

@@ -30,7 +30,7 @@ func TestRealClientAuthLimbo(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			srv := h.StartServer(t, nmp.ServerOptions{Version: v, KeepAlive: 250 * time.Millisecond, ReportAlive: true})
+			srv := h.StartServer(t, nmp.ServerOptions{Version: v, KeepAlive: 250 * time.Millisecond, ReportAlive: true, Commands: true})
 			lobby := intercepted(config.ModeOffline, "auth-"+strings.ReplaceAll(v, ".", "-")+".e2e.test", srv.Addr)
 			lobby.ID = "lobby"
 			lobby.LimboHandlers = []config.LimboHandler{config.LimboAuth}
@@ -50,8 +50,8 @@ func TestRealClientAuthLimbo(t *testing.T) {
 					t.Errorf("chat %q missing: %q", want, r.Chats)
 				}
 			}
-			if v != "1.8.8" && slices.Contains(r.CommandRoots, "register") {
-				t.Errorf("the limbo's command tree outlived it: %q", r.CommandRoots)
+			if v != "1.8.8" && (slices.Contains(r.CommandRoots, "register") || !slices.Contains(r.CommandRoots, "say")) {
+				t.Errorf("want the backend's command tree (with the proxy's), not the limbo's: %q", r.CommandRoots)
 			}
 
 			// Remembered: the same name (any case) from the same address goes straight in.
@@ -88,6 +88,23 @@ func TestRealClientAuthLimbo(t *testing.T) {
 			r = landed(login("Alice", "/login s3cond-pass"), 2)
 			if !slices.Contains(plain(r.Chats), "Logged in.") {
 				t.Errorf("no login confirmation: %q", r.Chats)
+			}
+			// Remembered again, on the server: /changepassword is the proxy's,
+			// never the backend's.
+			typing := login("Alice", "/changepassword wrong-1 n3w-password", "/changepassword s3cond-pass th1rd-pass", "/say hi")
+			if _, err := srv.Wait(ctx, func(e nmp.Event) bool { return e.Event == "command" && e.Command == "say hi" }); err != nil {
+				t.Fatalf("the backend's own command did not reach it: %v", err)
+			}
+			r = landed(typing, 1)
+			for _, want := range []string{"That is not your password.", "Password changed."} {
+				if !slices.Contains(plain(r.Chats), want) {
+					t.Errorf("chat %q missing: %q", want, r.Chats)
+				}
+			}
+			for _, ev := range srv.Events() {
+				if ev.Event == "command" && strings.Contains(ev.Command, "pass") {
+					t.Errorf("the backend saw a password command: %s", ev.Raw)
+				}
 			}
 			acct, err := api.Account(ctx, "alice")
 			if err != nil || acct.Name != "Alice" || acct.LastLoginIP != "127.0.0.1" {
@@ -223,6 +240,10 @@ func TestRealClientPremiumAutoLogin(t *testing.T) {
 			r = e.landed(e.login("Notch", "/register cracked-pw1 cracked-pw1"), 2)
 			if !slices.Contains(plain(r.Chats), "Registered. Welcome!") || r.Encrypted {
 				t.Errorf("the second attempt must reach the password login, unencrypted: %s", r.Raw)
+			}
+			// This backend declares no commands: the limbo's are taken down, not left behind.
+			if slices.Contains(r.CommandRoots, "register") {
+				t.Errorf("the limbo's command tree outlived it: %q", r.CommandRoots)
 			}
 		})
 	}
