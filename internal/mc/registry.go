@@ -103,6 +103,15 @@ const (
 	PacketChatCommand         // play, serverbound (1.19+)
 	PacketChatCommandSigned   // play, serverbound (1.20.5+)
 	PacketChatAck             // play, serverbound (1.19.1+): message acknowledgement
+	// The packets below serve a limbo with ground (registry_world.go).
+	PacketTeleportConfirm  // play, serverbound (1.9+)
+	PacketMovePosition     // play, serverbound: position and on-ground
+	PacketMovePositionLook // play, serverbound: position, rotation and on-ground
+	PacketMoveLook         // play, serverbound: rotation and on-ground
+	PacketMoveStatus       // play, serverbound: on-ground only (flying)
+	PacketChunkData        // play, clientbound: a chunk (with its light from 1.18)
+	PacketSetCenterChunk   // play, clientbound (1.14+): the chunk the client loads around
+	PacketUpdateLight      // play, clientbound (1.14+)
 	numPacketTypes
 )
 
@@ -153,6 +162,14 @@ var packetTypeNames = [numPacketTypes]string{
 	PacketChatCommand:         "chat command",
 	PacketChatCommandSigned:   "chat command signed",
 	PacketChatAck:             "chat ack",
+	PacketTeleportConfirm:     "teleport confirm",
+	PacketMovePosition:        "move position",
+	PacketMovePositionLook:    "move position and look",
+	PacketMoveLook:            "move look",
+	PacketMoveStatus:          "move status",
+	PacketChunkData:           "chunk data",
+	PacketSetCenterChunk:      "set center chunk",
+	PacketUpdateLight:         "update light",
 }
 
 func (t PacketType) String() string {

@@ -29,6 +29,7 @@ var switchPacketTable = []packetIDs{
 
 // allPacketIDs is every table the registry is built from.
 func allPacketIDs() []packetIDs {
-	all := make([]packetIDs, 0, len(packetTable)+len(switchPacketTable)+len(commandPacketTable))
-	return append(append(append(all, packetTable...), switchPacketTable...), commandPacketTable...)
+	all := make([]packetIDs, 0, len(packetTable)+len(switchPacketTable)+len(commandPacketTable)+len(worldPacketTable))
+	all = append(append(append(all, packetTable...), switchPacketTable...), commandPacketTable...)
+	return append(all, worldPacketTable...)
 }
