@@ -89,6 +89,10 @@ type World struct {
 	Registries *Registries
 	// Dimension is the sky shown (TheEnd by default).
 	Dimension Dimension
+	// Ground puts a stone platform under the player, who is in adventure
+	// mode a few blocks above it and falls onto it under the client's own
+	// physics (bot verification). Only where GroundCovers the version.
+	Ground bool
 }
 
 // ErrProtocol marks a client that sent something the limbo's exchange does
@@ -143,7 +147,7 @@ func Enter(p *Player, w World) error {
 		reg = DefaultRegistries
 	}
 	proto := p.Protocol()
-	wd, err := reg.world(proto, w.Dimension)
+	wd, err := reg.world(proto, w.Dimension, w.Ground)
 	if err != nil {
 		return err
 	}
@@ -182,7 +186,20 @@ func Enter(p *Player, w World) error {
 // before 1.19), the spawn point (1.19–1.20.2) and the chunk wait (1.20.3+).
 func place(p *Player, path *regPath) error {
 	proto := p.Protocol()
-	pos, err := mc.PlayerPosition{X: 0.5, Y: path.y, Z: 0.5, TeleportID: 1}.AppendPayload(nil, proto)
+	x := 0.5
+	if path.chunk != nil {
+		// The ground first, so the client stands over loaded blocks.
+		if proto.AtLeast(mc.V1_14) {
+			if err := p.write(mc.PacketSetCenterChunk, []byte{0, 0}); err != nil {
+				return err
+			}
+		}
+		if err := p.write(mc.PacketChunkData, path.chunk); err != nil {
+			return err
+		}
+		x = groundCentre
+	}
+	pos, err := mc.PlayerPosition{X: x, Y: path.y, Z: x, TeleportID: 1}.AppendPayload(nil, proto)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func TestBundledRegistries(t *testing.T) {
 	r := NewRegistries()
 	for p := range bundledFiles {
 		for _, d := range []Dimension{TheEnd, Overworld, Nether} {
-			w, err := r.world(p, d)
+			w, err := r.world(p, d, false)
 			if err != nil {
 				t.Fatalf("%v %v: %v", p, d, err)
 			}
@@ -357,7 +357,7 @@ func TestLearnJoinGamePreference(t *testing.T) {
 	if err := r.LearnJoinGame(p, mc.JoinGame{RegistryCodec: custom}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := r.world(p, TheEnd)
+	w, err := r.world(p, TheEnd, false)
 	if err != nil || w.direct.join.Spawn.WorldName != "minecraft:the_end" {
 		t.Fatalf("bundled should win: %v", err)
 	}
@@ -365,7 +365,7 @@ func TestLearnJoinGamePreference(t *testing.T) {
 	if err := r.LearnJoinGame(p, mc.JoinGame{RegistryCodec: custom}); err != nil {
 		t.Fatal(err)
 	}
-	w, err = r.world(p, TheEnd)
+	w, err = r.world(p, TheEnd, false)
 	if err != nil || w.direct.join.Spawn.WorldName != "custom:void" || w.direct.y != 80 {
 		t.Fatalf("learnt should win: %+v %v", w, err)
 	}

@@ -56,8 +56,9 @@ func ParseDimension(s string) (Dimension, bool) {
 }
 
 type worldKey struct {
-	p mc.Protocol
-	d Dimension
+	p      mc.Protocol
+	d      Dimension
+	ground bool
 }
 
 // world is everything prepared, once per protocol and dimension, to put a
@@ -81,9 +82,11 @@ type regPath struct {
 	join       mc.JoinGame
 	joinBytes  []byte
 	// y stands the player above the build height, which ends the client's
-	// loading screen without any chunk.
+	// loading screen without any chunk; with ground, above the platform.
 	y      float64
 	source string
+	// chunk is the ground's chunk data payload; nil without ground.
+	chunk []byte
 }
 
 // dimType is one dimension type of a registry set.
@@ -152,17 +155,17 @@ func dimensionsOf(p mc.Protocol, s *registrySet) ([]dimType, error) {
 }
 
 // world returns the prepared world for p and d, building it on first use.
-func (r *Registries) world(p mc.Protocol, d Dimension) (*world, error) {
+func (r *Registries) world(p mc.Protocol, d Dimension, ground bool) (*world, error) {
 	if !p.Known() || p > mc.NewestLayout {
 		return nil, fmt.Errorf("%w: %v (packet layouts known up to %v)", mc.ErrNoLayout, p, mc.NewestLayout)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k := worldKey{p, d}
+	k := worldKey{p, d, ground}
 	if w := r.worlds[k]; w != nil {
 		return w, nil
 	}
-	w, err := r.buildWorld(p, d)
+	w, err := r.buildWorld(p, d, ground)
 	if err != nil {
 		return nil, err
 	}
@@ -171,9 +174,9 @@ func (r *Registries) world(p mc.Protocol, d Dimension) (*world, error) {
 }
 
 // buildWorld prepares the packets; called with r.mu held.
-func (r *Registries) buildWorld(p mc.Protocol, d Dimension) (*world, error) {
+func (r *Registries) buildWorld(p mc.Protocol, d Dimension, ground bool) (*world, error) {
 	if p.Before(mc.V1_16) {
-		path, err := buildPath(p, d, nil, false)
+		path, err := buildPath(p, d, nil, false, ground)
 		return &world{direct: path}, err
 	}
 	sets, err := r.sets(p)
@@ -181,7 +184,7 @@ func (r *Registries) buildWorld(p mc.Protocol, d Dimension) (*world, error) {
 		return nil, err
 	}
 	if p.Before(mc.V1_20_5) {
-		path, err := buildPath(p, d, sets[0], false)
+		path, err := buildPath(p, d, sets[0], false, ground)
 		return &world{direct: path}, err
 	}
 	w := &world{}
@@ -189,18 +192,18 @@ func (r *Registries) buildWorld(p mc.Protocol, d Dimension) (*world, error) {
 		switch {
 		case s.packs != nil && w.lean == nil && w.full == nil:
 			// Learnt with entries from the packs the backend and its client agreed on.
-			if w.lean, err = buildPath(p, d, s, false); err != nil {
+			if w.lean, err = buildPath(p, d, s, false, ground); err != nil {
 				return nil, err
 			}
 			w.packs = s.packs
 		case s.complete() && w.full == nil:
-			if w.full, err = buildPath(p, d, s, false); err != nil {
+			if w.full, err = buildPath(p, d, s, false, ground); err != nil {
 				return nil, err
 			}
 			if w.lean == nil && s.packs == nil && s == r.bundled[p] {
 				// Vanilla's own data: a client that knows vanilla's core pack of
 				// its release needs only the entry names.
-				if w.lean, err = buildPath(p, d, s, true); err != nil {
+				if w.lean, err = buildPath(p, d, s, true, ground); err != nil {
 					return nil, err
 				}
 				for _, name := range p.Names() {
@@ -217,8 +220,9 @@ func (r *Registries) buildWorld(p mc.Protocol, d Dimension) (*world, error) {
 }
 
 // buildPath prepares the join game (and registry data) of one registry set;
-// lean strips every entry's data.
-func buildPath(p mc.Protocol, d Dimension, s *registrySet, lean bool) (*regPath, error) {
+// lean strips every entry's data; ground puts a platform under the player,
+// who plays in adventure mode (and so falls onto it).
+func buildPath(p mc.Protocol, d Dimension, s *registrySet, lean, ground bool) (*regPath, error) {
 	jg := mc.JoinGame{
 		EntityID:           1,
 		MaxPlayers:         1,
@@ -234,6 +238,7 @@ func buildPath(p mc.Protocol, d Dimension, s *registrySet, lean bool) (*regPath,
 		jg.Spawn.GameMode = mc.GameModeAdventure // 1.7 has no spectator mode
 	}
 	path := &regPath{y: 300}
+	minY, height := 0, 256 // the End's, and every dimension's before 1.17
 	if s != nil {
 		dims, err := dimensionsOf(p, s)
 		if err != nil {
@@ -254,6 +259,16 @@ func buildPath(p mc.Protocol, d Dimension, s *registrySet, lean bool) (*regPath,
 		jg.Spawn.DimensionTypeNBT = dim.element
 		path.y = aboveBuildHeight(p, dim.element)
 		path.source = s.source
+		if lo, ok := dim.element.Field("min_y"); ok {
+			if v, ok := lo.IntValue(); ok {
+				minY = int(v)
+			}
+		}
+		if h, ok := dim.element.Field("height"); ok {
+			if v, ok := h.IntValue(); ok {
+				height = int(v)
+			}
+		}
 		switch {
 		case p.Before(mc.V1_20_2):
 			jg.RegistryCodec = s.codec
@@ -268,6 +283,14 @@ func buildPath(p mc.Protocol, d Dimension, s *registrySet, lean bool) (*regPath,
 				return nil, err
 			}
 		}
+	}
+	if ground {
+		var err error
+		if path.chunk, err = groundChunk(p, minY, height); err != nil {
+			return nil, err
+		}
+		jg.Spawn.GameMode = mc.GameModeAdventure
+		path.y = GroundY + 1 + GroundFall
 	}
 	path.join = jg
 	var err error
@@ -319,7 +342,7 @@ func aboveBuildHeight(p mc.Protocol, element mc.NBT) float64 {
 // pack: the join game and, from 1.20.2, the registry data packets. It is for
 // diagnostics and conformance tests.
 func Describe(r *Registries, p mc.Protocol, d Dimension) (mc.JoinGame, []mc.RegistryData, error) {
-	w, err := r.world(p, d)
+	w, err := r.world(p, d, false)
 	if err != nil {
 		return mc.JoinGame{}, nil, err
 	}

@@ -1,0 +1,190 @@
+package limbo
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"github.com/infrarust-go/infrarust/internal/mc"
+)
+
+// The ground of a verification world: one chunk, (0, 0), whose layer at
+// GroundY is stone. A player put above it in adventure mode falls under the
+// client's own gravity and stops on it, which is what bot verification
+// watches (a client that does not simulate physics never lands).
+
+// GroundY is the height of the platform's blocks; a player standing on it
+// has feet at GroundY+1.
+const GroundY = 64
+
+// GroundFall is how many blocks above the platform a player is put.
+const GroundFall = 8
+
+// groundCentre is where the player is put in x and z: the middle of the chunk.
+const groundCentre = 8.5
+
+// ErrNoGround: the limbo cannot build ground for this version yet.
+var ErrNoGround = errors.New("limbo: no ground (chunk format) for this version")
+
+// GroundCovers reports whether Enter can build ground for p: 1.8 and 1.18 to
+// 26.1 (the chunk formats written below; 1.9–1.17 are not).
+func GroundCovers(p mc.Protocol) bool {
+	switch {
+	case p.AtLeast(mc.V1_8) && p.Before(mc.V1_9):
+		return true
+	case p.AtLeast(mc.V1_18) && p.Before(mc.V26_2):
+		return true
+	}
+	return false
+}
+
+// stoneState is minecraft:stone's block state: 1 in the global palette of
+// every version since the flattening (1.13); id 1, meta 0 before it.
+const stoneState = 1
+
+// groundChunk encodes the chunk data packet payload of the platform for p,
+// in a dimension whose blocks span [minY, minY+height).
+func groundChunk(p mc.Protocol, minY, height int) ([]byte, error) {
+	switch {
+	case !GroundCovers(p):
+		return nil, fmt.Errorf("%w: %v", ErrNoGround, p)
+	case p.Before(mc.V1_9):
+		return legacyChunk(), nil
+	}
+	if height <= 0 || height%16 != 0 || minY%16 != 0 || GroundY < minY || GroundY+GroundFall+2 >= minY+height {
+		return nil, fmt.Errorf("limbo: the dimension (min_y %d, height %d) cannot hold the ground at %d", minY, height, GroundY)
+	}
+	out := make([]byte, 0, 2048)
+	out = binary.BigEndian.AppendUint32(out, 0) // x
+	out = binary.BigEndian.AppendUint32(out, 0) // z
+	out = appendHeightmap(out, p, minY, height)
+	data := groundSections(p, minY, height)
+	out = mc.AppendVarInt(out, int32(len(data)))
+	out = append(out, data...)
+	out = mc.AppendVarInt(out, 0) // block entities
+	if p.Before(mc.V1_20) {
+		out = append(out, 1) // trust edges
+	}
+	// Light: every mask empty (the client lights what it must; the End has
+	// its own ambient light).
+	for range 4 {
+		out = mc.AppendVarInt(out, 0)
+	}
+	out = mc.AppendVarInt(out, 0) // sky light arrays
+	out = mc.AppendVarInt(out, 0) // block light arrays
+	return out, nil
+}
+
+// appendHeightmap writes MOTION_BLOCKING: every column's top is the platform.
+func appendHeightmap(out []byte, p mc.Protocol, minY, height int) []byte {
+	bitsPer := bits.Len(uint(height)) // values 0..height
+	perLong := 64 / bitsPer
+	longs := make([]uint64, (256+perLong-1)/perLong)
+	top := uint64(GroundY + 1 - minY)
+	for i := range 256 {
+		longs[i/perLong] |= top << (uint(i%perLong) * uint(bitsPer))
+	}
+	if p.AtLeast(mc.V1_21_5) {
+		out = mc.AppendVarInt(out, 1) // one heightmap
+		out = mc.AppendVarInt(out, 4) // motion_blocking
+		out = mc.AppendVarInt(out, int32(len(longs)))
+		for _, l := range longs {
+			out = binary.BigEndian.AppendUint64(out, l)
+		}
+		return out
+	}
+	out = append(out, 0x0A) // compound
+	if p.Before(mc.V1_20_2) {
+		out = append(out, 0, 0) // the root's empty name
+	}
+	const name = "MOTION_BLOCKING"
+	out = append(out, 0x0C) // long array
+	out = binary.BigEndian.AppendUint16(out, uint16(len(name)))
+	out = append(out, name...)
+	out = binary.BigEndian.AppendUint32(out, uint32(len(longs)))
+	for _, l := range longs {
+		out = binary.BigEndian.AppendUint64(out, l)
+	}
+	return append(out, 0) // end of compound
+}
+
+// groundSections writes every section of the column (1.18+ sends them all):
+// air, except the platform's section.
+func groundSections(p mc.Protocol, minY, height int) []byte {
+	lengthPrefixed := p.Before(mc.V1_21_5) // 1.21.5 dropped the data arrays' lengths
+	fluids := p.AtLeast(mc.V26_1)         // 26.1 counts a section's fluid blocks too
+	var out []byte
+	platform := (GroundY - minY) / 16
+	for s := range height / 16 {
+		if s != platform {
+			out = binary.BigEndian.AppendUint16(out, 0) // no block
+			if fluids {
+				out = binary.BigEndian.AppendUint16(out, 0)
+			}
+			out = appendSingle(out, 0, lengthPrefixed)  // air
+			out = appendSingle(out, 0, lengthPrefixed)  // biome 0
+			continue
+		}
+		out = binary.BigEndian.AppendUint16(out, 256) // the layer
+		if fluids {
+			out = binary.BigEndian.AppendUint16(out, 0)
+		}
+		// Block states: an indirect palette of 4 bits per block, [air, stone],
+		// 16 blocks per long, index y*256 + z*16 + x.
+		out = append(out, 4)
+		out = mc.AppendVarInt(out, 2)
+		out = mc.AppendVarInt(out, 0)
+		out = mc.AppendVarInt(out, stoneState)
+		longs := make([]uint64, 4096/16)
+		y := (GroundY - minY) % 16
+		for i := y * 256; i < (y+1)*256; i++ {
+			longs[i/16] |= 1 << (uint(i%16) * 4)
+		}
+		if lengthPrefixed {
+			out = mc.AppendVarInt(out, int32(len(longs)))
+		}
+		for _, l := range longs {
+			out = binary.BigEndian.AppendUint64(out, l)
+		}
+		out = appendSingle(out, 0, lengthPrefixed) // biome 0
+	}
+	return out
+}
+
+// appendSingle is a single-valued paletted container.
+func appendSingle(out []byte, value int32, lengthPrefixed bool) []byte {
+	out = append(out, 0)
+	out = mc.AppendVarInt(out, value)
+	if lengthPrefixed {
+		out = mc.AppendVarInt(out, 0)
+	}
+	return out
+}
+
+// legacyChunk is 1.8's chunk data: one section (the fifth, y 64–79) of
+// little-endian block ids (id<<4 | meta), its block light (the End has no
+// sky light), then the column's biomes.
+func legacyChunk() []byte {
+	const section = GroundY / 16
+	data := make([]byte, 0, 8192+2048+256)
+	y := GroundY % 16
+	for i := range 4096 {
+		var block uint16
+		if i/256 == y {
+			block = stoneState << 4
+		}
+		data = binary.LittleEndian.AppendUint16(data, block)
+	}
+	for range 2048 {
+		data = append(data, 0xFF) // full block light: the platform is visible
+	}
+	data = append(data, make([]byte, 256)...) // biome 0 (ocean)
+	out := make([]byte, 0, 16+len(data))
+	out = binary.BigEndian.AppendUint32(out, 0)
+	out = binary.BigEndian.AppendUint32(out, 0)
+	out = append(out, 1) // ground-up continuous
+	out = binary.BigEndian.AppendUint16(out, 1<<section)
+	out = mc.AppendVarInt(out, int32(len(data)))
+	return append(out, data...)
+}
