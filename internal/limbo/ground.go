@@ -113,7 +113,7 @@ func appendHeightmap(out []byte, p mc.Protocol, minY, height int) []byte {
 // air, except the platform's section.
 func groundSections(p mc.Protocol, minY, height int) []byte {
 	lengthPrefixed := p.Before(mc.V1_21_5) // 1.21.5 dropped the data arrays' lengths
-	fluids := p.AtLeast(mc.V26_1)         // 26.1 counts a section's fluid blocks too
+	fluids := p.AtLeast(mc.V26_1)          // 26.1 counts a section's fluid blocks too
 	var out []byte
 	platform := (GroundY - minY) / 16
 	for s := range height / 16 {
@@ -122,8 +122,8 @@ func groundSections(p mc.Protocol, minY, height int) []byte {
 			if fluids {
 				out = binary.BigEndian.AppendUint16(out, 0)
 			}
-			out = appendSingle(out, 0, lengthPrefixed)  // air
-			out = appendSingle(out, 0, lengthPrefixed)  // biome 0
+			out = appendSingle(out, 0, lengthPrefixed) // air
+			out = appendSingle(out, 0, lengthPrefixed) // biome 0
 			continue
 		}
 		out = binary.BigEndian.AppendUint16(out, 256) // the layer
