@@ -68,6 +68,9 @@ type HoldOptions struct {
 	// (a login's /login): declared to 1.13+ clients for completion, and each
 	// command line the client sends is handed to Run.
 	Commands *Commands
+	// Watch, when set, sees the packets of its types the client sends (bot
+	// verification watches movement).
+	Watch *Watch
 	// Clock schedules the keep-alives and messages (default the real one).
 	// Socket deadlines always follow the real time.
 	Clock Clock
@@ -108,6 +111,15 @@ type Commands struct {
 	// Run is called, in the reading goroutine, with each command line (without
 	// its slash) the player sends: it must hand the line on and return.
 	Run func(line string)
+}
+
+// Watch is what a hold shows its caller of the client's packets.
+type Watch struct {
+	Types []mc.PacketType
+	// Packet is called in the reading goroutine with each packet of Types
+	// (its payload is only valid during the call); keep-alive answers come
+	// once recorded. It must return at once.
+	Packet func(t mc.PacketType, payload []byte)
 }
 
 // chatIDs are the ids of the serverbound packets a typed command comes in.
@@ -215,6 +227,17 @@ func Hold(ctx context.Context, p *Player, opts HoldOptions) error {
 		_ = p.Net.SetDeadline(time.Time{})
 	}()
 
+	watched := map[int32]mc.PacketType{}
+	watchKA := false
+	if opts.Watch != nil {
+		for _, t := range opts.Watch.Types {
+			if t == mc.PacketKeepAlive {
+				watchKA = true
+			} else if id, ok := p.Registry.ID(mc.PlayState, mc.Serverbound, t); ok {
+				watched[id] = t
+			}
+		}
+	}
 	var cmdIDs chatIDs
 	if opts.Commands != nil {
 		cmdIDs = commandPackets(p.Registry)
@@ -249,6 +272,14 @@ func Hold(ctx context.Context, p *Player, opts HoldOptions) error {
 		if err != nil {
 			return err
 		}
+		if t, ok := watched[id]; ok {
+			f, err := p.Conn.Decode(raw)
+			if err != nil {
+				return err
+			}
+			opts.Watch.Packet(t, f.Payload)
+			continue
+		}
 		if t, ok := cmdIDs[id]; ok {
 			f, err := p.Conn.Decode(raw)
 			if err != nil {
@@ -282,6 +313,9 @@ func Hold(ctx context.Context, p *Player, opts HoldOptions) error {
 		released := h.answered(ka.ID)
 		if opts.onAnswer != nil {
 			opts.onAnswer(ka.ID)
+		}
+		if watchKA {
+			opts.Watch.Packet(mc.PacketKeepAlive, f.Payload)
 		}
 		if released {
 			return nil

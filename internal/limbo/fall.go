@@ -1,0 +1,202 @@
+package limbo
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/infrarust-go/infrarust/internal/mc"
+)
+
+// FallCheck watches a client put in a world with ground (World.Ground) and
+// tells whether it behaves as a vanilla client does: it confirms the
+// teleport that placed it (1.9+), then reports positions that fall under
+// vanilla's gravity (each tick the fall speed loses 0.08 block/tick and keeps
+// 98 % of itself), airborne all the way, until it stands on the platform
+// (feet at GroundY+1, on ground), and it answers keep-alives. A client that
+// does not simulate physics (a bot that never moves, one that reports
+// made-up positions) fails; a real one passes within a second or two.
+type FallCheck struct {
+	proto mc.Protocol
+
+	mu        sync.Mutex
+	confirmed bool // the teleport was confirmed (1.9+; 1.8 has none)
+	answered  bool // a keep-alive was answered
+	y         float64
+	tick      int // index in the expected fall of the last position
+	landed    bool
+	moves     int
+	err       error
+	done      chan struct{}
+}
+
+// Reasons a FallCheck fails, for metrics and logs.
+var (
+	ErrNoTeleportConfirm = errors.New("moved before confirming the teleport")
+	ErrNotFalling        = errors.New("positions that do not follow gravity")
+	ErrLandedWrong       = errors.New("did not land on the platform")
+	ErrTooManyMoves      = errors.New("too many movement packets")
+)
+
+// fallTolerance is how far a reported height may be from vanilla's: the
+// client computes in doubles, the same steps.
+const fallTolerance = 1e-3
+
+// maxMoves bounds the packets a check reads before giving up on a client.
+const maxMoves = 400
+
+// spawnY is where Enter puts the player in a world with ground.
+const spawnY = GroundY + 1 + GroundFall
+
+// fall is the expected height after each tick of a fall from spawnY:
+// fall[0] is spawnY, fall[i] the height after i ticks of free fall.
+var fall = func() []float64 {
+	ys := []float64{spawnY}
+	y, v := float64(spawnY), 0.0
+	for y > GroundY+1 {
+		v = (v - 0.08) * 0.98
+		y += v
+		ys = append(ys, y)
+	}
+	return ys
+}()
+
+// NewFallCheck starts a check of a client of protocol p.
+func NewFallCheck(p mc.Protocol) *FallCheck {
+	return &FallCheck{proto: p, confirmed: p.Before(mc.V1_9), y: spawnY, done: make(chan struct{})}
+}
+
+// Types are the packets the check reads (Watch.Types).
+func (c *FallCheck) Types() []mc.PacketType {
+	return []mc.PacketType{mc.PacketTeleportConfirm, mc.PacketMovePosition, mc.PacketMovePositionLook,
+		mc.PacketMoveLook, mc.PacketMoveStatus, mc.PacketKeepAlive}
+}
+
+// Done is closed when the check has passed or failed.
+func (c *FallCheck) Done() <-chan struct{} { return c.done }
+
+// Result is nil once passed, the reason once failed; ErrPending before.
+func (c *FallCheck) Result() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.done:
+		return c.err
+	default:
+		return ErrPending
+	}
+}
+
+// ErrPending: the check has not decided yet.
+var ErrPending = errors.New("verification not finished")
+
+func (c *FallCheck) finishLocked(err error) {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	c.err = err
+	close(c.done)
+}
+
+// Packet feeds one packet the client sent (Watch.Packet).
+func (c *FallCheck) Packet(t mc.PacketType, payload []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	switch t {
+	case mc.PacketKeepAlive:
+		c.answered = true
+	case mc.PacketTeleportConfirm:
+		c.confirmed = true
+	case mc.PacketMovePosition, mc.PacketMovePositionLook:
+		c.moves++
+		if c.moves > maxMoves {
+			c.finishLocked(ErrTooManyMoves)
+			return
+		}
+		if !c.confirmed {
+			c.finishLocked(ErrNoTeleportConfirm)
+			return
+		}
+		y, onGround, err := c.decode(t, payload)
+		if err != nil {
+			c.finishLocked(fmt.Errorf("%w: %v", ErrProtocol, err))
+			return
+		}
+		c.position(y, onGround)
+	case mc.PacketMoveLook, mc.PacketMoveStatus:
+		c.moves++
+		if c.moves > maxMoves {
+			c.finishLocked(ErrTooManyMoves)
+			return
+		}
+		if !c.confirmed {
+			c.finishLocked(ErrNoTeleportConfirm)
+		}
+	}
+	if c.landed && c.answered && c.err == nil {
+		c.finishLocked(nil)
+	}
+}
+
+// position checks one reported height against the expected fall: it must be
+// the height after a later tick (a client may skip a tick's packet, not
+// invent one), or the platform once the fall reaches it.
+func (c *FallCheck) position(y float64, onGround bool) {
+	if c.landed {
+		if math.Abs(y-(GroundY+1)) > fallTolerance || !onGround {
+			c.finishLocked(ErrLandedWrong) // left the platform: no vanilla client does in a second
+		}
+		return
+	}
+	if math.Abs(y-c.y) < fallTolerance && !onGround {
+		return // the same height again (the first tick after spawning)
+	}
+	for i := c.tick + 1; i < len(fall) && i <= c.tick+5; i++ {
+		last := i == len(fall)-1
+		switch {
+		case last && math.Abs(y-(GroundY+1)) < fallTolerance:
+			// The last tick's step is cut short by the platform.
+			if !onGround {
+				c.finishLocked(ErrLandedWrong)
+				return
+			}
+			c.landed, c.y, c.tick = true, y, i
+			return
+		case !last && math.Abs(y-fall[i]) < fallTolerance:
+			if onGround {
+				c.finishLocked(ErrLandedWrong) // on ground in the air
+				return
+			}
+			c.y, c.tick = y, i
+			return
+		}
+	}
+	c.finishLocked(ErrNotFalling)
+}
+
+// decode reads the height and on-ground flag of a position packet: x, feet
+// y, z as doubles (rotation after them in position-look), then on-ground (a
+// flags byte from 1.21.2 whose bit 0 it is).
+func (c *FallCheck) decode(t mc.PacketType, b []byte) (y float64, onGround bool, err error) {
+	n := 24
+	if t == mc.PacketMovePositionLook {
+		n += 8
+	}
+	if len(b) < n+1 {
+		return 0, false, fmt.Errorf("%s of %d bytes", t, len(b))
+	}
+	y = math.Float64frombits(binary.BigEndian.Uint64(b[8:16]))
+	if math.IsNaN(y) || math.IsInf(y, 0) {
+		return 0, false, fmt.Errorf("%s with y %v", t, y)
+	}
+	return y, b[n]&1 != 0, nil
+}
