@@ -128,6 +128,13 @@ type Messages struct {
 	AuthNoAccount         string `toml:"auth_no_account"`
 	AuthWrongOldPassword  string `toml:"auth_wrong_old_password"`
 	AuthUnregistered      string `toml:"auth_unregistered"`
+
+	// The bot verification's texts ([verify]).
+	VerifyTitle    string `toml:"verify_title"`
+	VerifySubtitle string `toml:"verify_subtitle"`
+	VerifyFailed   string `toml:"verify_failed"`
+	VerifyBusy     string `toml:"verify_busy"`
+	VerifyVersion  string `toml:"verify_version"`
 }
 
 // DefaultMessages is [messages] when the file says nothing.
@@ -174,6 +181,11 @@ func DefaultMessages() Messages {
 		AuthNoAccount:         "§cYou have no password account.",
 		AuthWrongOldPassword:  "§cThat is not your password.",
 		AuthUnregistered:      "§aYour account is deleted; you will register again at your next login.",
+		VerifyTitle:           "§6Checking your connection",
+		VerifySubtitle:        "§7One moment…",
+		VerifyFailed:          "Bot verification failed ({reason}). Reconnect to try again.",
+		VerifyBusy:            "Too many players are joining right now; try again in a moment.",
+		VerifyVersion:         "This server is verifying new players; join with Minecraft 1.8 or 1.18 to 26.1.",
 		AuthPremiumRefused:    "{name} belongs to a premium Minecraft account: log in with that account, or pick another name.",
 	}
 }

@@ -91,6 +91,8 @@ type Config struct {
 	Events Events `toml:"events"`
 	// AuthLimbo is the password login of offline servers (authlimbo.go).
 	AuthLimbo AuthLimbo `toml:"auth_limbo"`
+	// Verify is the bot verification of "verify" servers (verify.go).
+	Verify Verify `toml:"verify"`
 
 	// Servers are loaded from ServersDir, sorted by id.
 	Servers []*Server `toml:"-"`
@@ -252,7 +254,7 @@ type Server struct {
 	// LimboHandlers hold intercepted players in the proxy's void world instead of
 	// refusing them: "wake" (the server is asleep), "queue" (every address is
 	// full), "maintenance" (the server is in maintenance), "auth" (offline
-	// servers: /register or /login first).
+	// servers: /register or /login first), "verify" (bot verification first).
 	LimboHandlers []LimboHandler `toml:"limbo_handlers"`
 	// BungeeCordChannel lets this server's plugins use the BungeeCord channel when
 	// [plugin_messaging] bungeecord is on (intercepted servers only).
@@ -463,6 +465,7 @@ func Default() *Config {
 		Messages:    DefaultMessages(),
 		Events:      Events{TransportFilterTimeout: Duration(time.Second)},
 		AuthLimbo:   defaultAuthLimbo(),
+		Verify:      defaultVerify(),
 	}
 }
 

@@ -64,6 +64,9 @@ const (
 	// LimboAuth holds players of an offline server until they /register or
 	// /login ([auth_limbo]).
 	LimboAuth LimboHandler = "auth"
+	// LimboVerify makes first-time players prove they run a real client
+	// (they fall onto a platform under vanilla physics) before anything else ([verify]).
+	LimboVerify LimboHandler = "verify"
 )
 
-var limboHandlers = []LimboHandler{LimboWake, LimboQueue, LimboMaintenance, LimboAuth}
+var limboHandlers = []LimboHandler{LimboWake, LimboQueue, LimboMaintenance, LimboAuth, LimboVerify}

@@ -232,6 +232,7 @@ func (c *Config) validate(r *report, envKey string) {
 	c.validateEvents(r)
 	c.validateCommands(r)
 	c.validateAuthLimbo(r)
+	c.validateVerify(r)
 	if c.Events.TransportFilterTimeout <= 0 {
 		r.check("events.transport_filter_timeout", "must be more than 0 (the default is 1s)")
 	}
@@ -319,7 +320,7 @@ func (s *Server) validate(r *report, global *Config) {
 	}
 	for i, h := range s.LimboHandlers {
 		if !slices.Contains(limboHandlers, h) {
-			r.check(indexPath("limbo_handlers", i), "%s", notOneOf(string(h), []string{"wake", "queue", "maintenance", "auth"}))
+			r.check(indexPath("limbo_handlers", i), "%s", notOneOf(string(h), []string{"wake", "queue", "maintenance", "auth", "verify"}))
 		} else if !s.ProxyMode.Intercepted() {
 			r.check(indexPath("limbo_handlers", i), "limbo handlers need an intercepted proxy_mode (offline or client_only): only then can the proxy hold a player")
 		} else if h == LimboAuth && s.ProxyMode != ModeOffline {

@@ -28,6 +28,8 @@ type opsMetrics struct {
 	webhookFailures    *prometheus.CounterVec
 	webhookDropped     *prometheus.CounterVec
 	auth               *prometheus.CounterVec
+	verify             *prometheus.CounterVec
+	verifyAttack       *prometheus.GaugeVec
 	servers            *serverFlagsCollector
 	webhooks           *webhookCollector
 
@@ -97,10 +99,19 @@ func newOpsMetrics(reg *prometheus.Registry) *opsMetrics {
 		Name: "infrarust_auth_total",
 		Help: "Password logins in the auth limbo, by result (registered, logged_in, remembered, premium, premium_refused, wrong_password, timeout, too_many_attempts, unavailable, refused).",
 	}, []string{"result"})
-	reg.MustRegister(o.auth)
+	o.verify = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "infrarust_verify_total",
+		Help: "Bot verifications, by result (passed, failed, refused) and reason (timeout, not_falling, landing, no_teleport_confirm, flood, protocol; version, busy for refused).",
+	}, []string{"result", "reason"})
+	o.verifyAttack = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "infrarust_verify_attack_mode",
+		Help: "1 while bot verification's attack mode is on (logins faster than [verify] attack_threshold).",
+	}, nil)
+	o.verifyAttack.WithLabelValues().Set(0)
+	reg.MustRegister(o.auth, o.verify, o.verifyAttack)
 	reg.MustRegister(o.reloadOK, o.reloadAt, o.moves, o.limboPlayers, o.limboWait, o.wake, o.wakeFailed,
 		o.hookFailures, o.webhookFailures, o.webhookDropped, o.servers, o.webhooks)
-	for _, h := range []string{"wake", "queue", "maintenance", "down", "auth"} {
+	for _, h := range []string{"wake", "queue", "maintenance", "down", "auth", "verify"} {
 		o.limboPlayers.WithLabelValues(h) // 0 before the first player, for alerts and graphs
 	}
 	return o
@@ -352,4 +363,25 @@ func (m *Metrics) Auth(result string) {
 		return
 	}
 	m.ops.auth.WithLabelValues(result).Inc()
+}
+
+// Verify counts one verification outcome: result passed, failed or refused,
+// reason from a fixed set in code ("" for a pass).
+func (m *Metrics) Verify(result, reason string) {
+	if m == nil {
+		return
+	}
+	m.ops.verify.WithLabelValues(result, reason).Inc()
+}
+
+// VerifyAttack sets whether bot verification's attack mode is on.
+func (m *Metrics) VerifyAttack(on bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if on {
+		v = 1
+	}
+	m.ops.verifyAttack.WithLabelValues().Set(v)
 }

@@ -78,11 +78,64 @@ func (p *Proxy) buildAuth(cfg *config.Config, old *state) (*accounts.Service, er
 // Accounts is the password login's service, nil when no server uses "auth".
 func (p *Proxy) Accounts() *accounts.Service { return p.state.Load().auth }
 
-// authStay is the limbo stay of a player who must log in before target: nil
-// when target asks for none or the player is remembered. An error refuses the
-// login (the store does not answer, the client's version cannot be held):
-// nobody reaches an "auth" server unchecked.
-func (p *Proxy) authStay(cn *conn, pl *onlinePlayer, target *server) (*session.Stay, error) {
+// gateStay is the limbo stay a player owes target before anything else of
+// it: bot verification ("verify"), then the password login ("auth"); nil
+// when neither applies. An error refuses the login with its text (the
+// account store does not answer, too many checks run, the client's version
+// cannot be held): nobody reaches such a server unchecked.
+func (p *Proxy) gateStay(cn *conn, pl *onlinePlayer, target *server) (*session.Stay, error) {
+	verify, err := p.needsVerify(cn, target)
+	if err != nil {
+		return nil, err
+	}
+	a, err := p.authWaitFor(cn, pl, target)
+	if err != nil || (!verify && a == nil) {
+		if verify {
+			p.verify.release()
+		}
+		return nil, err
+	}
+	stay := &session.Stay{Handler: string(config.LimboAuth)}
+	var check *limbo.FallCheck
+	if verify {
+		check = limbo.NewFallCheck(mc.Protocol(cn.protocol))
+		stay.Handler = string(config.LimboVerify)
+		stay.World.Ground = true
+		stay.Watch = &limbo.Watch{Types: check.Types(), Packet: check.Packet}
+		stay.Done = p.verify.release
+	}
+	if a != nil {
+		stay.Commands = &limbo.Commands{Tree: authTree, Run: a.typed}
+	}
+	msgs := p.state.Load().cfg.Messages
+	stay.Message = func() limbo.Message {
+		if check != nil && errors.Is(check.Result(), limbo.ErrPending) {
+			return title(msgs.VerifyTitle, msgs.VerifySubtitle)
+		}
+		if a != nil {
+			return a.message()
+		}
+		return title(msgs.VerifyTitle, fill(msgs.AuthWaiting, "server", target.id))
+	}
+	stay.Until = func(ctx context.Context) (*session.Backend, error) {
+		if check != nil {
+			if err := p.runVerify(ctx, cn, check); err != nil {
+				return nil, err
+			}
+		}
+		if a != nil {
+			if err := a.login(ctx); err != nil {
+				return nil, err
+			}
+		}
+		return p.joinWhenOpen(ctx, cn, target)
+	}
+	return stay, nil
+}
+
+// authWaitFor is the password login a player owes target: nil when target
+// asks for none or the player is remembered (or proved a premium account).
+func (p *Proxy) authWaitFor(cn *conn, pl *onlinePlayer, target *server) (*authWait, error) {
 	st := p.state.Load()
 	if !target.cfg.HasLimbo(config.LimboAuth) || target.cfg.ProxyMode != config.ModeOffline || cn.premium {
 		return nil, nil
@@ -113,14 +166,8 @@ func (p *Proxy) authStay(cn *conn, pl *onlinePlayer, target *server) (*session.S
 		p.met.Auth("unavailable")
 		return nil, errors.New(msgs.AuthUnavailable)
 	}
-	a := &authWait{p: p, cn: cn, pl: pl, target: target, svc: svc, cfg: st.cfg.AuthLimbo, msgs: msgs, ip: ip,
-		registered: registered, lines: make(chan string, 1)}
-	return &session.Stay{
-		Handler:  string(config.LimboAuth),
-		Message:  a.message,
-		Commands: &limbo.Commands{Tree: authTree, Run: a.typed},
-		Until:    a.until,
-	}, nil
+	return &authWait{p: p, cn: cn, pl: pl, target: target, svc: svc, cfg: st.cfg.AuthLimbo, msgs: msgs, ip: ip,
+		registered: registered, lines: make(chan string, 1)}, nil
 }
 
 // authTree declares the limbo's commands, so 1.13+ clients complete them
@@ -195,9 +242,8 @@ func (a *authWait) message() limbo.Message {
 
 func (a *authWait) tell(text string) { a.p.tell(a.pl, text) }
 
-// until waits for the password, then moves the player in as any other stay
-// would: through a wake, a maintenance or a full server's queue.
-func (a *authWait) until(ctx context.Context) (*session.Backend, error) {
+// login waits until the player proved the password (or registered one).
+func (a *authWait) login(ctx context.Context) error {
 	timeout := time.NewTimer(a.cfg.Timeout.D())
 	defer timeout.Stop()
 	remind := time.NewTicker(authRemind)
@@ -207,11 +253,11 @@ func (a *authWait) until(ctx context.Context) (*session.Backend, error) {
 	for authenticated := false; !authenticated; {
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-timeout.C:
 			a.p.met.Auth("timeout")
 			a.p.log.Info("auth: timed out", "player", a.cn.player, "client", a.cn.client)
-			return nil, errors.New(a.msgs.AuthTimeout)
+			return errors.New(a.msgs.AuthTimeout)
 		case <-remind.C:
 			a.tell(a.hint())
 		case line := <-a.lines:
@@ -225,7 +271,7 @@ func (a *authWait) until(ctx context.Context) (*session.Backend, error) {
 				a.p.log.Info("auth: wrong password", "player", a.cn.player, "client", a.cn.client, "attempt", attempts)
 				if attempts >= a.cfg.MaxAttempts {
 					a.p.met.Auth("too_many_attempts")
-					return nil, errors.New(a.msgs.AuthTooManyAttempts)
+					return errors.New(a.msgs.AuthTooManyAttempts)
 				}
 			}
 			if r.Err != nil {
@@ -244,7 +290,7 @@ func (a *authWait) until(ctx context.Context) (*session.Backend, error) {
 	a.mu.Lock()
 	a.done = true
 	a.mu.Unlock()
-	return a.p.joinWhenOpen(ctx, a.cn, a.target)
+	return nil
 }
 
 // reply is the [messages] text of a command's result, counted.

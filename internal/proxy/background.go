@@ -102,6 +102,9 @@ func (p *Proxy) RunMaintenance(ctx context.Context) {
 			return
 		case <-t.C:
 			p.limiter.Sweep(p.now())
+			if p.verify.calm(p.now()) {
+				p.attackChanged(false)
+			}
 		}
 	}
 }

@@ -213,11 +213,12 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 			return
 		}
 		cn.srv = target
-		// The password login comes before everything else of the server: no
-		// rule, wake or queue lets a player in who has not proved their name.
-		login, err := p.authStay(cn, pl, target)
+		// Verification and the password login come before everything else of
+		// the server: no rule, wake or queue lets in a bot or a player who has
+		// not proved their name.
+		login, err := p.gateStay(cn, pl, target)
 		if err != nil {
-			end(metrics.LoginFailed, "auth", "auth limbo: "+err.Error(), err.Error())
+			end(metrics.LoginFailed, "gate", "limbo gate: "+err.Error(), err.Error())
 			return
 		}
 		if login != nil {

@@ -147,6 +147,7 @@ type Proxy struct {
 	accountsMu sync.Mutex
 	accounts   accounts.Store
 	cracked    crackedRetries        // premium names whose proof failed, for allow_cracked_retry
+	verify     verifier              // bot verification: passes, attack mode
 	queues     map[string]*waitQueue // full servers' limbo queues, by server id
 	wakes      map[string]*waking    // managed servers' starts players wait for, by id
 

@@ -22,6 +22,8 @@ type Stay struct {
 	Message func() limbo.Message
 	// Commands, when set, are what the player may type while held (/login).
 	Commands *limbo.Commands
+	// Watch, when set, sees the client's packets of its types (verification).
+	Watch *limbo.Watch
 	// Until runs while the player is held and returns the backend to move them to,
 	// logged in; an error ends the session with its text. ctx ends when the
 	// player leaves the limbo on their own.
@@ -138,7 +140,7 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 	} else {
 		u.poll(stay.Ready)
 	}
-	err = limbo.Hold(hold, p, limbo.HoldOptions{Message: stay.Message, Commands: stay.Commands})
+	err = limbo.Hold(hold, p, limbo.HoldOptions{Message: stay.Message, Commands: stay.Commands, Watch: stay.Watch})
 	cancel() // the player left, or Until is done
 	next, untilErr := u.wait()
 	s.mu.Lock()

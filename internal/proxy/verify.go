@@ -1,0 +1,194 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/limbo"
+	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
+)
+
+// Bot verification (limbo_handlers = ["verify"], [verify]): a first-time
+// player is put a few blocks above a platform in the limbo and must fall onto
+// it under vanilla gravity (limbo.FallCheck) before anything else of the
+// server; a pass is remembered per name and address for [verify] ttl. In
+// "attack" mode (the default) checks only happen while logins come faster
+// than attack_threshold, so normal days cost players nothing.
+
+// verifier is the proxy's verification state: who passed, the login rate,
+// whether attack mode is on, how many checks run.
+type verifier struct {
+	mu      sync.Mutex
+	passed  map[string]time.Time // name|ip -> end of the pass
+	second  int64                // the unix second counted
+	count   int                  // logins in that second
+	attack  bool
+	calmEnd time.Time // attack mode ends then unless logins rise again
+	running int
+}
+
+const verifiedMax = 200_000
+
+// login counts a login to a "verify" server and updates attack mode; it
+// reports whether attack mode is on and whether it just changed.
+func (v *verifier) login(now time.Time, cfg config.Verify) (attack, changed bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if s := now.Unix(); s != v.second {
+		v.second, v.count = s, 0
+	}
+	v.count++
+	was := v.attack
+	switch {
+	case v.count > cfg.AttackThreshold:
+		v.attack, v.calmEnd = true, now.Add(cfg.CalmPeriod.D())
+	case v.attack && now.After(v.calmEnd):
+		v.attack = false
+	}
+	return v.attack, v.attack != was
+}
+
+// calm ends attack mode once its calm period is over without a login
+// (a login ends it too); it reports whether it did.
+func (v *verifier) calm(now time.Time) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.attack && now.After(v.calmEnd) {
+		v.attack = false
+		return true
+	}
+	return false
+}
+
+// attackChanged logs and counts a change of attack mode.
+func (p *Proxy) attackChanged(on bool) {
+	p.met.VerifyAttack(on)
+	if on {
+		p.log.Warn("bot verification: attack mode ON: logins come faster than attack_threshold; first-time players are verified")
+	} else {
+		p.log.Warn("bot verification: attack mode OFF: logins stayed under attack_threshold for calm_period")
+	}
+}
+
+func (v *verifier) isVerified(key string, now time.Time) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	until, ok := v.passed[key]
+	return ok && now.Before(until)
+}
+
+func (v *verifier) remember(key string, until time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.passed == nil || len(v.passed) >= verifiedMax {
+		v.passed = map[string]time.Time{}
+	}
+	v.passed[key] = until
+}
+
+// acquire takes a check's slot; false when max_concurrent run already.
+func (v *verifier) acquire(max int) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.running >= max {
+		return false
+	}
+	v.running++
+	return true
+}
+
+func (v *verifier) release() {
+	v.mu.Lock()
+	v.running--
+	v.mu.Unlock()
+}
+
+func verifyKey(name string, cn *conn) string { return strings.ToLower(name) + "|" + cn.ip.String() }
+
+// needsVerify decides whether this login to target is checked. A true answer
+// holds a slot the caller must release (verifier.release) once the check is
+// over. An error refuses the login: too many checks run, or the client's
+// version has no ground to fall on while checks are on.
+func (p *Proxy) needsVerify(cn *conn, target *server) (bool, error) {
+	st := p.state.Load()
+	cfg, msgs := st.cfg.Verify, st.cfg.Messages
+	if !target.cfg.HasLimbo(config.LimboVerify) || cfg.Mode == config.VerifyOff {
+		return false, nil
+	}
+	now := p.now()
+	attack, changed := p.verify.login(now, cfg)
+	if changed {
+		p.attackChanged(attack)
+	}
+	if cfg.Mode == config.VerifyAttack && !attack {
+		return false, nil
+	}
+	if p.verify.isVerified(verifyKey(cn.player, cn), now) {
+		return false, nil
+	}
+	if !limbo.GroundCovers(mc.Protocol(cn.protocol)) || !limboCovers(cn.protocol) {
+		p.met.Verify("refused", "version")
+		return false, errors.New(msgs.VerifyVersion)
+	}
+	if !p.verify.acquire(cfg.MaxConcurrent) {
+		p.met.Verify("refused", "busy")
+		return false, errors.New(msgs.VerifyBusy)
+	}
+	return true, nil
+}
+
+// runVerify waits for the check's verdict, up to [verify] timeout; a pass is
+// remembered, a failure costs the address fail_penalty login tokens.
+func (p *Proxy) runVerify(ctx context.Context, cn *conn, check *limbo.FallCheck) error {
+	st := p.state.Load()
+	cfg := st.cfg.Verify
+	timer := time.NewTimer(cfg.Timeout.D())
+	defer timer.Stop()
+	var err error
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-check.Done():
+		err = check.Result()
+	case <-timer.C:
+		err = errDidNotFall
+	}
+	if err == nil {
+		p.verify.remember(verifyKey(cn.player, cn), p.now().Add(cfg.TTL.D()))
+		p.met.Verify("passed", "")
+		p.log.Info("bot verification passed", "player", cn.player, "client", cn.client)
+		return nil
+	}
+	reason := verifyReason(err)
+	p.met.Verify("failed", reason)
+	p.log.Info("bot verification failed", "player", cn.player, "client", cn.client, "reason", reason, "err", err)
+	for range cfg.FailPenalty {
+		p.limiter.Allow(cn.ip, ratelimit.Login, p.now())
+	}
+	return errors.New(fill(st.cfg.Messages.VerifyFailed, "reason", err.Error()))
+}
+
+// errDidNotFall: no verdict within the timeout (a client that never moves).
+var errDidNotFall = errors.New("did not fall onto the platform in time")
+
+// verifyReason is the metric label of a failure.
+func verifyReason(err error) string {
+	switch {
+	case errors.Is(err, errDidNotFall):
+		return "timeout"
+	case errors.Is(err, limbo.ErrNoTeleportConfirm):
+		return "no_teleport_confirm"
+	case errors.Is(err, limbo.ErrNotFalling):
+		return "not_falling"
+	case errors.Is(err, limbo.ErrLandedWrong):
+		return "landing"
+	case errors.Is(err, limbo.ErrTooManyMoves):
+		return "flood"
+	}
+	return "protocol"
+}
