@@ -46,3 +46,22 @@ func TestAuthLimboConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestVerifyConfigErrors(t *testing.T) {
+	for _, tc := range []struct{ main, want string }{
+		{"[verify]\nmode = \"alwyas\"\n", `did you mean "always"`},
+		{"[verify]\ntimeout = \"1s\"\n", "verify.timeout"},
+		{"[verify]\nattack_threshold = 0\n", "verify.attack_threshold"},
+		{"[verify]\nmax_concurrent = 0\n", "verify.max_concurrent"},
+	} {
+		path := writeTree(t, tc.main, map[string]string{"x.toml": "domains = [\"x\"]\naddresses = [\"x:1\"]\nproxy_mode = \"offline\"\nlimbo_handlers = [\"verify\"]\n"})
+		if _, err := Load(path, true); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.main, err, tc.want)
+		}
+	}
+	path := writeTree(t, "[verify]\nmode = \"always\"\n", map[string]string{"x.toml": "domains = [\"x\"]\naddresses = [\"x:1\"]\nproxy_mode = \"client_only\"\nlimbo_handlers = [\"verify\"]\n"})
+	cfg, err := Load(path, true)
+	if err != nil || cfg.Verify.Mode != VerifyAlways || cfg.Verify.TTL.D() != 24*time.Hour {
+		t.Fatalf("verify on a client_only server: %v %+v", err, cfg.Verify)
+	}
+}

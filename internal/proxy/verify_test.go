@@ -1,0 +1,55 @@
+package proxy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+)
+
+// Attack mode turns on when one second holds more logins than the
+// threshold, stays on while they keep coming, and ends calm_period after
+// the last busy second.
+func TestVerifierAttackMode(t *testing.T) {
+	cfg := config.Verify{AttackThreshold: 5, CalmPeriod: config.Duration(10 * time.Second)}
+	var v verifier
+	now := time.Unix(1_800_000_000, 0)
+	for i := range 5 {
+		if on, _ := v.login(now.Add(time.Duration(i)*time.Millisecond), cfg); on {
+			t.Fatalf("attack mode at %d logins in a second, threshold 5", i+1)
+		}
+	}
+	on, changed := v.login(now.Add(10*time.Millisecond), cfg)
+	if !on || !changed {
+		t.Fatalf("the 6th login in a second: on=%v changed=%v", on, changed)
+	}
+	// Quiet seconds within the calm period: still on.
+	if on, changed := v.login(now.Add(5*time.Second), cfg); !on || changed {
+		t.Fatalf("within calm_period: on=%v changed=%v", on, changed)
+	}
+	if v.calm(now.Add(9 * time.Second)) {
+		t.Fatal("calm before calm_period ended")
+	}
+	if !v.calm(now.Add(11 * time.Second)) {
+		t.Fatal("attack mode outlived calm_period")
+	}
+	if on, _ := v.login(now.Add(12*time.Second), cfg); on {
+		t.Fatal("one login after the calm turned attack mode on again")
+	}
+}
+
+func TestVerifierBounds(t *testing.T) {
+	var v verifier
+	if !v.acquire(2) || !v.acquire(2) || v.acquire(2) {
+		t.Fatal("max_concurrent 2 did not bound the checks")
+	}
+	v.release()
+	if !v.acquire(2) {
+		t.Fatal("a released slot was not reusable")
+	}
+	now := time.Unix(1_800_000_000, 0)
+	v.remember("steve|1.2.3.4", now.Add(time.Hour))
+	if !v.isVerified("steve|1.2.3.4", now) || v.isVerified("steve|1.2.3.5", now) || v.isVerified("steve|1.2.3.4", now.Add(2*time.Hour)) {
+		t.Fatal("passes are per name and address, until ttl")
+	}
+}
