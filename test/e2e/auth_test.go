@@ -69,7 +69,7 @@ func TestRealClientAuthLimbo(t *testing.T) {
 			}
 			before := joins("Alice")
 			o := heldLogin(proxyAddr, lobby.Domains[0], v, "Alice")
-			o.Commands, o.CommandGap = []string{"/login wrong-1", "/login wrong-2", "/login hunter22pw"}, 300*time.Millisecond
+			o.Commands, o.CommandGap = []string{"/login wrong-1", "/login wrong-2", "/login hunter22pw"}, time.Second
 			o.UntilKicked = false
 			o.Stay = 20 * time.Second
 			res, err := client.Login(ctx, o)
@@ -91,7 +91,12 @@ func TestRealClientAuthLimbo(t *testing.T) {
 			}
 			// Remembered again, on the server: /changepassword is the proxy's,
 			// never the backend's.
-			typing := login("Alice", "/changepassword wrong-1 n3w-password", "/changepassword s3cond-pass th1rd-pass", "/say hi")
+			// Commands run one at a time and a hash takes a while (longer under
+			// -race): 2 s apart, so each has answered before the next, and the
+			// backend's /say comes last.
+			o = heldLogin(proxyAddr, lobby.Domains[0], v, "Alice")
+			o.Commands, o.CommandGap = []string{"/changepassword wrong-1 n3w-password", "/changepassword s3cond-pass th1rd-pass", "/say hi"}, 2*time.Second
+			typing := authRun{"Alice", joins("Alice"), goLogin(ctx, client, o)}
 			if _, err := srv.Wait(ctx, func(e nmp.Event) bool { return e.Event == "command" && e.Command == "say hi" }); err != nil {
 				t.Fatalf("the backend's own command did not reach it: %v", err)
 			}
