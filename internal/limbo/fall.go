@@ -30,6 +30,7 @@ type FallCheck struct {
 	moves     int
 	err       error
 	done      chan struct{}
+	moved     chan struct{} // closed at the first movement packet
 }
 
 // Reasons a FallCheck fails, for metrics and logs.
@@ -65,13 +66,25 @@ var fall = func() []float64 {
 
 // NewFallCheck starts a check of a client of protocol p.
 func NewFallCheck(p mc.Protocol) *FallCheck {
-	return &FallCheck{proto: p, confirmed: p.Before(mc.V1_9), y: spawnY, done: make(chan struct{})}
+	return &FallCheck{proto: p, confirmed: p.Before(mc.V1_9), y: spawnY, done: make(chan struct{}), moved: make(chan struct{})}
 }
 
 // Types are the packets the check reads (Watch.Types).
 func (c *FallCheck) Types() []mc.PacketType {
 	return []mc.PacketType{mc.PacketTeleportConfirm, mc.PacketMovePosition, mc.PacketMovePositionLook,
 		mc.PacketMoveLook, mc.PacketMoveStatus, mc.PacketKeepAlive}
+}
+
+// Moved is closed when the client sent its first movement packet: a real
+// client does within a moment of getting the world, an idle bot never.
+func (c *FallCheck) Moved() <-chan struct{} { return c.moved }
+
+func (c *FallCheck) movedLocked() {
+	select {
+	case <-c.moved:
+	default:
+		close(c.moved)
+	}
 }
 
 // Done is closed when the check has passed or failed.
@@ -117,6 +130,7 @@ func (c *FallCheck) Packet(t mc.PacketType, payload []byte) {
 	case mc.PacketTeleportConfirm:
 		c.confirmed = true
 	case mc.PacketMovePosition, mc.PacketMovePositionLook:
+		c.movedLocked()
 		c.moves++
 		if c.moves > maxMoves {
 			c.finishLocked(ErrTooManyMoves)
@@ -133,6 +147,7 @@ func (c *FallCheck) Packet(t mc.PacketType, payload []byte) {
 		}
 		c.position(y, onGround)
 	case mc.PacketMoveLook, mc.PacketMoveStatus:
+		c.movedLocked()
 		c.moves++
 		if c.moves > maxMoves {
 			c.finishLocked(ErrTooManyMoves)

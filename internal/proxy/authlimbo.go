@@ -84,14 +84,15 @@ func (p *Proxy) Accounts() *accounts.Service { return p.state.Load().auth }
 // account store does not answer, too many checks run, the client's version
 // cannot be held): nobody reaches such a server unchecked.
 func (p *Proxy) gateStay(cn *conn, pl *onlinePlayer, target *server) (*session.Stay, error) {
-	verify, err := p.needsVerify(cn, target)
+	release, err := p.needsVerify(cn, target)
 	if err != nil {
 		return nil, err
 	}
+	verify := release != nil
 	a, err := p.authWaitFor(cn, pl, target)
 	if err != nil || (!verify && a == nil) {
 		if verify {
-			p.verify.release()
+			release()
 		}
 		return nil, err
 	}
@@ -102,7 +103,7 @@ func (p *Proxy) gateStay(cn *conn, pl *onlinePlayer, target *server) (*session.S
 		stay.Handler = string(config.LimboVerify)
 		stay.World.Ground = true
 		stay.Watch = &limbo.Watch{Types: check.Types(), Packet: check.Packet}
-		stay.Done = p.verify.release
+		stay.Done = release
 	}
 	if a != nil {
 		stay.Commands = &limbo.Commands{Tree: authTree, Run: a.typed}

@@ -28,8 +28,8 @@ type verifier struct {
 	second  int64                // the unix second counted
 	count   int                  // logins in that second
 	attack  bool
-	calmEnd time.Time // attack mode ends then unless logins rise again
-	running int
+	calmEnd time.Time     // attack mode ends then unless logins rise again
+	slots   chan struct{} // one per running check, max_concurrent of them
 }
 
 const verifiedMax = 200_000
@@ -91,34 +91,51 @@ func (v *verifier) remember(key string, until time.Time) {
 	v.passed[key] = until
 }
 
-// acquire takes a check's slot; false when max_concurrent run already.
-func (v *verifier) acquire(max int) bool {
+// acquire takes a check's slot, waiting up to wait for one while
+// max_concurrent run (the flood's logins queue, bounded); release gives it
+// back. ok is false when none came free in time.
+func (v *verifier) acquire(max int, wait time.Duration) (release func(), ok bool) {
 	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.running >= max {
-		return false
+	if v.slots == nil || cap(v.slots) != max {
+		v.slots = make(chan struct{}, max) // a reload's new bound; running checks free the old
 	}
-	v.running++
-	return true
+	slots := v.slots
+	v.mu.Unlock()
+	select {
+	case slots <- struct{}{}:
+		return func() { <-slots }, true
+	default:
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case slots <- struct{}{}:
+		return func() { <-slots }, true
+	case <-t.C:
+		return nil, false
+	}
 }
 
-func (v *verifier) release() {
-	v.mu.Lock()
-	v.running--
-	v.mu.Unlock()
-}
+// verifyQueueWait is how long a login waits for a free check before it is
+// refused as busy: within a player's patience, and a slot frees every few
+// seconds per check (an idle bot is out at firstMoveWait).
+const verifyQueueWait = 10 * time.Second
+
+// firstMoveWait is how long a client may send no movement at all: a real
+// client starts falling within a moment of getting the world.
+const firstMoveWait = 5 * time.Second
 
 func verifyKey(name string, cn *conn) string { return strings.ToLower(name) + "|" + cn.ip.String() }
 
-// needsVerify decides whether this login to target is checked. A true answer
-// holds a slot the caller must release (verifier.release) once the check is
-// over. An error refuses the login: too many checks run, or the client's
-// version has no ground to fall on while checks are on.
-func (p *Proxy) needsVerify(cn *conn, target *server) (bool, error) {
+// needsVerify decides whether this login to target is checked. A non-nil
+// release holds a check's slot, to call once the check is over. An error
+// refuses the login: no check came free in time, or the client's version
+// has no ground to fall on while checks are on.
+func (p *Proxy) needsVerify(cn *conn, target *server) (release func(), err error) {
 	st := p.state.Load()
 	cfg, msgs := st.cfg.Verify, st.cfg.Messages
 	if !target.cfg.HasLimbo(config.LimboVerify) || cfg.Mode == config.VerifyOff {
-		return false, nil
+		return nil, nil
 	}
 	now := p.now()
 	attack, changed := p.verify.login(now, cfg)
@@ -126,20 +143,21 @@ func (p *Proxy) needsVerify(cn *conn, target *server) (bool, error) {
 		p.attackChanged(attack)
 	}
 	if cfg.Mode == config.VerifyAttack && !attack {
-		return false, nil
+		return nil, nil
 	}
 	if p.verify.isVerified(verifyKey(cn.player, cn), now) {
-		return false, nil
+		return nil, nil
 	}
 	if !limbo.GroundCovers(mc.Protocol(cn.protocol)) || !limboCovers(cn.protocol) {
 		p.met.Verify("refused", "version")
-		return false, errors.New(msgs.VerifyVersion)
+		return nil, errors.New(msgs.VerifyVersion)
 	}
-	if !p.verify.acquire(cfg.MaxConcurrent) {
+	release, ok := p.verify.acquire(cfg.MaxConcurrent, verifyQueueWait)
+	if !ok {
 		p.met.Verify("refused", "busy")
-		return false, errors.New(msgs.VerifyBusy)
+		return nil, errors.New(msgs.VerifyBusy)
 	}
-	return true, nil
+	return release, nil
 }
 
 // runVerify waits for the check's verdict, up to [verify] timeout; a pass is
@@ -149,14 +167,26 @@ func (p *Proxy) runVerify(ctx context.Context, cn *conn, check *limbo.FallCheck)
 	cfg := st.cfg.Verify
 	timer := time.NewTimer(cfg.Timeout.D())
 	defer timer.Stop()
+	first := time.NewTimer(firstMoveWait)
+	defer first.Stop()
 	var err error
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-check.Moved():
 	case <-check.Done():
-		err = check.Result()
-	case <-timer.C:
-		err = errDidNotFall
+	case <-first.C:
+		err = errDidNotMove
+	}
+	if err == nil {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-check.Done():
+			err = check.Result()
+		case <-timer.C:
+			err = errDidNotFall
+		}
 	}
 	if err == nil {
 		p.verify.remember(verifyKey(cn.player, cn), p.now().Add(cfg.TTL.D()))
@@ -173,13 +203,17 @@ func (p *Proxy) runVerify(ctx context.Context, cn *conn, check *limbo.FallCheck)
 	return errors.New(fill(st.cfg.Messages.VerifyFailed, "reason", err.Error()))
 }
 
-// errDidNotFall: no verdict within the timeout (a client that never moves).
-var errDidNotFall = errors.New("did not fall onto the platform in time")
+// errDidNotFall: no verdict within the timeout; errDidNotMove: no movement
+// at all within firstMoveWait (a client that never moves).
+var (
+	errDidNotFall = errors.New("did not fall onto the platform in time")
+	errDidNotMove = errors.New("did not move")
+)
 
 // verifyReason is the metric label of a failure.
 func verifyReason(err error) string {
 	switch {
-	case errors.Is(err, errDidNotFall):
+	case errors.Is(err, errDidNotFall), errors.Is(err, errDidNotMove):
 		return "timeout"
 	case errors.Is(err, limbo.ErrNoTeleportConfirm):
 		return "no_teleport_confirm"

@@ -40,12 +40,21 @@ func TestVerifierAttackMode(t *testing.T) {
 
 func TestVerifierBounds(t *testing.T) {
 	var v verifier
-	if !v.acquire(2) || !v.acquire(2) || v.acquire(2) {
+	r1, ok1 := v.acquire(2, time.Millisecond)
+	_, ok2 := v.acquire(2, time.Millisecond)
+	if _, ok3 := v.acquire(2, 20*time.Millisecond); !ok1 || !ok2 || ok3 {
 		t.Fatal("max_concurrent 2 did not bound the checks")
 	}
-	v.release()
-	if !v.acquire(2) {
-		t.Fatal("a released slot was not reusable")
+	// A login past the bound waits for a slot rather than being refused at once.
+	got := make(chan bool)
+	go func() {
+		_, ok := v.acquire(2, 5*time.Second)
+		got <- ok
+	}()
+	time.Sleep(20 * time.Millisecond)
+	r1()
+	if !<-got {
+		t.Fatal("a queued login did not get the slot freed for it")
 	}
 	now := time.Unix(1_800_000_000, 0)
 	v.remember("steve|1.2.3.4", now.Add(time.Hour))

@@ -85,7 +85,7 @@ func TestRealClientBotVerification(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !idle.Kicked || !strings.Contains(idle.KickReason, "Bot verification failed (did not fall onto the platform in time)") {
+			if !idle.Kicked || !strings.Contains(idle.KickReason, "Bot verification failed (did not move)") {
 				t.Errorf("a client that never moves must be refused: %s", idle.Raw)
 			}
 			// A bot that claims the ground without falling.

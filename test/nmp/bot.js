@@ -56,6 +56,9 @@ const bot = mineflayer.createBot({
   host: o.host, port: Number(o.port), username: o.username, version: o.version, auth: 'offline',
   fakeHost: o['server-host'], hideErrors: true, checkTimeoutInterval: 60000
 })
+// connected_at (ms since the epoch) lets a caller time the login from the
+// connection, without node's start-up.
+bot._client.on('connect', () => { result.connected_at = Date.now() })
 bot.on('login', () => { result.worlds++ })
 bot._client.on('respawn', () => { result.worlds++ })
 // mineflayer's 'spawn' waits for a health update a limbo never sends: the
