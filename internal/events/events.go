@@ -41,8 +41,9 @@ const (
 func Subscribable() []Type {
 	return []Type{BackendHealthChange, PlayerJoin, PlayerLeave, PlayerSwitch, ConfigReload,
 		BanCreated, BanRemoved, StatsTick, ServerStateChange,
-		FleetConnectivity, // fleet.go
-		PlayerMoveRefused} // moves.go
+		FleetConnectivity,              // fleet.go
+		PlayerMoveRefused,              // moves.go
+		PlayerVerify, VerifyAttackMode} // verify.go
 }
 
 // ParseType turns a name from a client (?types=) into a Type, so unknown names are

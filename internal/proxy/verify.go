@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/limbo"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
@@ -68,6 +69,7 @@ func (v *verifier) calm(now time.Time) bool {
 // attackChanged logs and counts a change of attack mode.
 func (p *Proxy) attackChanged(on bool) {
 	p.met.VerifyAttack(on)
+	p.bus.Publish(events.VerifyAttackMode, events.AttackMode{On: on})
 	if on {
 		p.log.Warn("bot verification: attack mode ON: logins come faster than attack_threshold; first-time players are verified")
 	} else {
@@ -191,11 +193,13 @@ func (p *Proxy) runVerify(ctx context.Context, cn *conn, check *limbo.FallCheck)
 	if err == nil {
 		p.verify.remember(verifyKey(cn.player, cn), p.now().Add(cfg.TTL.D()))
 		p.met.Verify("passed", "")
+		p.bus.Publish(events.PlayerVerify, events.Verify{Username: cn.player, Server: cn.srv.id, Passed: true})
 		p.log.Info("bot verification passed", "player", cn.player, "client", cn.client)
 		return nil
 	}
 	reason := verifyReason(err)
 	p.met.Verify("failed", reason)
+	p.bus.Publish(events.PlayerVerify, events.Verify{Username: cn.player, Server: cn.srv.id, Reason: reason})
 	p.log.Info("bot verification failed", "player", cn.player, "client", cn.client, "reason", reason, "err", err)
 	for range cfg.FailPenalty {
 		p.limiter.Allow(cn.ip, ratelimit.Login, p.now())

@@ -1,10 +1,13 @@
 package proxy
 
 import (
+	"context"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/events"
 )
 
 // Attack mode turns on when one second holds more logins than the
@@ -60,5 +63,25 @@ func TestVerifierBounds(t *testing.T) {
 	v.remember("steve|1.2.3.4", now.Add(time.Hour))
 	if !v.isVerified("steve|1.2.3.4", now) || v.isVerified("steve|1.2.3.5", now) || v.isVerified("steve|1.2.3.4", now.Add(2*time.Hour)) {
 		t.Fatal("passes are per name and address, until ttl")
+	}
+}
+
+// Attack mode's changes are events (and the gauge), not only a log line.
+func TestAttackModeEvents(t *testing.T) {
+	bus := events.NewBus()
+	sub := bus.Subscribe(4, events.VerifyAttackMode)
+	p := &Proxy{bus: bus, log: slog.New(slog.DiscardHandler)}
+	p.attackChanged(true)
+	p.attackChanged(false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for _, want := range []bool{true, false} {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatal("no verify.attack_mode event:", err)
+		}
+		if m, ok := ev.Data.(events.AttackMode); !ok || m.On != want {
+			t.Fatalf("event %+v, want on=%v", ev, want)
+		}
 	}
 }
