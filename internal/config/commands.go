@@ -185,7 +185,7 @@ func DefaultMessages() Messages {
 		VerifySubtitle:        "§7One moment…",
 		VerifyFailed:          "Bot verification failed ({reason}). Reconnect to try again.",
 		VerifyBusy:            "Too many players are joining right now; try again in a moment.",
-		VerifyVersion:         "This server is verifying new players; join with Minecraft 1.8 or 1.18 to 26.1.",
+		VerifyVersion:         "This server is verifying new players; join with Minecraft 1.8 to 26.1.",
 		AuthPremiumRefused:    "{name} belongs to a premium Minecraft account: log in with that account, or pick another name.",
 	}
 }

@@ -27,16 +27,10 @@ const groundCentre = 8.5
 // ErrNoGround: the limbo cannot build ground for this version yet.
 var ErrNoGround = errors.New("limbo: no ground (chunk format) for this version")
 
-// GroundCovers reports whether Enter can build ground for p: 1.8 and 1.18 to
-// 26.1 (the chunk formats written below; 1.9–1.17 are not).
+// GroundCovers reports whether Enter can build ground for p: 1.8 to 26.1
+// (every chunk format written below; 1.7 has none).
 func GroundCovers(p mc.Protocol) bool {
-	switch {
-	case p.AtLeast(mc.V1_8) && p.Before(mc.V1_9):
-		return true
-	case p.AtLeast(mc.V1_18) && p.Before(mc.V26_2):
-		return true
-	}
-	return false
+	return p.AtLeast(mc.V1_8) && p.Before(mc.V26_2)
 }
 
 // stoneState is minecraft:stone's block state: 1 in the global palette of
@@ -44,13 +38,16 @@ func GroundCovers(p mc.Protocol) bool {
 const stoneState = 1
 
 // groundChunk encodes the chunk data packet payload of the platform for p,
-// in a dimension whose blocks span [minY, minY+height).
-func groundChunk(p mc.Protocol, minY, height int) ([]byte, error) {
+// in a dimension whose blocks span [minY, minY+height); skylight says the
+// dimension has sky light (the overworld), which 1.9–1.13 sections carry.
+func groundChunk(p mc.Protocol, minY, height int, skylight bool) ([]byte, error) {
 	switch {
 	case !GroundCovers(p):
 		return nil, fmt.Errorf("%w: %v", ErrNoGround, p)
 	case p.Before(mc.V1_9):
 		return legacyChunk(), nil
+	case p.Before(mc.V1_18):
+		return maskedChunk(p, skylight), nil
 	}
 	if height <= 0 || height%16 != 0 || minY%16 != 0 || GroundY < minY || GroundY+GroundFall+2 >= minY+height {
 		return nil, fmt.Errorf("limbo: the dimension (min_y %d, height %d) cannot hold the ground at %d", minY, height, GroundY)
@@ -187,4 +184,119 @@ func legacyChunk() []byte {
 	out = binary.BigEndian.AppendUint16(out, 1<<section)
 	out = mc.AppendVarInt(out, int32(len(data)))
 	return append(out, data...)
+}
+
+// maskedChunk is the chunk data of 1.9–1.17: only the platform's section is
+// sent (a bit mask says which), in a paletted container of 4 bits per block
+// (16 per long: the same bits whether entries may span longs, before 1.16,
+// or not).
+func maskedChunk(p mc.Protocol, skylight bool) []byte {
+	const section = GroundY / 16
+	globalStone := uint64(stoneState)
+	if p.Before(mc.V1_13) {
+		globalStone = stoneState << 4 // id<<4 | meta before the flattening
+	}
+	// The section.
+	var data []byte
+	if p.AtLeast(mc.V1_14) {
+		data = binary.BigEndian.AppendUint16(data, 256) // non-air blocks
+	}
+	data = append(data, 4)
+	data = mc.AppendVarInt(data, 2)
+	data = mc.AppendVarInt(data, 0)
+	data = mc.AppendVarInt(data, int32(globalStone))
+	longs := make([]uint64, 4096/16)
+	y := GroundY % 16
+	for i := y * 256; i < (y+1)*256; i++ {
+		longs[i/16] |= 1 << (uint(i%16) * 4)
+	}
+	data = mc.AppendVarInt(data, int32(len(longs)))
+	for _, l := range longs {
+		data = binary.BigEndian.AppendUint64(data, l)
+	}
+	if p.Before(mc.V1_14) {
+		data = append(data, bytesOf(0xFF, 2048)...) // block light (from 1.14 its own packet)
+		if skylight {
+			data = append(data, bytesOf(0xFF, 2048)...)
+		}
+	}
+	// Biomes inside the data: 256 bytes before 1.13, 256 ints in 1.13–1.14.
+	switch {
+	case p.Before(mc.V1_13):
+		data = append(data, make([]byte, 256)...)
+	case p.Before(mc.V1_15):
+		data = append(data, make([]byte, 256*4)...)
+	}
+
+	out := binary.BigEndian.AppendUint32(nil, 0)
+	out = binary.BigEndian.AppendUint32(out, 0)
+	if p.Before(mc.V1_17) {
+		out = append(out, 1) // full chunk
+	}
+	if p.AtLeast(mc.V1_16) && p.Before(mc.V1_16_2) {
+		out = append(out, 1) // ignore old data
+	}
+	if p.AtLeast(mc.V1_17) {
+		out = mc.AppendVarInt(out, 1) // the mask as a bit set: one long
+		out = binary.BigEndian.AppendUint64(out, 1<<section)
+	} else {
+		out = mc.AppendVarInt(out, 1<<section)
+	}
+	if p.AtLeast(mc.V1_14) {
+		out = appendOldHeightmap(out, p)
+	}
+	// Biomes before the data from 1.15: 1024 ints, then varint ids from 1.16.2.
+	switch {
+	case p.AtLeast(mc.V1_16_2):
+		out = mc.AppendVarInt(out, 1024)
+		out = append(out, make([]byte, 1024)...) // 1024 varint zeros
+	case p.AtLeast(mc.V1_15):
+		out = append(out, make([]byte, 1024*4)...)
+	}
+	out = mc.AppendVarInt(out, int32(len(data)))
+	out = append(out, data...)
+	if p.AtLeast(mc.V1_9_3) {
+		out = mc.AppendVarInt(out, 0) // block entities
+	}
+	return out
+}
+
+// appendOldHeightmap is MOTION_BLOCKING for 1.14–1.17 (a named root
+// compound; 0..256 in 9 bits, spanning longs before 1.16).
+func appendOldHeightmap(out []byte, p mc.Protocol) []byte {
+	const bitsPer = 9
+	top := uint64(GroundY + 1)
+	var longs []uint64
+	if p.AtLeast(mc.V1_16) {
+		longs = make([]uint64, (256+6)/7)
+		for i := range 256 {
+			longs[i/7] |= top << (uint(i%7) * bitsPer)
+		}
+	} else {
+		longs = make([]uint64, 256*bitsPer/64)
+		for i := range 256 {
+			bit := i * bitsPer
+			longs[bit/64] |= top << uint(bit%64)
+			if spill := bit%64 + bitsPer - 64; spill > 0 {
+				longs[bit/64+1] |= top >> uint(bitsPer-spill)
+			}
+		}
+	}
+	const name = "MOTION_BLOCKING"
+	out = append(out, 0x0A, 0, 0, 0x0C)
+	out = binary.BigEndian.AppendUint16(out, uint16(len(name)))
+	out = append(out, name...)
+	out = binary.BigEndian.AppendUint32(out, uint32(len(longs)))
+	for _, l := range longs {
+		out = binary.BigEndian.AppendUint64(out, l)
+	}
+	return append(out, 0)
+}
+
+func bytesOf(b byte, n int) []byte {
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = b
+	}
+	return out
 }

@@ -286,7 +286,7 @@ func buildPath(p mc.Protocol, d Dimension, s *registrySet, lean, ground bool) (*
 	}
 	if ground {
 		var err error
-		if path.chunk, err = groundChunk(p, minY, height); err != nil {
+		if path.chunk, err = groundChunk(p, minY, height, d == Overworld); err != nil {
 			return nil, err
 		}
 		jg.Spawn.GameMode = mc.GameModeAdventure

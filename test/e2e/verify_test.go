@@ -16,11 +16,12 @@ import (
 // falls and lands as vanilla's does, passes and reaches the server (and a
 // reconnect is not checked again); a plain node-minecraft-protocol client,
 // which never moves, and a mineflayer bot that claims the ground at once are
-// refused with the text; the server sees neither.
+// refused with the text; the server sees neither. One version per chunk
+// format family the limbo writes.
 func TestRealClientBotVerification(t *testing.T) {
 	t.Parallel()
 	h := nmp.Setup(t)
-	for _, v := range []string{"1.8.8", "1.20.4", "1.21.4"} {
+	for _, v := range []string{"1.8.8", "1.12.2", "1.16.5", "1.20.4", "1.21.4"} {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
