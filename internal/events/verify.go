@@ -14,7 +14,7 @@ type Verify struct {
 	Server   string `json:"server"`
 	Passed   bool   `json:"passed"`
 	// Reason is why a check failed: timeout, not_falling, landing,
-	// no_teleport_confirm, flood or protocol ("" when passed).
+	// no_teleport_confirm, no_settings, no_brand, flood or protocol ("" when passed).
 	Reason string `json:"reason,omitempty"`
 }
 

@@ -11,7 +11,8 @@ import (
 )
 
 // FallCheck watches a client put in a world with ground (World.Ground) and
-// tells whether it behaves as a vanilla client does: it confirms the
+// tells whether it behaves as a vanilla client does: it has sent its
+// settings and brand (as vanilla does on joining), it confirms the
 // teleport that placed it (1.9+), then reports positions that fall under
 // vanilla's gravity (each tick the fall speed loses 0.08 block/tick and keeps
 // 98 % of itself), airborne all the way, until it stands on the platform
@@ -24,6 +25,8 @@ type FallCheck struct {
 	mu        sync.Mutex
 	confirmed bool // the teleport was confirmed (1.9+; 1.8 has none)
 	answered  bool // a keep-alive was answered
+	settings  bool // the client sent its settings (client information)
+	brand     bool // and its brand
 	y         float64
 	tick      int // index in the expected fall of the last position
 	landed    bool
@@ -39,6 +42,8 @@ var (
 	ErrNotFalling        = errors.New("positions that do not follow gravity")
 	ErrLandedWrong       = errors.New("did not land on the platform")
 	ErrTooManyMoves      = errors.New("too many movement packets")
+	ErrNoSettings        = errors.New("no client settings")
+	ErrNoBrand           = errors.New("no client brand")
 )
 
 // fallTolerance is how far a reported height may be from vanilla's: the
@@ -72,7 +77,7 @@ func NewFallCheck(p mc.Protocol) *FallCheck {
 // Types are the packets the check reads (Watch.Types).
 func (c *FallCheck) Types() []mc.PacketType {
 	return []mc.PacketType{mc.PacketTeleportConfirm, mc.PacketMovePosition, mc.PacketMovePositionLook,
-		mc.PacketMoveLook, mc.PacketMoveStatus, mc.PacketKeepAlive}
+		mc.PacketMoveLook, mc.PacketMoveStatus, mc.PacketKeepAlive, mc.PacketClientInformation, mc.PacketPluginMessage}
 }
 
 // Moved is closed when the client sent its first movement packet: a real
@@ -127,6 +132,10 @@ func (c *FallCheck) Packet(t mc.PacketType, payload []byte) {
 	switch t {
 	case mc.PacketKeepAlive:
 		c.answered = true
+	case mc.PacketClientInformation:
+		c.settings = true
+	case mc.PacketPluginMessage:
+		c.brand = true
 	case mc.PacketTeleportConfirm:
 		c.confirmed = true
 	case mc.PacketMovePosition, mc.PacketMovePositionLook:
@@ -157,8 +166,16 @@ func (c *FallCheck) Packet(t mc.PacketType, payload []byte) {
 			c.finishLocked(ErrNoTeleportConfirm)
 		}
 	}
-	if c.landed && c.answered && c.err == nil {
-		c.finishLocked(nil)
+	if c.landed && c.answered {
+		// Vanilla sends its settings and brand as it joins, long before it lands.
+		switch {
+		case !c.settings:
+			c.finishLocked(ErrNoSettings)
+		case !c.brand:
+			c.finishLocked(ErrNoBrand)
+		default:
+			c.finishLocked(nil)
+		}
 	}
 }
 

@@ -23,6 +23,8 @@ func posPayload(p mc.Protocol, y float64, onGround bool) []byte {
 // vanillaFall feeds what a vanilla client sends: the teleport confirmation,
 // the spawn height once, a height per tick while airborne, then the landing.
 func vanillaFall(c *FallCheck, p mc.Protocol, skip map[int]bool) {
+	c.Packet(mc.PacketClientInformation, nil)
+	c.Packet(mc.PacketPluginMessage, nil)
 	c.Packet(mc.PacketTeleportConfirm, []byte{1})
 	c.Packet(mc.PacketMovePosition, posPayload(p, spawnY, false))
 	for i := 1; i < len(fall)-1; i++ {
@@ -97,6 +99,24 @@ func TestFallCheckRefusesBots(t *testing.T) {
 		c.feed(fc)
 		if err := fc.Result(); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", name, err, c.want)
+		}
+	}
+	// A fall without the settings or the brand vanilla sends on joining.
+	for name, skip := range map[string]mc.PacketType{"settings": mc.PacketClientInformation, "brand": mc.PacketPluginMessage} {
+		fc := NewFallCheck(p)
+		for _, t := range []mc.PacketType{mc.PacketClientInformation, mc.PacketPluginMessage} {
+			if t != skip {
+				fc.Packet(t, nil)
+			}
+		}
+		fc.Packet(mc.PacketTeleportConfirm, []byte{1})
+		for i := 1; i < len(fall)-1; i++ {
+			fc.Packet(mc.PacketMovePosition, posPayload(p, fall[i], false))
+		}
+		fc.Packet(mc.PacketMovePosition, posPayload(p, GroundY+1, true))
+		fc.Packet(mc.PacketKeepAlive, nil)
+		if err := fc.Result(); err == nil || errors.Is(err, ErrPending) {
+			t.Errorf("a fall without the %s passed: %v", name, err)
 		}
 	}
 	// A client that never moves does not fail by itself: the caller's

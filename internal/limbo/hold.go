@@ -118,7 +118,9 @@ type Watch struct {
 	Types []mc.PacketType
 	// Packet is called in the reading goroutine with each packet of Types
 	// (its payload is only valid during the call); keep-alive answers come
-	// once recorded. It must return at once.
+	// once recorded; client information and plugin message stand for the
+	// client's settings and brand, once each, also when sent before the hold
+	// (the configuration of 1.20.2+). It must return at once.
 	Packet func(t mc.PacketType, payload []byte)
 }
 
@@ -228,16 +230,37 @@ func Hold(ctx context.Context, p *Player, opts HoldOptions) error {
 	}()
 
 	watched := map[int32]mc.PacketType{}
-	watchKA := false
+	watchKA, watchInfo, watchBrand := false, false, false
 	if opts.Watch != nil {
 		for _, t := range opts.Watch.Types {
-			if t == mc.PacketKeepAlive {
+			switch t {
+			case mc.PacketKeepAlive:
 				watchKA = true
-			} else if id, ok := p.Registry.ID(mc.PlayState, mc.Serverbound, t); ok {
-				watched[id] = t
+			case mc.PacketClientInformation:
+				watchInfo = true
+			case mc.PacketPluginMessage:
+				watchBrand = true // only the brand: the limbo keeps it (Player.Brand)
+			default:
+				if id, ok := p.Registry.ID(mc.PlayState, mc.Serverbound, t); ok {
+					watched[id] = t
+				}
 			}
 		}
 	}
+	// Settings and brand the client sent before the hold (in configuration,
+	// 1.20.2+) count as sent; later ones are shown as they come.
+	sawInfo, sawBrand := false, false
+	identity := func() {
+		if watchInfo && !sawInfo && p.ClientInformation != nil {
+			sawInfo = true
+			opts.Watch.Packet(mc.PacketClientInformation, p.ClientInformation)
+		}
+		if watchBrand && !sawBrand && p.Brand != nil {
+			sawBrand = true
+			opts.Watch.Packet(mc.PacketPluginMessage, p.Brand)
+		}
+	}
+	identity()
 	var cmdIDs chatIDs
 	if opts.Commands != nil {
 		cmdIDs = commandPackets(p.Registry)
@@ -300,6 +323,7 @@ func Hold(ctx context.Context, p *Player, opts HoldOptions) error {
 			if err := p.remember(id, raw); err != nil {
 				return err
 			}
+			identity()
 			continue
 		}
 		f, err := p.Conn.Decode(raw)

@@ -101,7 +101,7 @@ func newOpsMetrics(reg *prometheus.Registry) *opsMetrics {
 	}, []string{"result"})
 	o.verify = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "infrarust_verify_total",
-		Help: "Bot verifications, by result (passed, failed, refused) and reason (timeout, not_falling, landing, no_teleport_confirm, flood, protocol; version, busy for refused).",
+		Help: "Bot verifications, by result (passed, failed, refused) and reason (timeout, not_falling, landing, no_teleport_confirm, no_settings, no_brand, flood, protocol; version, busy for refused).",
 	}, []string{"result", "reason"})
 	o.verifyAttack = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "infrarust_verify_attack_mode",

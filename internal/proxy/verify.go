@@ -227,6 +227,10 @@ func verifyReason(err error) string {
 		return "landing"
 	case errors.Is(err, limbo.ErrTooManyMoves):
 		return "flood"
+	case errors.Is(err, limbo.ErrNoSettings):
+		return "no_settings"
+	case errors.Is(err, limbo.ErrNoBrand):
+		return "no_brand"
 	}
 	return "protocol"
 }
