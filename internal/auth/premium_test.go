@@ -15,9 +15,10 @@ func TestPremiumLookup(t *testing.T) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
-		name := strings.TrimPrefix(r.URL.Path, ProfileLookupPath)
+		// Mojang's lookup ignores case, as names do.
+		name := strings.ToLower(strings.TrimPrefix(r.URL.Path, ProfileLookupPath))
 		switch name {
-		case "Notch":
+		case "notch":
 			w.Write([]byte(`{"id":"069a79f444e94726a5befca90e38aaf5","name":"Notch"}`))
 		case "broken":
 			w.Write([]byte(`{"id":"xyz","name":"broken"}`))
@@ -36,9 +37,12 @@ func TestPremiumLookup(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for name, want := range map[string]bool{"Notch": true, "notch": true, "Steve123": false, "gone": false} {
-		if got, err := l.IsPremium(ctx, name); got != want || err != nil {
-			t.Errorf("IsPremium(%s) = %v, %v; want %v", name, got, err, want)
+	for _, c := range []struct {
+		name string
+		want bool
+	}{{"notch", true}, {"Notch", true}, {"Steve123", false}, {"gone", false}} {
+		if got, err := l.IsPremium(ctx, c.name); got != c.want || err != nil {
+			t.Errorf("IsPremium(%s) = %v, %v; want %v", c.name, got, err, c.want)
 		}
 	}
 	for _, name := range []string{"broken", "limited"} {
