@@ -77,7 +77,11 @@ type conn struct {
 	claim     *claim // the player's identity, held for the connection's life (identity.go)
 	perIPHeld bool   // a max_connections_per_ip slot is held
 	premium   bool   // proved the ownership of a paid account ([auth_limbo.premium]): no password login
-	detached  bool   // a session goroutine owns the connection now and will finish it
+	// The password login's state of the name on an "auth" server: checked
+	// (remembered looked up once), remembered (no /login), unproven (it owes a
+	// /login: its claim may not replace another session; identity.go).
+	authChecked, remembered, unproven bool
+	detached                          bool // a session goroutine owns the connection now and will finish it
 }
 
 // rejection is a step's "no": the metric reason, a detail for the debug log and,

@@ -128,10 +128,37 @@ func (p *Proxy) gateStay(cn *conn, pl *onlinePlayer, target *server) (*session.S
 			if err := a.login(ctx); err != nil {
 				return nil, err
 			}
+			p.proven(cn)
 		}
 		return p.joinWhenOpen(ctx, cn, target)
 	}
 	return stay, nil
+}
+
+// checkRemembered looks up, once per login, whether the name owes a /login
+// on srv: remembered from this address (or premium) it does not; otherwise
+// its claim is unproven until it logs in.
+func (p *Proxy) checkRemembered(cn *conn, srv *server) error {
+	svc := p.state.Load().auth
+	if cn.authChecked || svc == nil || !srv.cfg.HasLimbo(config.LimboAuth) || srv.cfg.ProxyMode != config.ModeOffline || cn.premium {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), authLookup)
+	defer cancel()
+	ok, err := svc.Remembered(ctx, cn.player, cn.ip.String())
+	if err != nil {
+		return p.authUnavailable(cn, err)
+	}
+	cn.authChecked, cn.remembered, cn.unproven = true, ok, !ok
+	return nil
+}
+
+// authUnavailable logs and counts a store that did not answer; its error is
+// the text the player reads.
+func (p *Proxy) authUnavailable(cn *conn, err error) error {
+	p.log.Warn("auth: the account store did not answer", "player", cn.player, "err", err)
+	p.met.Auth("unavailable")
+	return errors.New(p.state.Load().cfg.Messages.AuthUnavailable)
 }
 
 // authWaitFor is the password login a player owes target: nil when target
@@ -150,24 +177,20 @@ func (p *Proxy) authWaitFor(cn *conn, pl *onlinePlayer, target *server) (*authWa
 		p.met.Auth("refused")
 		return nil, errors.New("This server needs a login the proxy cannot show to your game version; use another version.")
 	}
-	ip := cn.ip.String()
-	ctx, cancel := context.WithTimeout(context.Background(), authLookup)
-	defer cancel()
-	if ok, err := svc.Remembered(ctx, cn.player, ip); err != nil {
-		p.log.Warn("auth: the account store did not answer", "player", cn.player, "err", err)
-		p.met.Auth("unavailable")
-		return nil, errors.New(msgs.AuthUnavailable)
-	} else if ok {
+	if err := p.checkRemembered(cn, target); err != nil { // a redirect to an "auth" server: not looked up yet
+		return nil, err
+	}
+	if cn.remembered {
 		p.met.Auth("remembered")
 		return nil, nil
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), authLookup)
+	defer cancel()
 	registered, err := svc.Registered(ctx, cn.player)
 	if err != nil {
-		p.log.Warn("auth: the account store did not answer", "player", cn.player, "err", err)
-		p.met.Auth("unavailable")
-		return nil, errors.New(msgs.AuthUnavailable)
+		return nil, p.authUnavailable(cn, err)
 	}
-	return &authWait{p: p, cn: cn, pl: pl, target: target, svc: svc, cfg: st.cfg.AuthLimbo, msgs: msgs, ip: ip,
+	return &authWait{p: p, cn: cn, pl: pl, target: target, svc: svc, cfg: st.cfg.AuthLimbo, msgs: msgs, ip: cn.ip.String(),
 		registered: registered, lines: make(chan string, 1)}, nil
 }
 

@@ -58,7 +58,9 @@ func (p *Proxy) claimIdentity(cn *conn) error {
 	ps := &p.roster
 	ps.mu.Lock()
 	old := ps.claims[key]
-	if old != nil && cn.st.cfg.DuplicateLogin == config.DuplicateRefuse {
+	// A login that has not proven the name yet (it owes a /login) never ends
+	// the session of the one who has: it is refused instead, whatever the policy.
+	if old != nil && (cn.st.cfg.DuplicateLogin == config.DuplicateRefuse || cn.unproven) {
 		ps.mu.Unlock()
 		return refuse("duplicate", "already online: "+key, kickAlreadyOnline)
 	}
@@ -68,7 +70,7 @@ func (p *Proxy) claimIdentity(cn *conn) error {
 	ps.claims[key] = c
 	ps.mu.Unlock()
 	cn.claim = c
-	if f := p.opts.Sessions; f != nil {
+	if f := p.opts.Sessions; f != nil && !cn.unproven {
 		f.Claimed(key, c.at) // the other proxies of the fleet settle theirs (never waits)
 	}
 	if old != nil {
@@ -80,6 +82,18 @@ func (p *Proxy) claimIdentity(cn *conn) error {
 		}
 	}
 	return nil
+}
+
+// proven marks cn's name as proven (its /login or /register passed): from
+// now on its claim counts across the fleet as any other login's does.
+func (p *Proxy) proven(cn *conn) {
+	if !cn.unproven {
+		return
+	}
+	cn.unproven = false
+	if f := p.opts.Sessions; f != nil && cn.claim != nil {
+		f.Claimed(cn.claim.key, p.now())
+	}
 }
 
 // supersede ends the claim's holder with vanilla's words: now if it has a

@@ -188,6 +188,12 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		end(refusalOutcome(r), r.rule, "refused by "+srv.id+": "+cn.player, r.text)
 		return
 	}
+	// Whether the name is proven yet on a password server decides what its
+	// claim may do (an impostor must not replace the real player's session).
+	if err := p.checkRemembered(cn, srv); err != nil {
+		end(metrics.LoginFailed, "auth", "auth limbo: "+err.Error(), err.Error())
+		return
+	}
 	// One player, one session: by the final identity, before any backend sees it.
 	if err := p.claimIdentity(cn); err != nil {
 		end(metrics.LoginFailed, "duplicate", err.Error(), kickAlreadyOnline)
