@@ -43,11 +43,12 @@ See docs/offline-networks.md.`,
 		fmt.Fprintf(w, "last login:  %s from %s\n", when(a.LastLoginAt), orDash(a.LastLoginIP))
 		return nil
 	}
-	nameArg := func(args []string) error {
-		if err := bans.ValidUsername(args[0]); err != nil {
-			return fmt.Errorf("%q: %w", args[0], err)
+	// forName checks PLAYER before any request, then connects.
+	forName := func(cmd *cobra.Command, name string) (*admin.Client, error) {
+		if err := bans.ValidUsername(name); err != nil {
+			return nil, err // it names the value
 		}
-		return nil
+		return conn.client(cmd, g)
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",
@@ -83,10 +84,7 @@ See docs/offline-networks.md.`,
 		Short: "Show one account",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := nameArg(args); err != nil {
-				return err
-			}
-			c, err := conn.client(cmd, g)
+			c, err := forName(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -106,9 +104,6 @@ Every remembered session of the name ends, so the next login asks for the new pa
 Give the password with --password-stdin to keep it out of the shell's history.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := nameArg(args); err != nil {
-				return err
-			}
 			var pw string
 			switch {
 			case len(args) == 2 && fromStdin:
@@ -127,7 +122,7 @@ Give the password with --password-stdin to keep it out of the shell's history.`,
 			if pw == "" || strings.ContainsAny(pw, " \t") {
 				return errors.New("the password must not be empty or hold spaces (players type it after /login)")
 			}
-			c, err := conn.client(cmd, g)
+			c, err := forName(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -149,10 +144,7 @@ Give the password with --password-stdin to keep it out of the shell's history.`,
 		Short: "Delete an account (the player registers again at the next login)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := nameArg(args); err != nil {
-				return err
-			}
-			c, err := conn.client(cmd, g)
+			c, err := forName(cmd, args[0])
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package accounts
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -105,7 +106,7 @@ func (s *Service) Handle(ctx context.Context, name, ip, line string) Result {
 	args := strings.Fields(rest)
 	label = strings.ToLower(label)
 	switch {
-	case contains(registerLabels, label):
+	case slices.Contains(registerLabels, label):
 		if len(args) != 2 {
 			return Result{Reply: ReplyUsage, Usage: "/register <password> <password>"}
 		}
@@ -113,27 +114,18 @@ func (s *Service) Handle(ctx context.Context, name, ip, line string) Result {
 			return Result{Reply: ReplyPasswordsDiffer}
 		}
 		return s.register(ctx, name, ip, args[0])
-	case contains(loginLabels, label):
+	case slices.Contains(loginLabels, label):
 		if len(args) != 1 {
 			return Result{Reply: ReplyUsage, Usage: "/login <password>"}
 		}
 		return s.login(ctx, name, ip, args[0])
-	case contains(changeLabels, label):
+	case slices.Contains(changeLabels, label):
 		if len(args) != 2 {
 			return Result{Reply: ReplyUsage, Usage: "/changepassword <old password> <new password>"}
 		}
 		return s.ChangePassword(ctx, name, ip, args[0], args[1])
 	}
 	return Result{Reply: ReplyUnknownCommand}
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // checkPassword applies the length rules (in characters, as players count).

@@ -72,23 +72,24 @@ func (s *Server) handleAccounts(w http.ResponseWriter, r *http.Request) {
 	writeData(w, http.StatusOK, out)
 }
 
-// accountName reads {name} and checks it is a player name.
-func accountName(w http.ResponseWriter, r *http.Request) (string, bool) {
+// account is the preamble of the per-account routes: the service, and {name}
+// checked as a player name; nil when the answer is written already.
+func (s *Server) account(w http.ResponseWriter, r *http.Request) (*accounts.Service, string) {
+	svc := s.accounts(w)
+	if svc == nil {
+		return nil, ""
+	}
 	name := r.PathValue("name")
 	if err := bans.ValidUsername(name); err != nil {
 		writeError(w, http.StatusBadRequest, "BAD_REQUEST", err.Error())
-		return "", false
+		return nil, ""
 	}
-	return name, true
+	return svc, name
 }
 
 func (s *Server) handleAccount(w http.ResponseWriter, r *http.Request) {
-	svc := s.accounts(w)
+	svc, name := s.account(w, r)
 	if svc == nil {
-		return
-	}
-	name, ok := accountName(w, r)
-	if !ok {
 		return
 	}
 	a, err := svc.Store.Get(r.Context(), name)
@@ -100,12 +101,8 @@ func (s *Server) handleAccount(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleResetPassword(w http.ResponseWriter, r *http.Request) {
-	svc := s.accounts(w)
+	svc, name := s.account(w, r)
 	if svc == nil {
-		return
-	}
-	name, ok := accountName(w, r)
-	if !ok {
 		return
 	}
 	req, err := decodeStrict[PasswordRequest](r.Body, false)
@@ -127,12 +124,8 @@ func (s *Server) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleUnregister(w http.ResponseWriter, r *http.Request) {
-	svc := s.accounts(w)
+	svc, name := s.account(w, r)
 	if svc == nil {
-		return
-	}
-	name, ok := accountName(w, r)
-	if !ok {
 		return
 	}
 	if err := svc.Store.Delete(r.Context(), name); err != nil {

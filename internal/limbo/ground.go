@@ -1,6 +1,7 @@
 package limbo
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -215,9 +216,9 @@ func maskedChunk(p mc.Protocol, skylight bool) []byte {
 		data = binary.BigEndian.AppendUint64(data, l)
 	}
 	if p.Before(mc.V1_14) {
-		data = append(data, bytesOf(0xFF, 2048)...) // block light (from 1.14 its own packet)
+		data = append(data, bytes.Repeat([]byte{0xFF}, 2048)...) // block light (from 1.14 its own packet)
 		if skylight {
-			data = append(data, bytesOf(0xFF, 2048)...)
+			data = append(data, bytes.Repeat([]byte{0xFF}, 2048)...)
 		}
 	}
 	// Biomes inside the data: 256 bytes before 1.13, 256 ints in 1.13–1.14.
@@ -291,12 +292,4 @@ func appendOldHeightmap(out []byte, p mc.Protocol) []byte {
 		out = binary.BigEndian.AppendUint64(out, l)
 	}
 	return append(out, 0)
-}
-
-func bytesOf(b byte, n int) []byte {
-	out := make([]byte, n)
-	for i := range out {
-		out[i] = b
-	}
-	return out
 }

@@ -229,9 +229,10 @@ func Hold(ctx context.Context, p *Player, opts HoldOptions) error {
 		_ = p.Net.SetDeadline(time.Time{})
 	}()
 
-	watched := map[int32]mc.PacketType{}
+	var watched map[int32]mc.PacketType // nil (no lookup cost) without a Watch
 	watchKA, watchInfo, watchBrand := false, false, false
 	if opts.Watch != nil {
+		watched = map[int32]mc.PacketType{}
 		for _, t := range opts.Watch.Types {
 			switch t {
 			case mc.PacketKeepAlive:

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/testutil/nmp"
 )
 
@@ -119,14 +119,11 @@ func TestRealClientAuthLimbo(t *testing.T) {
 	}
 }
 
-// legacyCode is a § formatting code, which vanilla clients render and the
-// test reads past.
-var legacyCode = regexp.MustCompile("§.")
-
+// plain reads past the § formatting codes vanilla clients render.
 func plain(lines []string) []string {
 	out := make([]string, len(lines))
 	for i, l := range lines {
-		out[i] = legacyCode.ReplaceAllString(l, "")
+		out[i] = mc.StripColorCodes(l)
 	}
 	return out
 }
