@@ -2,8 +2,9 @@ package bench
 
 import (
 	"fmt"
-	"net/http"
 	"time"
+
+	"github.com/infrarust-go/infrarust/internal/auth"
 )
 
 // Idle is what idle sessions cost the proxy in one mode: logged-in players who
@@ -73,13 +74,14 @@ func (e *mcEnv) idle(r *runner) error {
 			continue // idle, it is offline: the threshold matters only for traffic
 		}
 		for _, u := range r.modeTargets(m) {
-			if !inProcess {
+			own := u.t.Pid() != 0 // a process of its own (--binary, Gate)
+			if own {
 				if err := r.reopen(u); err != nil {
 					return err
 				}
 			}
 			n, note := e.idleFor(m, u)
-			id, err := e.idleMode(r, u, m, n, inProcess, direct)
+			id, err := e.idleMode(r, u, m, n, !own, direct)
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", m, u.name, err)
 			}
@@ -94,7 +96,7 @@ func (e *mcEnv) idle(r *runner) error {
 
 func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess bool, direct perSession) (Idle, error) {
 	id := Idle{Mode: mode, Sessions: n}
-	if mode == modePassthrough {
+	if mode == modePassthrough || u.gate != "" {
 		id.Target = u.name // the intercepted modes never reach the forwarder
 	}
 	px := u.t
@@ -201,13 +203,11 @@ func goMemory(px target) (heap, stacks int64, ok bool) {
 }
 
 // dropIdleHTTP closes the keep-alive connections to the stand-in session
-// server (the clients' joins, the in-process proxy's hasJoined over
-// http.DefaultTransport), so in-process snapshots count sessions only.
+// server (the clients' joins, the in-process proxy's hasJoined), so
+// in-process snapshots count sessions only.
 func (e *mcEnv) dropIdleHTTP() {
 	e.hc.CloseIdleConnections()
-	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		t.CloseIdleConnections()
-	}
+	auth.CloseIdleConnections()
 	time.Sleep(100 * time.Millisecond) // the stand-in's side of them ends
 }
 

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -11,15 +12,28 @@ import (
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
-// Packet ids of the bench's own post-login exchange. The relay passes frames
-// without looking at them, so any id works; these name what the frame is.
+// Packet ids of the bench's own exchange once the player is in play. A
+// relay passes them untouched; they are play packets that neither Infrarust
+// nor Gate decodes at protocol 767 (query block NBT and lock difficulty up, animation down), so a
+// proxy that reads every packet's id relays them as a client's would be.
 const (
-	idGreeting int32 = 0x01 // backend -> client, right after the login
-	idCommand  int32 = 0x02 // client -> backend: one byte, cmdSink/cmdSource/cmdEcho/cmdIdle
-	idCount    int32 = 0x03 // backend -> client: the sink's countPayload
-	idEnd      int32 = 0x04 // client -> backend: the last frame of a sink; the count follows
-
+	idCommand int32 = 0x01 // client -> backend: one byte, cmdSink/cmdSource/cmdEcho/cmdIdle
+	idCount   int32 = 0x03 // backend -> client: "ready" after the join and a command's go-ahead (empty), a sink's countPayload
+	idEnd     int32 = 0x19 // client -> backend: the last frame of a sink; the count follows
 )
+
+// greeting is the backend's Join Game at protocol 767: the first play packet,
+// after configuration, which a full proxy decodes (Gate, and Infrarust for
+// its server switches), so it must be a real one.
+var greeting = func() []byte {
+	jg := mc.JoinGame{EntityID: 1, WorldNames: []string{"minecraft:overworld"}, MaxPlayers: 20, ViewDistance: 2, SimulationDistance: 2,
+		EnableRespawnScreen: true, Spawn: mc.SpawnInfo{WorldName: "minecraft:overworld", PreviousGameMode: -1}}
+	b, err := jg.AppendPayload(nil, clientProtocol)
+	if err != nil {
+		panic(fmt.Sprintf("bench: join game: %v", err)) // constant fields, valid at 767
+	}
+	return b
+}()
 
 // mcBackend is an offline-mode Minecraft server as an intercepting proxy sees
 // one: it answers the handshake and Login Start with (optionally) Set
@@ -127,21 +141,46 @@ func (b *mcBackend) serve(c net.Conn) {
 	if write(mc.PacketLoginSuccess, mc.LoginSuccess{UUID: id, Name: ls.Name}.AppendPayload(nil, p)) != nil {
 		return
 	}
-	if p.AtLeast(mc.V1_20_2) {
-		ack, _ := reg.ID(mc.LoginState, mc.Serverbound, mc.PacketLoginAcknowledged)
-		if f, err := conn.ReadFrame(); err != nil || f.ID != ack {
-			return
-		}
+	if p != clientProtocol {
+		return // the join below is 767's
+	}
+	ack, _ := reg.ID(mc.LoginState, mc.Serverbound, mc.PacketLoginAcknowledged)
+	if f, err := conn.ReadFrame(); err != nil || f.ID != ack {
+		return
+	}
+	// Configuration: none to send, so straight to Finish Configuration and
+	// the client's acknowledgement (a full proxy may pass on what the client
+	// sent before it: the brand, its settings).
+	finish, _ := reg.ID(mc.ConfigState, mc.Clientbound, mc.PacketFinishConfiguration)
+	finished, _ := reg.ID(mc.ConfigState, mc.Serverbound, mc.PacketFinishConfiguration)
+	if conn.WritePacket(finish, nil) != nil || skipUntil(conn, finished) != nil {
+		return
 	}
 	b.mu.Lock()
 	b.logins++
 	b.mu.Unlock()
-	if conn.WritePacket(idGreeting, []byte("bench")) != nil {
+	// Join Game, then the bench's "ready": a full proxy relays play packets
+	// once it has taken the player to the server, and drops what the client
+	// sends before (Gate), so the client waits for it, reading past what the
+	// proxy adds to the join (titles cleared, a brand).
+	join, _ := reg.ID(mc.PlayState, mc.Clientbound, mc.PacketJoinGame)
+	if conn.WritePacket(join, greeting) != nil || conn.WritePacket(idCount, nil) != nil {
 		return
 	}
-	f, err := conn.ReadFrame()
-	if err != nil || f.ID != idCommand || len(f.Payload) != 1 {
-		return // a login cycle closes here
+	// The client's command, past what a full proxy sends for the player on
+	// the join (its brand, its settings).
+	var f mc.Frame
+	for skipped := 0; ; skipped++ {
+		var err error
+		if f, err = conn.ReadFrame(); err != nil || skipped == 32 {
+			return // a login cycle closes here
+		}
+		if f.ID == idCommand {
+			break
+		}
+	}
+	if len(f.Payload) != 1 || conn.WritePacket(idCount, nil) != nil { // the go-ahead
+		return
 	}
 	_ = c.SetDeadline(time.Time{})
 	switch f.Payload[0] {
@@ -163,7 +202,13 @@ func (b *mcBackend) serve(c net.Conn) {
 	case cmdEcho:
 		for {
 			f, err := conn.ReadRaw()
-			if err != nil || conn.WriteRaw(f) != nil {
+			if err != nil {
+				return
+			}
+			if id, err := conn.PeekID(f); err == nil && id == idCommand {
+				continue // a command sent again (see mcClient.command)
+			}
+			if conn.WriteRaw(f) != nil {
 				return
 			}
 		}
@@ -174,6 +219,21 @@ func (b *mcBackend) serve(c net.Conn) {
 			}
 		}
 	}
+}
+
+// skipUntil reads frames until one with id, and fails after 32 others: what a
+// full proxy adds to the join (brand, settings, commands) stays bounded.
+func skipUntil(conn *mc.Conn, id int32) error {
+	for range 32 {
+		f, err := conn.ReadFrame()
+		if err != nil {
+			return err
+		}
+		if f.ID == id {
+			return nil
+		}
+	}
+	return fmt.Errorf("no packet 0x%02x in 32 frames", id)
 }
 
 // sink reads frames until the client's end marker and counts them: cheaply by
@@ -191,6 +251,9 @@ func (b *mcBackend) sink(conn *mc.Conn, br *bufio.Reader) (frames, bytes, bad in
 			if f.ID == idEnd {
 				return frames, bytes, bad, true
 			}
+			if f.ID == idCommand {
+				continue // a command sent again (see mcClient.command)
+			}
 			if !checkPacket(int(frames), f.ID, f.Payload) {
 				bad++
 			}
@@ -206,6 +269,9 @@ func (b *mcBackend) sink(conn *mc.Conn, br *bufio.Reader) (frames, bytes, bad in
 		}
 		if id == idEnd {
 			return frames, bytes, bad, true
+		}
+		if id == idCommand {
+			continue // a command sent again (see mcClient.command)
 		}
 		frames++
 		bytes += int64(n)

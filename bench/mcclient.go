@@ -7,6 +7,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -46,8 +47,9 @@ type mcClient struct {
 // loginMC runs a vanilla-like login to addr with host in the handshake:
 // handshake and Login Start, then whatever the server asks — Encryption
 // Request (RSA, the join call on the session server, AES/CFB8 from then on),
-// Set Compression — until Login Success, which it acknowledges; then it reads
-// the backend's greeting frame, so a completed login proves the backend took it.
+// Set Compression — until Login Success, which it acknowledges; then
+// configuration, the backend's Join Game and its "ready", so a completed login
+// proves the backend took the player and the proxy relays play packets.
 func loginMC(addr, host string, id identity) (*mcClient, error) {
 	nc, err := dial(addr)
 	if err != nil {
@@ -103,12 +105,22 @@ func (c *mcClient) login(host string, id identity) error {
 			if err := c.conn.WritePacket(ack, nil); err != nil {
 				return err
 			}
-			g, err := c.conn.ReadFrame()
-			if err != nil {
-				return fmt.Errorf("greeting: %w", err)
+			// Configuration then play, as a vanilla client: acknowledge the
+			// backend's Finish Configuration, then wait for its Join Game.
+			finish, _ := reg.ID(mc.ConfigState, mc.Clientbound, mc.PacketFinishConfiguration)
+			finished, _ := reg.ID(mc.ConfigState, mc.Serverbound, mc.PacketFinishConfiguration)
+			join, _ := reg.ID(mc.PlayState, mc.Clientbound, mc.PacketJoinGame)
+			if err := c.awaitPacket(mc.ConfigState, finish); err != nil {
+				return fmt.Errorf("configuration: %w", err)
 			}
-			if g.ID != idGreeting {
-				return fmt.Errorf("greeting: packet 0x%02x, want 0x%02x (a kick?)", g.ID, idGreeting)
+			if err := c.conn.WritePacket(finished, nil); err != nil {
+				return err
+			}
+			if err := c.awaitPacket(mc.PlayState, join); err != nil {
+				return fmt.Errorf("join: %w", err)
+			}
+			if err := c.awaitPacket(mc.PlayState, idCount); err != nil {
+				return fmt.Errorf("ready: %w", err)
 			}
 			_ = c.nc.SetDeadline(time.Time{})
 			return nil
@@ -122,6 +134,38 @@ func (c *mcClient) login(host string, id identity) error {
 			return fmt.Errorf("login: unexpected packet 0x%02x", f.ID)
 		}
 	}
+}
+
+// awaitPacket reads frames of state until one with id, skipping up to 32
+// others (what a full proxy adds: a brand, commands); a disconnect is an error
+// with its reason.
+func (c *mcClient) awaitPacket(state mc.State, id int32) error {
+	for range 32 {
+		f, err := c.conn.ReadFrame()
+		switch {
+		case err != nil:
+			return err
+		case f.ID == id:
+			return nil
+		}
+		if err := kicked(f, state); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("no packet 0x%02x in 32 frames", id)
+}
+
+// kicked is the error of a frame of state that is a Disconnect (its reason),
+// or nil.
+func kicked(f mc.Frame, state mc.State) error {
+	reg, _ := mc.RegistryFor(clientProtocol)
+	if kick, _ := reg.ID(state, mc.Clientbound, mc.PacketDisconnect); f.ID != kick {
+		return nil
+	}
+	if d, err := mc.DecodeDisconnect(f.Payload, clientProtocol, state); err == nil {
+		return fmt.Errorf("kicked: %s", d.Text())
+	}
+	return fmt.Errorf("kicked")
 }
 
 // encrypt answers an Encryption Request as a vanilla client does: a fresh
@@ -192,9 +236,24 @@ func (id identity) join(serverHash string) error {
 	return nil
 }
 
-// command tells the backend what the session does next (see cmdSink etc.).
+// command tells the backend what the session does next (see cmdSink etc.)
+// and waits for its go-ahead, sending it again every 250 ms without one: a
+// full proxy may drop what a player sends while it still takes them to the
+// server (Gate, right after the join); the backend ignores the copies.
 func (c *mcClient) command(cmd byte) error {
-	return c.conn.WritePacket(idCommand, []byte{cmd})
+	for attempt := 1; ; attempt++ {
+		if err := c.conn.WritePacket(idCommand, []byte{cmd}); err != nil {
+			return err
+		}
+		_ = c.nc.SetReadDeadline(time.Now().Add(250 * time.Millisecond))
+		err := c.awaitPacket(mc.PlayState, idCount)
+		if err == nil {
+			return c.nc.SetReadDeadline(time.Time{})
+		}
+		if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() || attempt == 40 {
+			return fmt.Errorf("command: %w", err)
+		}
+	}
 }
 
 // sendFor writes the client's batch until d has passed, then the end marker,

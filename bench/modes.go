@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/auth/authtest"
+	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
 // The proxy modes the Minecraft-faithful workloads compare, each a server of
@@ -134,7 +135,7 @@ func (e *mcEnv) groups(r *runner, f func(addr, host string) (measure, error)) []
 				continue
 			}
 			for _, u := range r.modeTargets(m) {
-				g.arms = append(g.arms, arm{label: m, u: u, anyProxy: m != modePassthrough, run: func() (measure, error) { return f(u.t.ModeAddr(m), hostOf(m)) }})
+				g.arms = append(g.arms, arm{label: m, u: u, anyProxy: m != modePassthrough && u.gate == "", run: func() (measure, error) { return f(u.t.ModeAddr(m), hostOf(m)) }})
 			}
 		}
 		if len(g.arms) > 0 {
@@ -145,15 +146,15 @@ func (e *mcEnv) groups(r *runner, f func(addr, host string) (measure, error)) []
 }
 
 // modeTargets are the proxies a mode's workloads run through: every proxy that
-// can serve it for passthrough (the forwarders, HAProxy), the first for the
-// intercepted modes (they do not use the forwarder).
+// can serve it for passthrough (the forwarders, HAProxy); for the intercepted
+// modes the first (they do not use the forwarder) and Gate's process for the mode.
 func (r *runner) modeTargets(mode string) []*underTest {
-	if mode != modePassthrough {
-		return r.pts[:1]
-	}
 	var out []*underTest
-	for _, u := range r.pts {
-		if u.t.ModeAddr(mode) != "" {
+	for i, u := range r.pts {
+		if u.t.ModeAddr(mode) == "" {
+			continue
+		}
+		if mode == modePassthrough || i == 0 || u.gate == mode {
 			out = append(out, u)
 		}
 	}
@@ -197,7 +198,7 @@ func (e *mcEnv) workloads(r *runner) error {
 }
 
 // loginCycle is one full login (for client_only: encryption and the join on
-// the stand-in), the backend's greeting, and the close. Each worker turns
+// the stand-in), the join and the backend's "ready", and the close. Each worker turns
 // through four players of its own, so a login never finds its player still
 // online from the worker's last cycle (the proxy would end that session
 // first: duplicate_login).
@@ -265,8 +266,10 @@ func closeClients(cs []*mcClient) {
 }
 
 // idKeepAlive is the frame a held player's keep-alive exchange sends and gets
-// echoed: vanilla's play keep-alive is a packet with an 8-byte id.
-const idKeepAlive int32 = 0x18
+// echoed: the size of vanilla's play keep-alive (an 8-byte id), on a play id
+// no proxy of the run decodes (set beacon effect up, move entity down), so the
+// echo passes a proxy that answers keep-alives itself.
+const idKeepAlive int32 = 0x2e
 
 // keepAlives has every client exchange one keep-alive a second (a frame up,
 // its echo down: what the proxy relays for vanilla's server ping and client
@@ -293,8 +296,13 @@ func keepAlives(clients []*mcClient, d time.Duration) (int64, error) {
 						return
 					}
 					f, err := c.conn.ReadFrame()
-					if err != nil || f.ID != idKeepAlive {
-						firstErr.set(fmt.Errorf("keep-alive echo: id %d, %v", f.ID, err))
+					if err == nil && f.ID != idKeepAlive {
+						if err = kicked(f, mc.PlayState); err == nil {
+							err = fmt.Errorf("packet 0x%02x", f.ID)
+						}
+					}
+					if err != nil {
+						firstErr.set(fmt.Errorf("keep-alive echo: %w", err))
 						return
 					}
 					done.Add(1)

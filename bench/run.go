@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +52,10 @@ type Options struct {
 	// measured beside Binary on the passthrough workloads, with the first
 	// forwarder (rows suffixed [baseline]); "" leaves it out.
 	BaselineBinary string
+	// Gate is a Gate binary (github.com/minekube/gate) run in full mode beside
+	// the proxy on the intercepted workloads: offline and client_only (rows
+	// suffixed [gate]); "" leaves it out. Nothing in the module depends on Gate.
+	Gate string
 	// HandlerBinary is a build of bench/cmd/infrarust-handler (Infrarust with one
 	// compiled-in Login handler) for the events workload; "" leaves that row out.
 	HandlerBinary string
@@ -207,6 +212,7 @@ type runner struct {
 type underTest struct {
 	name      string // "" when the run has a single proxy; else the forwarder, "haproxy", an events variant
 	haproxy   bool
+	gate      string // the mode a Gate process serves ("" for the others)
 	binary    string // the infrarust binary ("" in-process); bench/cmd/infrarust-handler's for the handler variant
 	forwarder string
 	webhook   string // a deciding webhook's URL
@@ -241,6 +247,18 @@ func (u *underTest) fdsPerSession() int {
 	return 6
 }
 
+// plainTargets are the proxies that relay the plain workloads' fakemc bytes
+// (all but Gate's full mode, which speaks Minecraft to its backend).
+func (r *runner) plainTargets() []*underTest {
+	var out []*underTest
+	for _, u := range r.pts {
+		if u.t.Addr() != "" {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
 // px is the proxy of the single-proxy workloads (the intercepted modes).
 func (r *runner) px() target { return r.pts[0].t }
 
@@ -251,6 +269,8 @@ func (r *runner) start(u *underTest) error {
 	var t target
 	var err error
 	switch {
+	case u.gate != "":
+		t, err = startGate(r.o.Gate, u.gate, spec)
 	case u.haproxy:
 		limit, _ := RaiseFileLimit()
 		t, err = startHAProxy(r.o.HAProxy, spec, limit)
@@ -330,7 +350,7 @@ func (r *runner) measure(name string, u unit, groups ...group) error {
 			for ai, a := range g.arms {
 				m, err := r.timed(name, a.u, a.run)
 				if err != nil {
-					return fmt.Errorf("%s via proxy %s: %w", name, a.label, err)
+					return fmt.Errorf("%s via proxy %s: %w", name, strings.TrimSpace(a.label+" "+a.u.label()), err)
 				}
 				x := &arms[gi][ai]
 				x.rates = append(x.rates, u.rateOf(m))
@@ -393,7 +413,7 @@ func Run(o Options) (*Result, error) {
 	// plain is a workload of the fakemc backend: direct, then through every proxy.
 	plain := func(f func(addr string) (measure, error)) group {
 		g := group{direct: func() (measure, error) { return f(direct) }}
-		for _, u := range r.pts {
+		for _, u := range r.plainTargets() {
 			g.arms = append(g.arms, arm{u: u, run: func() (measure, error) { return f(u.t.Addr()) }})
 		}
 		return g
@@ -428,7 +448,7 @@ func Run(o Options) (*Result, error) {
 	}
 	if o.want(fmt.Sprintf("status-cache-off-%d", o.Clients)) {
 		r.spec.cacheTTL = 0
-		for _, u := range r.pts {
+		for _, u := range r.plainTargets() {
 			if u.haproxy {
 				continue // it caches nothing
 			}
@@ -449,7 +469,7 @@ func Run(o Options) (*Result, error) {
 	}
 
 	if o.want("memory") && o.Sessions > 0 {
-		for _, u := range r.pts {
+		for _, u := range r.plainTargets() {
 			m, err := memory(o, direct, u)
 			if m != nil {
 				res.Memory = append(res.Memory, m)
@@ -493,6 +513,11 @@ func proxiesUnderTest(o Options) []*underTest {
 	if o.HAProxy != "" {
 		pts = append(pts, &underTest{name: "haproxy", haproxy: true})
 	}
+	if o.Gate != "" {
+		for _, m := range []string{modeOffline, modeClientOnly} {
+			pts = append(pts, &underTest{name: "gate", gate: m})
+		}
+	}
 	if len(pts) > 1 && pts[0].name == "" {
 		pts[0].name = "infrarust"
 	}
@@ -504,7 +529,8 @@ func proxiesUnderTest(o Options) []*underTest {
 func (r *runner) rtt(direct string) error {
 	o := r.o
 	addrs := []string{direct}
-	for _, u := range r.pts {
+	pts := r.plainTargets()
+	for _, u := range pts {
 		addrs = append(addrs, u.t.Addr())
 	}
 	lat, err := rtt(addrs, o.RTTSize, o.RTTCount, o.RTTTime)
@@ -512,7 +538,7 @@ func (r *runner) rtt(direct string) error {
 		return fmt.Errorf("rtt: %w", err)
 	}
 	d := lat[0]
-	for i, u := range r.pts {
+	for i, u := range pts {
 		p := lat[i+1]
 		for _, x := range []struct {
 			n    string

@@ -58,7 +58,7 @@ func (e *mcEnv) syscalls(r *runner) error {
 		}
 		return name
 	}
-	for _, u := range r.pts {
+	for _, u := range r.plainTargets() {
 		if u.t.Pid() != 0 {
 			cases = append(cases, work{label(fmt.Sprintf("login-%d", o.Clients), u), u.t.Pid(), loginCycle(u.t.Addr())})
 		}
@@ -67,7 +67,7 @@ func (e *mcEnv) syscalls(r *runner) error {
 		for _, u := range r.modeTargets(m) {
 			if u.t.Pid() != 0 {
 				name := fmt.Sprintf("mclogin-%d %s", o.Clients, m)
-				if m == modePassthrough {
+				if m == modePassthrough || u.gate != "" {
 					name = label(name, u) // the intercepted modes never reach the forwarder
 				}
 				cases = append(cases, work{name, u.t.Pid(), e.loginCycle(u.t.ModeAddr(m), hostOf(m))})

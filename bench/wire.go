@@ -283,7 +283,8 @@ func cfb8Limits(rows []Row, logf func(string, ...any)) {
 	for i := range rows {
 		r := &rows[i]
 		mode, ok := strings.CutPrefix(r.Name, "relay-")
-		if !ok || r.ProxyCPU == 0 || !strings.Contains(mode, " "+modeClientOnly) {
+		// Gate's rows are the peer's figures, not ours held to the limit.
+		if !ok || r.ProxyCPU == 0 || !strings.Contains(mode, " "+modeClientOnly) || r.Target == "gate" {
 			continue
 		}
 		up := strings.HasPrefix(mode, "up-")

@@ -126,6 +126,10 @@ var sessionTransport = func() *http.Transport {
 	return t
 }()
 
+// CloseIdleConnections closes the connections to the session server kept
+// between logins (an in-process measurement counts sessions only).
+func CloseIdleConnections() { sessionTransport.CloseIdleConnections() }
+
 // Timeout is the bound applied to each HasJoined call.
 func (c *SessionClient) Timeout() time.Duration { return c.timeout }
 

@@ -9,6 +9,7 @@
 //	go run ./bench/cmd/mcbench                      # in-process proxy, a few minutes
 //	go run ./bench/cmd/mcbench --binary ./infrarust # the real binary as a child process (CPU per unit)
 //	go run ./bench/cmd/mcbench --binary ./infrarust --forwarders goroutine,epoll --haproxy /usr/sbin/haproxy
+//	go run ./bench/cmd/mcbench --binary ./infrarust --modes offline,client_only --gate ./gate
 //	go run ./bench/cmd/mcbench --only status-cache-on-64 --cpuprofile cpu.pprof --memprofile allocs.pprof
 package main
 
@@ -44,6 +45,7 @@ func main() {
 	flag.BoolVar(&o.Verify, "verify", false, "decode every relayed packet and check it against what was sent (slower)")
 	forwarders := flag.String("forwarders", "", "comma-separated passthrough forwarders to compare side by side, one proxy each (goroutine, epoll, auto; default: the configuration's default)")
 	flag.StringVar(&o.HAProxy, "haproxy", "", "also measure this haproxy binary (TCP mode) on the passthrough workloads")
+	flag.StringVar(&o.Gate, "gate", "", "also measure this Gate binary (github.com/minekube/gate, full mode) on the offline and client_only workloads")
 	flag.StringVar(&o.BaselineBinary, "baseline-binary", "", "with --binary: another infrarust build measured beside it on the passthrough workloads (rows [baseline])")
 	flag.StringVar(&o.HandlerBinary, "handler-binary", "", "with --binary: a build of ./bench/cmd/infrarust-handler, the one-handler variant of the events workload")
 	modes := flag.String("modes", "", "comma-separated proxy modes of the relay/mclogin/idle-modes/syscalls workloads (default all: "+strings.Join(bench.AllModes, ",")+")")
