@@ -58,7 +58,7 @@ func (e *mcEnv) idle(r *runner) error {
 		// Baseline: the same sessions straight to the backend (client and backend cost).
 		n, _ := e.idleFor(modePassthrough, r.pts[0])
 		base := snap()
-		conns, err := e.openIdleMC(e.be.Addr(), "direct", n)
+		conns, err := e.openIdleMC(e.be.Addr(), "direct", 0, n)
 		if err != nil {
 			return fmt.Errorf("direct sessions: %w", err)
 		}
@@ -104,7 +104,9 @@ func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess 
 	// Warm up first, so what every mode keeps regardless of the session count
 	// (the keep-alive connections to the session server, the dialers' accounts)
 	// is in the baseline, not in the per-session figure.
-	warm, err := e.openIdleMC(addr, hostOf(mode), min(n, 64))
+	// Players of their own: a proxy may still be ending a warm-up session when
+	// the same player logs in again (Gate then fails the new one's server).
+	warm, err := e.openIdleMC(addr, hostOf(mode), n, min(n, 64))
 	if err != nil {
 		return id, fmt.Errorf("warm-up: %w", err)
 	}
@@ -119,7 +121,7 @@ func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess 
 	g0 := px.Goroutines()
 	heap0, stack0, mem0 := goMemory(px)
 	start := time.Now()
-	conns, err := e.openIdleMC(addr, hostOf(mode), n)
+	conns, err := e.openIdleMC(addr, hostOf(mode), 0, n)
 	if err != nil {
 		return id, err
 	}

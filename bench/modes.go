@@ -218,8 +218,8 @@ func (e *mcEnv) loginCycle(addr, host string) func(int, *bufio.Reader) error {
 
 // openIdleMC logs n players in to host through addr with 64 dialers and leaves
 // each session idle: the backend echoes whatever frame comes (keepAlives uses
-// that) and otherwise waits.
-func (e *mcEnv) openIdleMC(addr, host string, n int) ([]*mcClient, error) {
+// that) and otherwise waits. The players are the identities from first on.
+func (e *mcEnv) openIdleMC(addr, host string, first, n int) ([]*mcClient, error) {
 	clients := make([]*mcClient, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -234,7 +234,7 @@ func (e *mcEnv) openIdleMC(addr, host string, n int) ([]*mcClient, error) {
 					return
 				}
 				// A player per session: the proxy lets a player be online once.
-				c, err := loginMC(addr, host, e.identity(i))
+				c, err := loginMC(addr, host, e.identity(first+i))
 				if err == nil {
 					err = c.command(cmdEcho)
 				}

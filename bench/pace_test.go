@@ -75,7 +75,7 @@ func TestKeepAlivesEchoEverySecond(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	clients, err := e.openIdleMC(e.be.Addr(), "direct", 5)
+	clients, err := e.openIdleMC(e.be.Addr(), "direct", 0, 5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,40 +21,68 @@ const cfb8Window = 64
 // crypto/aes per byte. It implements cipher.Stream.
 type CFB8 struct {
 	decrypt bool
-	// reg is the shift register. The assembly path keeps the IV in reg[:16]
-	// (pos stays 0); the portable path's IV is reg[pos:pos+16] and each
-	// ciphertext byte is appended at reg[pos+16] until the window rewinds.
-	reg [aes.BlockSize + cfb8Window]byte
-	pos int
-	// rk is the expanded AES-128 key the assembly loops read; block is the
-	// portable path's cipher (nil when the assembly runs).
-	rk    [176]byte
+	// iv is the assembly path's shift register.
+	iv [aes.BlockSize]byte
+	// rk is the expanded AES-128 key the assembly loops read, one for both
+	// streams of a connection (they share the secret); nil on the portable path.
+	rk *[176]byte
+	p  *cfb8Portable // the portable path's state; nil when the assembly runs
+}
+
+// cfb8Portable is the state of the path without assembly: its IV is
+// reg[pos:pos+16] and each ciphertext byte is appended at reg[pos+16] until
+// the window rewinds.
+type cfb8Portable struct {
 	block cipher.Block
-	ks    [aes.BlockSize]byte // the portable path's keystream block
+	reg   [aes.BlockSize + cfb8Window]byte
+	pos   int
+	ks    [aes.BlockSize]byte // the keystream block
 }
 
 // NewCFB8 returns the encrypting (decrypt false) or decrypting stream for a
 // 16-byte shared secret, as vanilla sets it up after the encryption response.
 func NewCFB8(secret []byte, decrypt bool) (*CFB8, error) {
-	return newCFB8(secret, decrypt, cfb8Asm)
+	enc, dec, err := newCFB8Pair(secret, cfb8Asm)
+	if decrypt {
+		return dec, err
+	}
+	return enc, err
 }
 
-func newCFB8(secret []byte, decrypt, useAsm bool) (*CFB8, error) {
+// NewCFB8Pair returns a connection's two streams for a shared secret: what it
+// writes (encrypt) and what it reads (decrypt), in one allocation with one key
+// schedule (a held client_only player keeps both).
+func NewCFB8Pair(secret []byte) (enc, dec *CFB8, err error) {
+	return newCFB8Pair(secret, cfb8Asm)
+}
+
+func newCFB8Pair(secret []byte, useAsm bool) (enc, dec *CFB8, err error) {
 	if len(secret) != 16 {
-		return nil, fmt.Errorf("mc: shared secret is %d bytes, want 16: %w", len(secret), ErrMalformed)
+		return nil, nil, fmt.Errorf("mc: shared secret is %d bytes, want 16: %w", len(secret), ErrMalformed)
 	}
-	c := &CFB8{decrypt: decrypt}
-	copy(c.reg[:], secret)
+	pair := &struct {
+		rk       [176]byte
+		enc, dec CFB8
+	}{}
+	enc, dec = &pair.enc, &pair.dec
+	dec.decrypt = true
 	if useAsm {
-		expandKey128(&c.rk, secret)
-		return c, nil
+		expandKey128(&pair.rk, secret)
+		for _, c := range []*CFB8{enc, dec} {
+			c.rk = &pair.rk
+			copy(c.iv[:], secret)
+		}
+		return enc, dec, nil
 	}
 	block, err := aes.NewCipher(secret)
 	if err != nil {
-		return nil, fmt.Errorf("mc: aes: %w", err)
+		return nil, nil, fmt.Errorf("mc: aes: %w", err)
 	}
-	c.block = block
-	return c, nil
+	for _, c := range []*CFB8{enc, dec} {
+		c.p = &cfb8Portable{block: block}
+		copy(c.p.reg[:], secret)
+	}
+	return enc, dec, nil
 }
 
 // XORKeyStream encrypts or decrypts src into dst; dst and src may be the same
@@ -66,12 +94,11 @@ func (c *CFB8) XORKeyStream(dst, src []byte) {
 	if len(src) == 0 {
 		return
 	}
-	if c.block == nil {
-		iv := (*[16]byte)(c.reg[:16])
+	if c.p == nil {
 		if c.decrypt {
-			cfb8Decrypt(&c.rk, iv, &dst[0], &src[0], len(src))
+			cfb8Decrypt(c.rk, &c.iv, &dst[0], &src[0], len(src))
 		} else {
-			cfb8Encrypt(&c.rk, iv, &dst[0], &src[0], len(src))
+			cfb8Encrypt(c.rk, &c.iv, &dst[0], &src[0], len(src))
 		}
 		return
 	}
@@ -80,7 +107,8 @@ func (c *CFB8) XORKeyStream(dst, src []byte) {
 
 // xorPortable is the path without assembly: one crypto/aes call per byte.
 func (c *CFB8) xorPortable(dst, src []byte) {
-	block, reg, ks, pos := c.block, &c.reg, &c.ks, c.pos
+	p := c.p
+	block, reg, ks, pos := p.block, &p.reg, &p.ks, p.pos
 	for i, in := range src {
 		block.Encrypt(ks[:], reg[pos:pos+aes.BlockSize])
 		out := in ^ ks[0]
@@ -95,7 +123,7 @@ func (c *CFB8) xorPortable(dst, src []byte) {
 			pos = 0
 		}
 	}
-	c.pos = pos
+	p.pos = pos
 }
 
 // expandKey128 writes AES-128's eleven round keys in the byte order AES-NI

@@ -33,7 +33,7 @@ func TestCFB8NISTVector(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		copy(c.reg[:], iv)
+		c.setIV(iv)
 		return c
 	}
 	got := make([]byte, len(plain))
@@ -141,8 +141,63 @@ func BenchmarkCFB8Portable(b *testing.B) {
 			name = "decrypt/64KiB"
 		}
 		b.Run(name, func(b *testing.B) {
-			c, _ := newCFB8(secret, decrypt, false)
+			c, _ := portableCFB8(secret, decrypt)
 			benchCFB8(b, c, 64<<10)
 		})
+	}
+}
+
+// setIV replaces the stream's IV (the secret, in Minecraft) on either path.
+func (c *CFB8) setIV(iv []byte) {
+	copy(c.iv[:], iv)
+	if c.p != nil {
+		copy(c.p.reg[:], iv)
+	}
+}
+
+// portableCFB8 is one stream of the path without assembly.
+func portableCFB8(secret []byte, decrypt bool) (*CFB8, error) {
+	enc, dec, err := newCFB8Pair(secret, false)
+	if decrypt {
+		return dec, err
+	}
+	return enc, err
+}
+
+// A connection's two streams share one key schedule yet keep their own
+// registers: each side's writes, interleaved in uneven pieces with its reads,
+// decrypt on the other side.
+func TestCFB8PairStreamsAreIndependent(t *testing.T) {
+	secret := []byte("0123456789abcdef")
+	encA, decA, err := NewCFB8Pair(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encB, decB, err := NewCFB8Pair(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2b := bytes.Repeat([]byte("from a to b, "), 97)
+	b2a := bytes.Repeat([]byte("b answers a; "), 89)
+	gotB, gotA := make([]byte, len(a2b)), make([]byte, len(b2a))
+	for i, j, step := 0, 0, 1; i < len(a2b) || j < len(b2a); step = step*7%61 + 1 {
+		if k := min(i+step, len(a2b)); i < k {
+			encA.XORKeyStream(gotB[i:k], a2b[i:k])
+			decB.XORKeyStream(gotB[i:k], gotB[i:k])
+			i = k
+		}
+		if k := min(j+step+3, len(b2a)); j < k {
+			encB.XORKeyStream(gotA[j:k], b2a[j:k])
+			decA.XORKeyStream(gotA[j:k], gotA[j:k])
+			j = k
+		}
+	}
+	if !bytes.Equal(gotB, a2b) || !bytes.Equal(gotA, b2a) {
+		t.Fatal("a pair's streams disturbed each other")
+	}
+	if cfb8Asm {
+		if n := testing.AllocsPerRun(10, func() { _, _, _ = NewCFB8Pair(secret) }); n != 1 {
+			t.Errorf("NewCFB8Pair made %v allocations, want 1 (both streams and the key schedule)", n)
+		}
 	}
 }

@@ -225,11 +225,7 @@ func (c *Conn) EnableEncryption(secret []byte) error {
 	if c.dec != nil {
 		return errors.New("mc: encryption is already on")
 	}
-	dec, err := NewCFB8(secret, true)
-	if err != nil {
-		return err
-	}
-	enc, err := NewCFB8(secret, false)
+	enc, dec, err := NewCFB8Pair(secret)
 	if err != nil {
 		return err
 	}
