@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/auth"
@@ -30,6 +31,9 @@ type Idle struct {
 	// while every player makes one a second (--binary only).
 	IdleCPU      time.Duration `json:"proxy_idle_cpu_per_player_second_ns,omitempty"`
 	KeepAliveCPU time.Duration `json:"proxy_cpu_per_keep_alive_ns,omitempty"`
+	// Stranded is how many logins the proxy took to the server and then never
+	// read from again (replaced by another player's; see openIdleMC).
+	Stranded int `json:"stranded_logins,omitempty"`
 	// GoroutinesLeft is the proxy's goroutines after every session closed, minus before.
 	GoroutinesLeft int    `json:"proxy_goroutines_left_after_close"`
 	Note           string `json:"note,omitempty"`
@@ -58,7 +62,7 @@ func (e *mcEnv) idle(r *runner) error {
 		// Baseline: the same sessions straight to the backend (client and backend cost).
 		n, _ := e.idleFor(modePassthrough, r.pts[0])
 		base := snap()
-		conns, err := e.openIdleMC(e.be.Addr(), "direct", 0, n)
+		conns, _, err := e.openIdleMC(e.be.Addr(), "direct", 0, n)
 		if err != nil {
 			return fmt.Errorf("direct sessions: %w", err)
 		}
@@ -86,6 +90,9 @@ func (e *mcEnv) idle(r *runner) error {
 				return fmt.Errorf("%s %s: %w", m, u.name, err)
 			}
 			id.Note = note
+			if id.Stranded > 0 {
+				id.Note = strings.TrimPrefix(fmt.Sprintf("%s; %d of the %d logins were taken to the server and then never read from again: closed and replaced by another player's", note, id.Stranded, n), "; ")
+			}
 			r.res.Idle = append(r.res.Idle, id)
 			e.o.logf("idle %-12s %-10s %d sessions: proxy %.1f KiB RSS, %.2f goroutines, %.2f fds per session; opened at %.0f/s; %+d goroutines left",
 				m, u.name, n, id.RSSPerSess/1024, id.GoroutinesPerSess, id.FDsPerSess, id.OpenRate, id.GoroutinesLeft)
@@ -106,7 +113,7 @@ func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess 
 	// is in the baseline, not in the per-session figure.
 	// Players of their own: a proxy may still be ending a warm-up session when
 	// the same player logs in again (Gate then fails the new one's server).
-	warm, err := e.openIdleMC(addr, hostOf(mode), n, min(n, 64))
+	warm, _, err := e.openIdleMC(addr, hostOf(mode), n, min(n, 64))
 	if err != nil {
 		return id, fmt.Errorf("warm-up: %w", err)
 	}
@@ -121,10 +128,11 @@ func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess 
 	g0 := px.Goroutines()
 	heap0, stack0, mem0 := goMemory(px)
 	start := time.Now()
-	conns, err := e.openIdleMC(addr, hostOf(mode), 0, n)
+	conns, stranded, err := e.openIdleMC(addr, hostOf(mode), 0, n)
 	if err != nil {
 		return id, err
 	}
+	id.Stranded = stranded
 	id.OpenRate = float64(n) / time.Since(start).Seconds()
 	// Let the proxy's sessions settle into their idle state (the last logins'
 	// goroutines finish handing over) before measuring.

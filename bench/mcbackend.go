@@ -167,6 +167,9 @@ func (b *mcBackend) serve(c net.Conn) {
 	if conn.WritePacket(join, greeting) != nil || conn.WritePacket(idCount, nil) != nil {
 		return
 	}
+	// The player is in: no deadline from here (a login cycle closes, a
+	// session waits for its command however long a loaded proxy takes).
+	_ = c.SetDeadline(time.Time{})
 	// The client's command, past what a full proxy sends for the player on
 	// the join (its brand, its settings).
 	var f mc.Frame
@@ -182,7 +185,6 @@ func (b *mcBackend) serve(c net.Conn) {
 	if len(f.Payload) != 1 || conn.WritePacket(idCount, nil) != nil { // the go-ahead
 		return
 	}
-	_ = c.SetDeadline(time.Time{})
 	switch f.Payload[0] {
 	case cmdSink:
 		if frames, n, bad, ok := b.sink(conn, br); ok {

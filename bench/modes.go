@@ -2,7 +2,9 @@ package bench
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -219,8 +221,13 @@ func (e *mcEnv) loginCycle(addr, host string) func(int, *bufio.Reader) error {
 // openIdleMC logs n players in to host through addr with 64 dialers and leaves
 // each session idle: the backend echoes whatever frame comes (keepAlives uses
 // that) and otherwise waits. The players are the identities from first on.
-func (e *mcEnv) openIdleMC(addr, host string, first, n int) ([]*mcClient, error) {
-	clients := make([]*mcClient, n)
+// A session whose command never gets through (Gate sometimes strands a player
+// it has just taken to the server: nothing the player sends is read again) is
+// closed and logged in anew as another player, up to twice; stranded counts
+// them.
+func (e *mcEnv) openIdleMC(addr, host string, first, n int) (clients []*mcClient, stranded int, err error) {
+	clients = make([]*mcClient, n)
+	var strandedN atomic.Int64
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var firstErr errOnce
@@ -234,14 +241,20 @@ func (e *mcEnv) openIdleMC(addr, host string, first, n int) ([]*mcClient, error)
 					return
 				}
 				// A player per session: the proxy lets a player be online once.
-				c, err := loginMC(addr, host, e.identity(first+i))
-				if err == nil {
-					err = c.command(cmdEcho)
+				var c *mcClient
+				var err error
+				for attempt := range 3 {
+					if c, err = loginMC(addr, host, e.identity(first+i+attempt*(1<<20))); err == nil {
+						if err = c.command(cmdEcho); err != nil {
+							c.Close()
+						}
+					}
+					if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
+						break
+					}
+					strandedN.Add(1)
 				}
 				if err != nil {
-					if c != nil {
-						c.Close()
-					}
 					firstErr.set(fmt.Errorf("session %d: %w", i, err))
 					return
 				}
@@ -252,9 +265,9 @@ func (e *mcEnv) openIdleMC(addr, host string, first, n int) ([]*mcClient, error)
 	wg.Wait()
 	if err := firstErr.get(); err != nil {
 		closeClients(clients)
-		return nil, err
+		return nil, int(strandedN.Load()), err
 	}
-	return clients, nil
+	return clients, int(strandedN.Load()), nil
 }
 
 func closeClients(cs []*mcClient) {

@@ -75,7 +75,7 @@ func TestKeepAlivesEchoEverySecond(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	clients, err := e.openIdleMC(e.be.Addr(), "direct", 0, 5)
+	clients, _, err := e.openIdleMC(e.be.Addr(), "direct", 0, 5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,15 +83,19 @@ func WriteTable(w io.Writer, res *Result) {
 				gomem = fmt.Sprintf("%.1f KiB (%.1f KiB)", id.GoPerSess/1024, id.StackPerSess/1024)
 			}
 			t, met := "", ""
-			if id.Mode != modePassthrough {
+			if id.Mode != modePassthrough && id.Target != "gate" { // the target is ours
 				t, met = "≤ 64 KiB", metStr(id.RSSPerSess <= 64<<10)
+			}
+			goroutines := fmt.Sprintf("%.2f", id.GoroutinesPerSess)
+			if id.Target == "gate" {
+				goroutines = "–" // Gate exports no goroutine count
 			}
 			mode := id.Mode
 			if id.Target != "" {
 				mode += " [" + id.Target + "]"
 			}
-			fmt.Fprintf(w, "| %s | %d | %.1f KiB | %s | %.2f / %.2f | %.0f logins/s | %+d | %s | %s |\n",
-				mode, id.Sessions, id.RSSPerSess/1024, gomem, id.GoroutinesPerSess, id.FDsPerSess, id.OpenRate, id.GoroutinesLeft, t, met)
+			fmt.Fprintf(w, "| %s | %d | %.1f KiB | %s | %s / %.2f | %.0f logins/s | %+d | %s | %s |\n",
+				mode, id.Sessions, id.RSSPerSess/1024, gomem, goroutines, id.FDsPerSess, id.OpenRate, id.GoroutinesLeft, t, met)
 			if id.KeepAliveCPU > 0 {
 				vanilla := id.IdleCPU + id.KeepAliveCPU/15
 				keepAlive = append(keepAlive, fmt.Sprintf("| %s | %d | %s | %s | %s |\n", mode, id.Sessions,
