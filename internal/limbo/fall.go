@@ -138,7 +138,7 @@ func (c *FallCheck) Packet(t mc.PacketType, payload []byte) {
 		c.brand = true
 	case mc.PacketTeleportConfirm:
 		c.confirmed = true
-	case mc.PacketMovePosition, mc.PacketMovePositionLook:
+	case mc.PacketMovePosition, mc.PacketMovePositionLook, mc.PacketMoveLook, mc.PacketMoveStatus:
 		c.movedLocked()
 		c.moves++
 		if c.moves > maxMoves {
@@ -148,6 +148,9 @@ func (c *FallCheck) Packet(t mc.PacketType, payload []byte) {
 		if !c.confirmed {
 			c.finishLocked(ErrNoTeleportConfirm)
 			return
+		}
+		if t == mc.PacketMoveLook || t == mc.PacketMoveStatus {
+			break // they carry no position
 		}
 		y, onGround, err := c.decode(t, payload)
 		if err != nil {
@@ -155,16 +158,6 @@ func (c *FallCheck) Packet(t mc.PacketType, payload []byte) {
 			return
 		}
 		c.position(y, onGround)
-	case mc.PacketMoveLook, mc.PacketMoveStatus:
-		c.movedLocked()
-		c.moves++
-		if c.moves > maxMoves {
-			c.finishLocked(ErrTooManyMoves)
-			return
-		}
-		if !c.confirmed {
-			c.finishLocked(ErrNoTeleportConfirm)
-		}
 	}
 	if c.landed && c.answered {
 		// Vanilla sends its settings and brand as it joins, long before it lands.
