@@ -73,22 +73,13 @@ func (b *Bolt) Get(_ context.Context, name string) (Account, error) {
 	return a, err
 }
 
-func (b *Bolt) Create(_ context.Context, a Account) error {
-	v, err := json.Marshal(a)
-	if err != nil {
-		return err
-	}
-	return b.db.Update(func(tx *bolt.Tx) error {
-		bk := tx.Bucket(bucketAccounts)
-		k := []byte(Key(a.Name))
-		if bk.Get(k) != nil {
-			return ErrExists
-		}
-		return bk.Put(k, v)
-	})
-}
+func (b *Bolt) Create(_ context.Context, a Account) error { return b.write(a, false) }
 
-func (b *Bolt) Put(_ context.Context, a Account) error {
+func (b *Bolt) Put(_ context.Context, a Account) error { return b.write(a, true) }
+
+// write stores a as a new account (replace false: ErrExists if there is one)
+// or in place of the one there (replace true: ErrNotFound if there is none).
+func (b *Bolt) write(a Account, replace bool) error {
 	v, err := json.Marshal(a)
 	if err != nil {
 		return err
@@ -96,7 +87,10 @@ func (b *Bolt) Put(_ context.Context, a Account) error {
 	return b.db.Update(func(tx *bolt.Tx) error {
 		bk := tx.Bucket(bucketAccounts)
 		k := []byte(Key(a.Name))
-		if bk.Get(k) == nil {
+		switch there := bk.Get(k) != nil; {
+		case there && !replace:
+			return ErrExists
+		case !there && replace:
 			return ErrNotFound
 		}
 		return bk.Put(k, v)
