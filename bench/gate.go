@@ -3,10 +3,7 @@ package bench
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"time"
 )
 
 // gateTarget is Gate (github.com/minekube/gate) in full mode in front of the
@@ -18,11 +15,10 @@ import (
 // are off (every bench client is 127.0.0.1) and the read timeout is an hour
 // (idle players send nothing).
 type gateTarget struct {
+	*child
 	mode string
-	cmd  *exec.Cmd
 	addr string
-	dir  string
-	done chan struct{}
+	log  *os.File
 }
 
 // gateConfig is Gate's config.yml for one mode.
@@ -79,28 +75,18 @@ func startGate(path, mode string, spec proxySpec) (*gateTarget, error) {
 		return nil, err
 	}
 	// Gate logs every login at its default verbosity: to a file, so the run's
-	// own output stays readable (kept on failure to start).
-	logf, err := os.Create(filepath.Join(dir, "gate.log"))
+	// own output stays readable.
+	log, err := os.Create(filepath.Join(dir, "gate.log"))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	cmd := exec.Command(path, "--config", cfg)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start %s: %w", path, err)
+	c, err := startChild(dir, log, []string{addr}, path, "--config", cfg)
+	if err != nil {
+		log.Close()
+		return nil, fmt.Errorf("%w (its log: %s)", err, log.Name())
 	}
-	g := &gateTarget{mode: mode, cmd: cmd, addr: addr, dir: dir, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); logf.Close(); close(g.done) }()
-	if err := waitListening(addr, g.done); err != nil {
-		_ = g.cmd.Process.Kill()
-		<-g.done
-		return nil, fmt.Errorf("%s: %w (its log: %s)", path, err, filepath.Join(dir, "gate.log"))
-	}
-	return g, nil
+	return &gateTarget{child: c, mode: mode, addr: addr, log: log}, nil
 }
 
 // Addr is empty: Gate's full mode speaks Minecraft to the backend, so it cannot
@@ -112,27 +98,8 @@ func (g *gateTarget) ModeAddr(mode string) string {
 	}
 	return ""
 }
-func (g *gateTarget) RSS() (int64, bool) {
-	v, err := rssOf(strconv.Itoa(g.cmd.Process.Pid))
-	return v, err == nil
-}
-func (g *gateTarget) FDs() (all, pipes int) { return procFDs(g.cmd.Process.Pid) }
-func (g *gateTarget) Active() int64         { return -1 }
-func (g *gateTarget) CPU() (time.Duration, bool) {
-	d, err := procCPU(g.cmd.Process.Pid)
-	return d, err == nil
-}
 func (g *gateTarget) Goroutines() int { return -1 }
-func (g *gateTarget) Pid() int        { return g.cmd.Process.Pid }
 func (g *gateTarget) Close() {
-	_ = g.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-g.done:
-	case <-time.After(10 * time.Second):
-		_ = g.cmd.Process.Kill()
-		<-g.done
-	}
-	if os.Getenv("MCBENCH_KEEP_GATE") == "" {
-		os.RemoveAll(g.dir)
-	}
+	g.child.Close()
+	g.log.Close()
 }

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"time"
 )
 
@@ -16,11 +14,9 @@ import (
 // One frontend relays to the fakemc backend (the plain workloads), a second to
 // the Minecraft-faithful backend (the passthrough rows of relay-* and mclogin-*).
 type haproxyTarget struct {
-	cmd    *exec.Cmd
+	*child
 	addr   string // → fakemc
 	mcAddr string // → the Minecraft-faithful backend
-	dir    string
-	done   chan struct{}
 }
 
 // haproxyConfig is HAProxy's configuration for the two relays. maxconn is sized
@@ -60,10 +56,12 @@ func startHAProxy(path string, spec proxySpec, fileLimit uint64) (*haproxyTarget
 	}
 	addr, err := freeAddr()
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	mcAddr, err := freeAddr()
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	mcBackend := ""
@@ -81,22 +79,12 @@ func startHAProxy(path string, spec proxySpec, fileLimit uint64) (*haproxyTarget
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	cmd := exec.Command(path, "-db", "-f", cfg)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
+	c, err := startChild(dir, os.Stderr, []string{addr, mcAddr}, path, "-db", "-f", cfg)
+	if err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start %s: %w", path, err)
+		return nil, err
 	}
-	h := &haproxyTarget{cmd: cmd, addr: addr, mcAddr: mcAddr, dir: dir, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(h.done) }()
-	for _, a := range []string{addr, mcAddr} {
-		if err := waitListening(a, h.done); err != nil {
-			h.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	return h, nil
+	return &haproxyTarget{child: c, addr: addr, mcAddr: mcAddr}, nil
 }
 
 // waitListening waits up to 10 s until addr takes connections, or the process ends.
@@ -127,25 +115,4 @@ func (h *haproxyTarget) ModeAddr(mode string) string {
 	}
 	return ""
 }
-func (h *haproxyTarget) RSS() (int64, bool) {
-	v, err := rssOf(strconv.Itoa(h.cmd.Process.Pid))
-	return v, err == nil
-}
-func (h *haproxyTarget) FDs() (int, int) { return procFDs(h.cmd.Process.Pid) }
-func (h *haproxyTarget) Active() int64   { return -1 }
-func (h *haproxyTarget) CPU() (time.Duration, bool) {
-	d, err := procCPU(h.cmd.Process.Pid)
-	return d, err == nil
-}
 func (h *haproxyTarget) Goroutines() int { return -1 }
-func (h *haproxyTarget) Pid() int        { return h.cmd.Process.Pid }
-func (h *haproxyTarget) Close() {
-	_ = h.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-h.done:
-	case <-time.After(10 * time.Second):
-		_ = h.cmd.Process.Kill()
-		<-h.done
-	}
-	os.RemoveAll(h.dir)
-}

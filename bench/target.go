@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -51,11 +50,9 @@ func (ip *inProcess) Pid() int                   { return 0 }
 
 // binaryProxy is `infrarust serve` started with a generated configuration.
 type binaryProxy struct {
-	cmd     *exec.Cmd
+	*child
 	addr    string
 	metrics string // the admin API's /metrics URL (goroutine count)
-	dir     string
-	done    chan struct{}
 }
 
 func freeAddr() (string, error) {
@@ -74,32 +71,26 @@ func startBinary(path string, spec proxySpec) (*binaryProxy, error) {
 	}
 	addr, err := freeAddr()
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	web, err := freeAddr()
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	if err := writeBinaryConfig(dir, spec, addr, web); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	cmd := exec.Command(path, "serve", "--config", filepath.Join(dir, "infrarust.toml"), "--log-level", "warn")
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start %s: %w", path, err)
-	}
-	b := &binaryProxy{cmd: cmd, addr: addr, metrics: "http://" + web + "/metrics", dir: dir, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(b.done) }()
 	// The listener defers accept until bytes arrive, so a bare connect proves it
 	// listens without costing the proxy a connection.
-	if err := waitListening(addr, b.done); err != nil {
-		b.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+	c, err := startChild(dir, os.Stderr, []string{addr}, path, "serve", "--config", filepath.Join(dir, "infrarust.toml"), "--log-level", "warn")
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
-	return b, nil
+	return &binaryProxy{child: c, addr: addr, metrics: "http://" + web + "/metrics"}, nil
 }
 
 // writeBinaryConfig writes infrarust.toml and servers/*.toml for spec into dir:
@@ -156,16 +147,6 @@ enabled = false
 
 func (b *binaryProxy) Addr() string           { return b.addr }
 func (b *binaryProxy) ModeAddr(string) string { return b.addr }
-func (b *binaryProxy) RSS() (int64, bool) {
-	v, err := rssOf(strconv.Itoa(b.cmd.Process.Pid))
-	return v, err == nil
-}
-func (b *binaryProxy) Active() int64 { return -1 }
-func (b *binaryProxy) Pid() int      { return b.cmd.Process.Pid }
-func (b *binaryProxy) CPU() (time.Duration, bool) {
-	d, err := procCPU(b.cmd.Process.Pid)
-	return d, err == nil
-}
 
 // Goroutines reads go_goroutines from the proxy's /metrics.
 func (b *binaryProxy) Goroutines() int {
@@ -207,7 +188,6 @@ func (b *binaryProxy) scrape(names ...string) map[string]float64 {
 	}
 	return out
 }
-func (b *binaryProxy) FDs() (all, pipes int) { return procFDs(b.cmd.Process.Pid) }
 
 // procFDs counts a process's open file descriptors and, among them, pipes.
 func procFDs(pid int) (all, pipes int) {
@@ -222,16 +202,6 @@ func procFDs(pid int) (all, pipes int) {
 		}
 	}
 	return len(ents), pipes
-}
-func (b *binaryProxy) Close() {
-	_ = b.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-b.done:
-	case <-time.After(10 * time.Second):
-		_ = b.cmd.Process.Kill()
-		<-b.done
-	}
-	os.RemoveAll(b.dir)
 }
 
 // rssOf reads VmRSS of a process ("self" or a pid) in bytes.
