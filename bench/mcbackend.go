@@ -22,10 +22,10 @@ const (
 	idEnd     int32 = 0x19 // client -> backend: the last frame of a sink; the count follows
 )
 
-// greeting is the backend's Join Game at protocol 767: the first play packet,
+// joinGame is the backend's Join Game at protocol 767: the first play packet,
 // after configuration, which a full proxy decodes (Gate, and Infrarust for
 // its server switches), so it must be a real one.
-var greeting = func() []byte {
+var joinGame = func() []byte {
 	jg := mc.JoinGame{EntityID: 1, WorldNames: []string{"minecraft:overworld"}, MaxPlayers: 20, ViewDistance: 2, SimulationDistance: 2,
 		EnableRespawnScreen: true, Spawn: mc.SpawnInfo{WorldName: "minecraft:overworld", PreviousGameMode: -1}}
 	b, err := jg.AppendPayload(nil, clientProtocol)
@@ -153,7 +153,10 @@ func (b *mcBackend) serve(c net.Conn) {
 	// sent before it: the brand, its settings).
 	finish, _ := reg.ID(mc.ConfigState, mc.Clientbound, mc.PacketFinishConfiguration)
 	finished, _ := reg.ID(mc.ConfigState, mc.Serverbound, mc.PacketFinishConfiguration)
-	if conn.WritePacket(finish, nil) != nil || skipUntil(conn, finished) != nil {
+	if conn.WritePacket(finish, nil) != nil {
+		return
+	}
+	if _, err := readUntil(conn, finished, nil); err != nil {
 		return
 	}
 	b.mu.Lock()
@@ -164,7 +167,7 @@ func (b *mcBackend) serve(c net.Conn) {
 	// sends before (Gate), so the client waits for it, reading past what the
 	// proxy adds to the join (titles cleared, a brand).
 	join, _ := reg.ID(mc.PlayState, mc.Clientbound, mc.PacketJoinGame)
-	if conn.WritePacket(join, greeting) != nil || conn.WritePacket(idCount, nil) != nil {
+	if conn.WritePacket(join, joinGame) != nil || conn.WritePacket(idCount, nil) != nil {
 		return
 	}
 	// The player is in: no deadline from here (a login cycle closes, a
@@ -172,17 +175,8 @@ func (b *mcBackend) serve(c net.Conn) {
 	_ = c.SetDeadline(time.Time{})
 	// The client's command, past what a full proxy sends for the player on
 	// the join (its brand, its settings).
-	var f mc.Frame
-	for skipped := 0; ; skipped++ {
-		var err error
-		if f, err = conn.ReadFrame(); err != nil || skipped == 32 {
-			return // a login cycle closes here
-		}
-		if f.ID == idCommand {
-			break
-		}
-	}
-	if len(f.Payload) != 1 || conn.WritePacket(idCount, nil) != nil { // the go-ahead
+	f, err := readUntil(conn, idCommand, nil)
+	if err != nil || len(f.Payload) != 1 || conn.WritePacket(idCount, nil) != nil { // the go-ahead
 		return
 	}
 	switch f.Payload[0] {
@@ -223,19 +217,22 @@ func (b *mcBackend) serve(c net.Conn) {
 	}
 }
 
-// skipUntil reads frames until one with id, and fails after 32 others: what a
-// full proxy adds to the join (brand, settings, commands) stays bounded.
-func skipUntil(conn *mc.Conn, id int32) error {
-	for range 32 {
+// readUntil reads frames until one with id and returns it, past at most 32
+// others (what a full proxy adds to a join: a brand, settings, titles
+// cleared); stop, when set, fails the read on a frame (a kick).
+func readUntil(conn *mc.Conn, id int32, stop func(mc.Frame) error) (mc.Frame, error) {
+	for range 33 {
 		f, err := conn.ReadFrame()
-		if err != nil {
-			return err
+		if err != nil || f.ID == id {
+			return f, err
 		}
-		if f.ID == id {
-			return nil
+		if stop != nil {
+			if err := stop(f); err != nil {
+				return f, err
+			}
 		}
 	}
-	return fmt.Errorf("no packet 0x%02x in 32 frames", id)
+	return mc.Frame{}, fmt.Errorf("no packet 0x%02x in 32 frames", id)
 }
 
 // sink reads frames until the client's end marker and counts them: cheaply by

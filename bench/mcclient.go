@@ -136,23 +136,11 @@ func (c *mcClient) login(host string, id identity) error {
 	}
 }
 
-// awaitPacket reads frames of state until one with id, skipping up to 32
-// others (what a full proxy adds: a brand, commands); a disconnect is an error
-// with its reason.
+// awaitPacket reads frames of state until one with id (see readUntil); a
+// Disconnect is an error with its reason.
 func (c *mcClient) awaitPacket(state mc.State, id int32) error {
-	for range 32 {
-		f, err := c.conn.ReadFrame()
-		switch {
-		case err != nil:
-			return err
-		case f.ID == id:
-			return nil
-		}
-		if err := kicked(f, state); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("no packet 0x%02x in 32 frames", id)
+	_, err := readUntil(c.conn, id, func(f mc.Frame) error { return kicked(f, state) })
+	return err
 }
 
 // kicked is the error of a frame of state that is a Disconnect (its reason),

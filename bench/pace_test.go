@@ -85,3 +85,40 @@ func TestKeepAlivesEchoEverySecond(t *testing.T) {
 		t.Fatalf("keep-alives = %d, %v; want 10 (5 players × 2 s)", n, err)
 	}
 }
+
+// A command the proxy did pass on but whose go-ahead the client did not wait
+// for arrives again (mcClient.command resends): the backend acts on the first
+// and neither counts nor echoes the copies.
+func TestRepeatedCommandIsIgnored(t *testing.T) {
+	o := Defaults()
+	o.ReframeThreshold = -1
+	e, err := startMCEnv(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, cmd := range []byte{cmdSink, cmdEcho} {
+		c, err := loginMC(e.be.Addr(), "direct", e.identity(int(cmd)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		// An early copy, then command's own: two commands on the wire.
+		if err := c.conn.WritePacket(idCommand, []byte{cmd}); err != nil {
+			t.Fatal(err)
+		}
+		if cmd == cmdSink {
+			// sendFor fails unless the backend's count is exactly what it sent.
+			if _, err := c.sendFor(100*time.Millisecond, 0); err != nil {
+				t.Fatalf("sink after a repeated command: %v", err)
+			}
+			continue
+		}
+		if err := c.command(cmd); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := keepAlives([]*mcClient{c}, time.Second); err != nil || n != 1 {
+			t.Fatalf("echo after a repeated command: %d exchanges, %v; want 1", n, err)
+		}
+	}
+}
