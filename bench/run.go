@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -515,7 +516,9 @@ func proxiesUnderTest(o Options) []*underTest {
 	}
 	if o.Gate != "" {
 		for _, m := range []string{modeOffline, modeClientOnly} {
-			pts = append(pts, &underTest{name: "gate", gate: m})
+			if len(o.Modes) == 0 || slices.Contains(o.Modes, m) {
+				pts = append(pts, &underTest{name: "gate", gate: m})
+			}
 		}
 	}
 	if len(pts) > 1 && pts[0].name == "" {
