@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -488,35 +486,9 @@ func buildPremium(cfg *config.Config, old *state, now func() time.Time) (*auth.P
 	return l, nil
 }
 
-// crackedRetries are the premium names whose proof failed, per address:
-// with allow_cracked_retry their next login within the window is let in as
-// cracked (to the password login).
-type crackedRetries struct {
-	mu sync.Mutex
-	m  map[string]time.Time
-}
-
+// crackedRetriesMax bounds the premium names whose proof failed, per
+// address, remembered for allow_cracked_retry (Proxy.cracked).
 const crackedRetriesMax = 50_000
-
-func crackedKey(name string, ip netip.Addr) string { return strings.ToLower(name) + "|" + ip.String() }
-
-func (c *crackedRetries) challenged(key string, until time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= crackedRetriesMax {
-		c.m = map[string]time.Time{}
-	}
-	c.m[key] = until
-}
-
-// take reports (and forgets) a failed proof of key still within its window.
-func (c *crackedRetries) take(key string, now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	until, ok := c.m[key]
-	delete(c.m, key)
-	return ok && now.Before(until)
-}
 
 // premiumProof is what a premium check made of a login.
 type premiumProof int
@@ -546,7 +518,7 @@ func (p *Proxy) provePremium(cn *conn, client *session.Client, srv *server) (pro
 	if !premium {
 		return notPremium, profile, "", nil
 	}
-	key := crackedKey(cn.player, cn.ip)
+	key := playerAt(cn.player, cn.ip)
 	if pr.AllowCrackedRetry && p.cracked.take(key, p.now()) {
 		p.log.Info("auth: a premium name's failed proof came back; let in as cracked", "player", cn.player, "client", cn.client)
 		return notPremium, profile, "", nil
@@ -556,7 +528,7 @@ func (p *Proxy) provePremium(cn *conn, client *session.Client, srv *server) (pro
 		return notPremium, profile, auth.KickServersDown, err
 	}
 	if pr.AllowCrackedRetry {
-		p.cracked.challenged(key, p.now().Add(pr.CrackedRetryWindow.D()))
+		p.cracked.add(key, p.now().Add(pr.CrackedRetryWindow.D()))
 	}
 	a := session.Authenticator{Keys: keys, Sessions: p.icpt.sessions, SendIP: p.icpt.sendIP}
 	endSpan := cn.ev.trace.Auth()

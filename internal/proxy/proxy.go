@@ -146,7 +146,7 @@ type Proxy struct {
 	// accounts is the auth limbo's store, opened once on first need.
 	accountsMu sync.Mutex
 	accounts   accounts.Store
-	cracked    crackedRetries        // premium names whose proof failed, for allow_cracked_retry
+	cracked    expiringSet           // premium names whose proof failed, for allow_cracked_retry
 	verify     verifier              // bot verification: passes, attack mode
 	queues     map[string]*waitQueue // full servers' limbo queues, by server id
 	wakes      map[string]*waking    // managed servers' starts players wait for, by id
@@ -200,6 +200,7 @@ func New(opts Options) (*Proxy, error) {
 		met:   opts.Metrics,
 		conns: map[net.Conn]struct{}{},
 	}
+	p.cracked.max, p.verify.passed.max = crackedRetriesMax, verifiedMax
 	p.startedAt = p.now()
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.proxyHeaderTimeout = opts.ProxyHeaderTimeout

@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"time"
 
@@ -25,9 +24,9 @@ import (
 // whether attack mode is on, how many checks run.
 type verifier struct {
 	mu      sync.Mutex
-	passed  map[string]time.Time // name|ip -> end of the pass
-	second  int64                // the unix second counted
-	count   int                  // logins in that second
+	passed  expiringSet // playerAt keys, until the end of the pass
+	second  int64       // the unix second counted
+	count   int         // logins in that second
 	attack  bool
 	calmEnd time.Time     // attack mode ends then unless logins rise again
 	slots   chan struct{} // one per running check, max_concurrent of them
@@ -77,22 +76,6 @@ func (p *Proxy) attackChanged(on bool) {
 	}
 }
 
-func (v *verifier) isVerified(key string, now time.Time) bool {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	until, ok := v.passed[key]
-	return ok && now.Before(until)
-}
-
-func (v *verifier) remember(key string, until time.Time) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.passed == nil || len(v.passed) >= verifiedMax {
-		v.passed = map[string]time.Time{}
-	}
-	v.passed[key] = until
-}
-
 // acquire takes a check's slot, waiting up to wait for one while
 // max_concurrent run (the flood's logins queue, bounded); release gives it
 // back. ok is false when none came free in time.
@@ -127,8 +110,6 @@ const verifyQueueWait = 10 * time.Second
 // client starts falling within a moment of getting the world.
 const firstMoveWait = 5 * time.Second
 
-func verifyKey(name string, cn *conn) string { return strings.ToLower(name) + "|" + cn.ip.String() }
-
 // needsVerify decides whether this login to target is checked. A non-nil
 // release holds a check's slot, to call once the check is over. An error
 // refuses the login: no check came free in time, or the client's version
@@ -147,7 +128,7 @@ func (p *Proxy) needsVerify(cn *conn, target *server) (release func(), err error
 	if cfg.Mode == config.VerifyAttack && !attack {
 		return nil, nil
 	}
-	if p.verify.isVerified(verifyKey(cn.player, cn), now) {
+	if p.verify.passed.has(playerAt(cn.player, cn.ip), now) {
 		return nil, nil
 	}
 	if !limbo.GroundCovers(mc.Protocol(cn.protocol)) || !limboCovers(cn.protocol) {
@@ -191,7 +172,7 @@ func (p *Proxy) runVerify(ctx context.Context, cn *conn, check *limbo.FallCheck)
 		}
 	}
 	if err == nil {
-		p.verify.remember(verifyKey(cn.player, cn), p.now().Add(cfg.TTL.D()))
+		p.verify.passed.add(playerAt(cn.player, cn.ip), p.now().Add(cfg.TTL.D()))
 		p.met.Verify("passed", "")
 		p.bus.Publish(events.PlayerVerify, events.Verify{Username: cn.player, Server: cn.srv.id, Passed: true})
 		p.log.Info("bot verification passed", "player", cn.player, "client", cn.client)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -60,8 +61,9 @@ func TestVerifierBounds(t *testing.T) {
 		t.Fatal("a queued login did not get the slot freed for it")
 	}
 	now := time.Unix(1_800_000_000, 0)
-	v.remember("steve|1.2.3.4", now.Add(time.Hour))
-	if !v.isVerified("steve|1.2.3.4", now) || v.isVerified("steve|1.2.3.5", now) || v.isVerified("steve|1.2.3.4", now.Add(2*time.Hour)) {
+	steve := playerAt("Steve", netip.MustParseAddr("1.2.3.4"))
+	v.passed.add(steve, now.Add(time.Hour))
+	if !v.passed.has(playerAt("steve", netip.MustParseAddr("1.2.3.4")), now) || v.passed.has(playerAt("steve", netip.MustParseAddr("1.2.3.5")), now) || v.passed.has(steve, now.Add(2*time.Hour)) {
 		t.Fatal("passes are per name and address, until ttl")
 	}
 }
