@@ -128,7 +128,7 @@ func (p *Proxy) gateStay(cn *conn, pl *onlinePlayer, target *server) (*session.S
 			}
 			p.proven(cn)
 		}
-		return p.joinWhenOpen(ctx, cn, target)
+		return p.afterGate(ctx, cn, target)
 	}
 	return stay, nil
 }
@@ -446,27 +446,30 @@ func (p *Proxy) cmdUnregister(ctx context.Context, inv command.Invocation) error
 	return nil
 }
 
-// joinWhenOpen moves a player who is done in the limbo into t once t takes
-// them: started if asleep, after its maintenance, when a slot is free. A hard
-// refusal (a ban, the filter) ends the stay with its text.
-func (p *Proxy) joinWhenOpen(ctx context.Context, cn *conn, t *server) (*session.Backend, error) {
-	for {
-		if p.asleep(t) {
-			if err := p.opts.Manager.EnsureStarted(ctx, t.id); err != nil {
-				return nil, err
-			}
-		}
-		b, err := p.join(cn, t, pass{})
-		var r *refusal
-		if err == nil || !errors.As(err, &r) || r.hard() {
-			return b, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(limboRetry):
+// afterGate takes a player whose checks passed into t as any login goes:
+// handed on to t's wake, maintenance or queue stay when t is asleep, in
+// maintenance or full and has that handler (so the queue's order and
+// priority hold for them too), else joined, or refused with the rule's text.
+func (p *Proxy) afterGate(ctx context.Context, cn *conn, t *server) (*session.Backend, error) {
+	if st := p.loginStay(cn, t); st != nil {
+		return nil, &session.Next{Stay: *st}
+	}
+	if p.asleep(t) { // no wake handler: started while the player stays here
+		if err := p.opts.Manager.EnsureStarted(ctx, t.id); err != nil {
+			return nil, err
 		}
 	}
+	b, err := p.join(cn, t, pass{})
+	if r, ok := errors.AsType[*refusal](err); ok && !r.hard() {
+		if st := p.refusedStay(cn, t, r); st != nil {
+			return nil, &session.Next{Stay: *st}
+		}
+		p.moveRefused(cn.entrant(), "limbo", r, "limbo") // join records only hard ones
+	}
+	if _, full := errors.AsType[*fullError](err); full && t.cfg.HasLimbo(config.LimboQueue) {
+		return nil, &session.Next{Stay: *p.queueStay(cn, t)}
+	}
+	return b, err
 }
 
 // buildPremium is the premium lookup of cfg, kept across reloads while its

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/accounts"
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
 // awaitJoin waits for the client to be in a world (the limbo's or a server's).
@@ -147,4 +149,76 @@ func TestServerDownHoldsThenReturns(t *testing.T) {
 	startPlayBackendAt(t, addr, "A again", 0)
 	pc.await(t, "hello from A again")
 	awaitPlayer(t, tp, "Steve", "lobby", addr)
+}
+
+// typeCommand sends a chat command (/register ...) as a 1.21 client does.
+func (pc *playClient) typeCommand(t *testing.T, line string) {
+	t.Helper()
+	id, _ := pc.reg.ID(mc.PlayState, mc.Serverbound, mc.PacketChatCommand)
+	if err := pc.conn.WritePacket(id, mc.AppendString(nil, line)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A player who logs in to a full server through the auth limbo is handed on
+// to that server's queue, not let to poll for a slot of their own: the queue's
+// order holds for them (queue_priority first).
+func TestAuthLimboHandsOnToTheQueue(t *testing.T) {
+	b := startPlayBackendAt(t, "127.0.0.1:0", "Q", 1)
+	s := interceptedServer("full", config.ModeOffline, b.addr)
+	s.LimboHandlers = []config.LimboHandler{config.LimboAuth, config.LimboQueue}
+	s.QueuePriority = []string{"VIP"}
+	dir := t.TempDir()
+	tp := startProxyOpts(t, func(c *config.Config) {
+		c.AuthLimbo.Argon2 = config.Argon2{MemoryKiB: 64, Iterations: 1, Parallelism: 1}
+	}, Options{OpenAccounts: func() (accounts.Store, error) { return accounts.OpenBolt(dir) }}, s)
+	in := func(name string) *playClient {
+		pc := joinAndPlay(t, tp.addr, "full.test", name)
+		pc.awaitJoin(t) // the auth limbo
+		pc.typeCommand(t, "register passw0rd passw0rd")
+		return pc
+	}
+	first := in("First")
+	first.await(t, "hello from Q")
+	second := in("Second")
+	waitFor(t, "Second in the queue", func() bool { return tp.queueOf("full").len() == 1 })
+	vip := in("VIP")
+	waitFor(t, "VIP in the queue", func() bool { return tp.queueOf("full").len() == 2 })
+	first.net.Close()
+	vip.await(t, "hello from Q")
+	vip.net.Close()
+	second.await(t, "hello from Q")
+	b.mu.Lock()
+	order := slices.Clone(b.order)
+	b.mu.Unlock()
+	if want := []string{"First", "VIP", "Second"}; !slices.Equal(order, want) {
+		t.Fatalf("admitted in the order %v, want %v", order, want)
+	}
+}
+
+// A server in maintenance without the maintenance handler refuses a player
+// who logs in through the auth limbo, as it refuses any login, instead of
+// keeping them in the limbo polling.
+func TestAuthLimboRefusedByMaintenanceWithoutItsHandler(t *testing.T) {
+	b := startPlayBackend(t, "M")
+	s := interceptedServer("maint", config.ModeOffline, b.addr)
+	s.LimboHandlers = []config.LimboHandler{config.LimboAuth}
+	dir := t.TempDir()
+	tp := startProxyOpts(t, func(c *config.Config) {
+		c.AuthLimbo.Argon2 = config.Argon2{MemoryKiB: 64, Iterations: 1, Parallelism: 1}
+	}, Options{OpenAccounts: func() (accounts.Store, error) { return accounts.OpenBolt(dir) }}, s)
+	pc := joinAndPlay(t, tp.addr, "maint.test", "Player")
+	pc.awaitJoin(t)
+	if err := tp.SetMaintenance("maint", true); err != nil {
+		t.Fatal(err)
+	}
+	pc.typeCommand(t, "register passw0rd passw0rd")
+	select {
+	case k := <-pc.kicked:
+		if k != "maint is under maintenance, please come back later" {
+			t.Fatalf("kicked with %q, want the maintenance refusal", k)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("still held after the login: no refusal")
+	}
 }

@@ -39,6 +39,15 @@ type Stay struct {
 	Done func()
 }
 
+// Next, returned by a Stay's Until, hands the held player on to another stay
+// without a backend in between: a login check passed and the server is asleep,
+// in maintenance or full, so its wake, maintenance or queue stay takes over,
+// as for any login. The first stay's Done runs and its commands go; the player
+// is moved into the next stay's world.
+type Next struct{ Stay Stay }
+
+func (n *Next) Error() string { return "handed on to the " + n.Stay.Handler + " limbo" }
+
 // enterWait bounds the client's answers while it enters the limbo.
 const enterWait = 10 * time.Second
 
@@ -82,8 +91,20 @@ func (s *Session) takeLimbo() *Stay {
 }
 
 // stay holds the player in the limbo and moves them into the backend Until
-// gives.
+// gives, through every stay an Until hands them on to (Next).
 func (s *Session) stay(stay Stay) error {
+	for {
+		next, err := s.stayIn(stay)
+		if next == nil {
+			return err
+		}
+		stay = *next
+	}
+}
+
+// stayIn is one stay: held until Until is done, then into its backend, or
+// the stay it handed the player on to.
+func (s *Session) stayIn(stay Stay) (*Stay, error) {
 	if stay.Done != nil {
 		defer stay.Done()
 	}
@@ -93,10 +114,13 @@ func (s *Session) stay(stay Stay) error {
 		defer func() { report(stay.Handler, false, time.Since(entered)) }()
 	}
 	b, err := s.hold(stay)
-	if err != nil {
-		return err
+	if next, ok := errors.AsType[*Next](err); ok {
+		return &next.Stay, nil
 	}
-	return s.leaveLimbo(b)
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.leaveLimbo(b)
 }
 
 // hold puts the player in the limbo and keeps them there until stay.Until has
@@ -156,15 +180,19 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 		}
 		return nil, err
 	}
-	if untilErr != nil {
+	// Until's error ends the hold, unless it hands the player on: then the
+	// stay's commands go, as when the player leaves for a backend.
+	if _, handover := errors.AsType[*Next](untilErr); untilErr != nil && !handover {
 		return nil, untilErr
 	}
 	if err := limbo.Undeclare(p, stay.Commands); err != nil {
-		next.Net.Close()
-		next.Release()
+		if next != nil {
+			next.Net.Close()
+			next.Release()
+		}
 		return nil, err
 	}
-	return next, nil
+	return next, untilErr
 }
 
 // untilRun is a stay's Until, run in its own goroutine from the start or once
