@@ -68,13 +68,7 @@ func TestCFB8Limits(t *testing.T) {
 // Held players answer one keep-alive a second: every session's frame comes
 // back echoed, once per second of the window.
 func TestKeepAlivesEchoEverySecond(t *testing.T) {
-	o := Defaults()
-	o.ReframeThreshold = -1
-	e, err := startMCEnv(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := testEnv(t)
 	clients, _, err := e.openIdleMC(e.be.Addr(), "direct", 0, 5)
 	if err != nil {
 		t.Fatal(err)
@@ -90,13 +84,7 @@ func TestKeepAlivesEchoEverySecond(t *testing.T) {
 // for arrives again (mcClient.command resends): the backend acts on the first
 // and neither counts nor echoes the copies.
 func TestRepeatedCommandIsIgnored(t *testing.T) {
-	o := Defaults()
-	o.ReframeThreshold = -1
-	e, err := startMCEnv(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := testEnv(t)
 	for _, cmd := range []byte{cmdSink, cmdEcho} {
 		c, err := loginMC(e.be.Addr(), "direct", e.identity(int(cmd)))
 		if err != nil {
@@ -121,4 +109,18 @@ func TestRepeatedCommandIsIgnored(t *testing.T) {
 			t.Fatalf("echo after a repeated command: %d exchanges, %v; want 1", n, err)
 		}
 	}
+}
+
+// testEnv is the Minecraft-faithful backends and the stand-in session server,
+// closed at the test's end.
+func testEnv(t *testing.T) *mcEnv {
+	t.Helper()
+	o := Defaults()
+	o.ReframeThreshold = -1
+	e, err := startMCEnv(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
 }
