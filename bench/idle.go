@@ -13,6 +13,7 @@ import (
 type Idle struct {
 	Mode     string `json:"mode"`
 	Target   string `json:"target,omitempty"` // as Row.Target
+	Peer     bool   `json:"peer,omitempty"`   // as Row.Peer
 	Sessions int    `json:"sessions"`
 	// RSSPerSess is the proxy's resident memory per session: the child's VmRSS
 	// delta (--binary), or in-process the process's delta minus what the same
@@ -103,8 +104,8 @@ func (e *mcEnv) idle(r *runner) error {
 
 func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess bool, direct perSession) (Idle, error) {
 	id := Idle{Mode: mode, Sessions: n}
-	if mode == modePassthrough || u.gate != "" {
-		id.Target = u.name // the intercepted modes never reach the forwarder
+	if u.named(mode) {
+		id.Target, id.Peer = u.name, u.peer()
 	}
 	px := u.t
 	addr := px.ModeAddr(mode)

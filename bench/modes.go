@@ -137,7 +137,7 @@ func (e *mcEnv) groups(r *runner, f func(addr, host string) (measure, error)) []
 				continue
 			}
 			for _, u := range r.modeTargets(m) {
-				g.arms = append(g.arms, arm{label: m, u: u, anyProxy: m != modePassthrough && u.gate == "", run: func() (measure, error) { return f(u.t.ModeAddr(m), hostOf(m)) }})
+				g.arms = append(g.arms, arm{label: m, u: u, anyProxy: !u.named(m), run: func() (measure, error) { return f(u.t.ModeAddr(m), hostOf(m)) }})
 			}
 		}
 		if len(g.arms) > 0 {

@@ -83,12 +83,12 @@ func WriteTable(w io.Writer, res *Result) {
 				gomem = fmt.Sprintf("%.1f KiB (%.1f KiB)", id.GoPerSess/1024, id.StackPerSess/1024)
 			}
 			t, met := "", ""
-			if id.Mode != modePassthrough && id.Target != "gate" { // the target is ours
+			if id.Mode != modePassthrough && !id.Peer { // the target is ours
 				t, met = "≤ 64 KiB", metStr(id.RSSPerSess <= 64<<10)
 			}
 			goroutines := fmt.Sprintf("%.2f", id.GoroutinesPerSess)
-			if id.Target == "gate" {
-				goroutines = "–" // Gate exports no goroutine count
+			if id.Peer {
+				goroutines = "–" // a peer exports no goroutine count
 			}
 			mode := id.Mode
 			if id.Target != "" {

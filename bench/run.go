@@ -93,6 +93,8 @@ type Row struct {
 	// Target names the proxy of the row when a run compares several (a forwarder,
 	// "haproxy", an events variant); "" when it has one.
 	Target string `json:"target,omitempty"`
+	// Peer marks a row of a proxy that is not Infrarust (HAProxy, Gate).
+	Peer bool `json:"peer,omitempty"`
 	// ProxyCPU is the proxy process's CPU per unit of work (CPUUnit), read from
 	// /proc/<pid>/stat around the proxied run; 0 when not measured (in-process).
 	ProxyCPU float64 `json:"proxy_cpu_per_unit,omitempty"`
@@ -220,6 +222,15 @@ type underTest struct {
 	telemetry string // an OTLP/HTTP endpoint
 	t         target
 }
+
+// peer reports a proxy that is not Infrarust (HAProxy, Gate): its rows are
+// references, held to no target of ours.
+func (u *underTest) peer() bool { return u.haproxy || u.gate != "" }
+
+// named says whether rows of mode measured through u carry u's name: the
+// passthrough rows (one per forwarder and HAProxy) and a peer's; the other
+// intercepted rows come from the one Infrarust whatever its forwarder.
+func (u *underTest) named(mode string) bool { return mode == modePassthrough || u.gate != "" }
 
 // label is the suffix of the rows measured through u.
 func (u *underTest) label() string {
@@ -370,7 +381,7 @@ func (r *runner) measure(name string, u unit, groups ...group) error {
 			}
 			if l := a.u.label(); l != "" && !a.anyProxy {
 				row.Name += " " + l
-				row.Target = a.u.name
+				row.Target, row.Peer = a.u.name, a.u.peer()
 			}
 			row.Ratio = row.Proxy / d
 			if c := median(x.cpus); c > 0 {
@@ -551,7 +562,7 @@ func (r *runner) rtt(direct string) error {
 			if l := u.label(); l != "" {
 				name += " " + l
 			}
-			r.res.Rows = append(r.res.Rows, Row{Name: name, Unit: "µs", Direct: x.d, Proxy: x.p, Ratio: x.p - x.d, Added: true, Target: u.name,
+			r.res.Rows = append(r.res.Rows, Row{Name: name, Unit: "µs", Direct: x.d, Proxy: x.p, Ratio: x.p - x.d, Added: true, Target: u.name, Peer: u.peer(),
 				Note: fmt.Sprintf("%d-byte echo, %d/%d samples, taken in turn with the direct ones", o.RTTSize, d.Samples, p.Samples)})
 			o.logf("%-24s direct %10.1f  proxy %10.1f µs  added %+.1f µs", name, x.d, x.p, x.p-x.d)
 		}

@@ -67,7 +67,7 @@ func (e *mcEnv) syscalls(r *runner) error {
 		for _, u := range r.modeTargets(m) {
 			if u.t.Pid() != 0 {
 				name := fmt.Sprintf("mclogin-%d %s", o.Clients, m)
-				if m == modePassthrough || u.gate != "" {
+				if u.named(m) {
 					name = label(name, u) // the intercepted modes never reach the forwarder
 				}
 				cases = append(cases, work{name, u.t.Pid(), e.loginCycle(u.t.ModeAddr(m), hostOf(m))})

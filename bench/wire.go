@@ -283,8 +283,8 @@ func cfb8Limits(rows []Row, logf func(string, ...any)) {
 	for i := range rows {
 		r := &rows[i]
 		mode, ok := strings.CutPrefix(r.Name, "relay-")
-		// Gate's rows are the peer's figures, not ours held to the limit.
-		if !ok || r.ProxyCPU == 0 || !strings.Contains(mode, " "+modeClientOnly) || r.Target == "gate" {
+		// A peer's rows (Gate's) are references, not ours held to the limit.
+		if !ok || r.ProxyCPU == 0 || !strings.Contains(mode, " "+modeClientOnly) || r.Peer {
 			continue
 		}
 		up := strings.HasPrefix(mode, "up-")
