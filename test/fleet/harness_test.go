@@ -130,16 +130,33 @@ func infrarust(t testing.TB) string {
 	return binPath
 }
 
-// freePort is a loopback port nothing listens on right now.
+// freePort is a loopback port nothing listens on right now, and one this test
+// binary has not handed out before: the kernel may give a just-closed port
+// again at once, and a proxy's bind and admin port must differ.
 func freePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatal("no loopback port not handed out before in 100 tries")
+	return 0
 }
+
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
 
 // redisServer is a real redis-server the test owns: its own port and folder,
 // append-only persistence, never a system service.
