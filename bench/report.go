@@ -83,8 +83,8 @@ func WriteTable(w io.Writer, res *Result) {
 				gomem = fmt.Sprintf("%.1f KiB (%.1f KiB)", id.GoPerSess/1024, id.StackPerSess/1024)
 			}
 			t, met := "", ""
-			if id.Mode != modePassthrough && !id.Peer { // the target is ours
-				t, met = "≤ 64 KiB", metStr(id.RSSPerSess <= 64<<10)
+			if id.Mode != modePassthrough && !id.Peer { // the target is ours (issue 31)
+				t, met = "≤ 16 KiB", metStr(id.RSSPerSess <= 16<<10)
 			}
 			goroutines := fmt.Sprintf("%.2f", id.GoroutinesPerSess)
 			if id.Peer {

@@ -119,27 +119,63 @@ func (c *Conn) refill() error {
 	if c.lend == nil {
 		return nil
 	}
-	if c.br != nil {
-		if c.br.Buffered() > 0 {
-			return nil
-		}
-		PutReader(c.br)
-		c.br = nil
-	}
 	for {
-		br := readerPool.Get().(*bufio.Reader)
-		c.lend.first = true
-		br.Reset(c.lend)
-		_, err := br.Peek(1)
-		if err != errWouldBlock {
-			c.br = br
+		if ok, err := c.fill(); ok || err != nil {
 			return err
 		}
-		PutReader(br)
 		if err := c.lend.src.WaitReadable(); err != nil {
 			return err
 		}
 	}
+}
+
+// fill makes c hold a buffer with bytes in it (true), or none when nothing has
+// arrived (false, no error); an error is the read's (c holds the buffer).
+func (c *Conn) fill() (bool, error) {
+	if c.br != nil {
+		if c.br.Buffered() > 0 {
+			return true, nil
+		}
+		PutReader(c.br)
+		c.br = nil
+	}
+	br := readerPool.Get().(*bufio.Reader)
+	c.lend.first = true
+	br.Reset(c.lend)
+	_, err := br.Peek(1)
+	if err == errWouldBlock {
+		PutReader(br)
+		return false, nil
+	}
+	c.br = br
+	return true, err
+}
+
+// A Parker is a Waiter that can call back instead of being waited on
+// (rawtcp.Conn is one).
+type Parker interface {
+	// OnReadable arranges for fn to run on a goroutine of its own when
+	// WaitReadable would return; false: it would at once, read again.
+	OnReadable(fn func()) bool
+}
+
+// Park lets a relay hold no goroutine while its peer is silent: when c (lending
+// its buffers) has read everything that arrived, it arranges for resume to run
+// on a new goroutine once more bytes do, and returns true: the caller's
+// goroutine returns. false: read on (a frame or an error is there, or c's
+// source cannot park).
+func (c *Conn) Park(resume func()) bool {
+	if c.lend == nil {
+		return false
+	}
+	p, ok := c.lend.src.(Parker)
+	if !ok {
+		return false
+	}
+	if ok, err := c.fill(); ok || err != nil {
+		return false
+	}
+	return p.OnReadable(resume)
 }
 
 // ReaderSize is the size of the pooled read buffers.

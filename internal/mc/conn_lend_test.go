@@ -163,3 +163,126 @@ func TestConnLendsItsBufferWhileWaiting(t *testing.T) {
 		r.Release()
 	}
 }
+
+// parkingPipe is a pipeWaiter that can also call back (a Parker): fn runs on a
+// goroutine of its own when bytes come or the pipe closes.
+type parkingPipe struct {
+	*pipeWaiter
+	fn     func()
+	parked chan bool // a send per park: whether the Conn held a buffer
+}
+
+func (p *parkingPipe) OnReadable(fn func()) bool {
+	held := p.conn.br != nil // on the reading goroutine
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.buf.Len() > 0 || p.closed {
+		return false
+	}
+	p.fn = fn
+	p.parked <- held
+	return true
+}
+
+func (p *parkingPipe) wake() {
+	p.mu.Lock()
+	fn := p.fn
+	p.fn = nil
+	p.mu.Unlock()
+	if fn != nil {
+		go fn()
+	}
+}
+
+// A relay that parks (Conn.Park) instead of waiting holds neither a buffer nor
+// a goroutine between frames, resumes where it was when bytes come (a frame in
+// pieces is read whole, holding the buffer), encrypted or not, and sees the end.
+func TestConnParksBetweenFrames(t *testing.T) {
+	for _, encrypted := range []bool{false, true} {
+		var wire bytes.Buffer
+		w := NewConn(nil, &wire, nil)
+		r := NewConn(nil, io.Discard, nil)
+		if encrypted {
+			if err := w.EnableEncryption(testSecret); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.EnableEncryption(testSecret); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var frames [][]byte
+		for i := range 31 { // the last comes with the one before (i%4 == 2)
+			start := wire.Len()
+			if err := w.WritePacket(int32(i), bytes.Repeat([]byte{byte(i)}, (i*197)%7000)); err != nil {
+				t.Fatal(err)
+			}
+			frames = append(frames, append([]byte(nil), wire.Bytes()[start:]...))
+		}
+		src := &parkingPipe{pipeWaiter: newPipeWaiter(), parked: make(chan bool, 100)}
+		src.conn = r
+		r.LendBuffers(src)
+
+		done := make(chan error, 1)
+		next := 0
+		var run func()
+		run = func() {
+			for {
+				if r.Park(run) {
+					return
+				}
+				f, err := r.ReadFrame()
+				if err != nil {
+					done <- err
+					return
+				}
+				if f.ID != int32(next) || len(f.Payload) != (next*197)%7000 {
+					done <- errors.New("wrong frame")
+					return
+				}
+				next++
+			}
+		}
+		go run()
+		awaitPark := func() {
+			t.Helper()
+			select {
+			case held := <-src.parked:
+				if held {
+					t.Fatalf("encrypted=%v: parked holding a read buffer", encrypted)
+				}
+			case err := <-done:
+				t.Fatalf("encrypted=%v: the reader ended: %v", encrypted, err)
+			case <-time.After(5 * time.Second):
+				t.Fatalf("encrypted=%v: the reader never parked", encrypted)
+			}
+		}
+		for i, f := range frames {
+			if i%4 == 1 { // two frames at once: read on without parking between
+				continue
+			}
+			awaitPark()
+			if i%4 == 2 {
+				f = append(append([]byte(nil), frames[i-1]...), f...)
+			}
+			if i%3 == 0 && len(f) > 2 { // a frame in two pieces
+				src.send(f[:len(f)/2])
+				src.wake()
+				time.Sleep(time.Millisecond)
+				src.send(f[len(f)/2:])
+			} else {
+				src.send(f)
+			}
+			src.wake()
+		}
+		awaitPark()
+		src.close()
+		src.wake()
+		if err := <-done; !errors.Is(err, io.EOF) {
+			t.Fatalf("encrypted=%v: after the last frame: %v, want io.EOF", encrypted, err)
+		}
+		if next != len(frames) {
+			t.Fatalf("encrypted=%v: read %d frames of %d", encrypted, next, len(frames))
+		}
+		r.Release()
+	}
+}

@@ -60,6 +60,7 @@ const (
 type waitDir struct {
 	ready bool
 	w     *waiter // while a call waits: kicked once (event, deadline change, Close)
+	fn    func()  // instead of w, while a reader waits without a goroutine (OnReadable)
 }
 
 // waiter is what one wait blocks on, taken from the Poller's pool for the wait's
@@ -128,6 +129,38 @@ func (c *Conn) WaitReadable() error {
 		return c.opError("read", err)
 	}
 	return nil
+}
+
+// OnReadable is WaitReadable without a waiting goroutine: it arranges for fn to
+// run, on a goroutine of its own, once bytes may have arrived since a read last
+// found none, the read deadline changes, or the Conn closes; a held player's
+// relay parks this way and costs no stack while the peer is silent. false means
+// fn will not run because there is no need to wait (or no way to): read again.
+// A Conn with a read deadline set never parks (nothing would fire at the
+// deadline); its reader waits the ordinary way.
+func (c *Conn) OnReadable(fn func()) bool {
+	c.mu.Lock()
+	if c.fd < 0 || !c.rdl.IsZero() || c.poller.closed() {
+		c.mu.Unlock()
+		return false
+	}
+	err := c.registerLocked()
+	c.mu.Unlock()
+	if err != nil {
+		return false
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	d := &c.dirs[dirRead]
+	if c.closed || d.ready || d.w != nil || d.fn != nil {
+		return false
+	}
+	d.fn = fn
+	if c.poller.closed() { // after d.fn is set: Close's wakeAll sees it, or we see this
+		d.fn = nil
+		return false
+	}
+	return true
 }
 
 // readNow is one read(2) without waiting: n bytes, or 0 and no error when the
@@ -319,6 +352,10 @@ func (c *Conn) kickLocked(dir int) {
 	if d.w != nil {
 		d.w.ch <- struct{}{} // never blocks: one send per wait, into capacity 1
 		d.w = nil
+	}
+	if d.fn != nil {
+		go d.fn()
+		d.fn = nil
 	}
 }
 

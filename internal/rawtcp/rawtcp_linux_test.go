@@ -347,6 +347,28 @@ func TestPollerCloseEndsWaits(t *testing.T) {
 	}
 }
 
+// A reader parked with OnReadable runs when the Poller closes, and finds the
+// Poller closed; later it does not park.
+func TestPollerCloseRunsParkedReaders(t *testing.T) {
+	a, _ := pair(t)
+	if n, err := a.TryRead(make([]byte, 1)); n != 0 || err != nil {
+		t.Fatalf("TryRead = %d, %v", n, err)
+	}
+	ran := make(chan struct{})
+	if !a.OnReadable(func() { close(ran) }) {
+		t.Fatal("did not park")
+	}
+	a.poller.Close()
+	select {
+	case <-ran:
+	case <-time.After(5 * time.Second):
+		t.Fatal("closing the Poller did not run the parked reader")
+	}
+	if a.OnReadable(func() { t.Error("ran") }) {
+		t.Fatal("parked on a closed Poller")
+	}
+}
+
 func TestDialRefusedAndCancelled(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -581,5 +603,90 @@ func TestTryReadAndWaitReadable(t *testing.T) {
 		if err := a.WaitReadable(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// OnReadable parks a reader without a goroutine: fn runs once, on its own
+// goroutine, when bytes arrive, when the Conn closes or its read deadline
+// changes; false (fn never runs) when there is no need to wait: bytes are
+// there already, a deadline is set, the Conn is closed.
+func TestOnReadable(t *testing.T) {
+	fired := func() (func(), <-chan struct{}) {
+		ch := make(chan struct{}, 2)
+		return func() { ch <- struct{}{} }, ch
+	}
+	once := func(t *testing.T, ch <-chan struct{}, why string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("fn did not run %s", why)
+		}
+		select {
+		case <-ch:
+			t.Fatalf("fn ran twice %s", why)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	buf := make([]byte, 16)
+
+	a, b := pair(t)
+	if n, err := a.TryRead(buf); n != 0 || err != nil {
+		t.Fatalf("TryRead = %d, %v", n, err)
+	}
+	fn, ch := fired()
+	if !a.OnReadable(fn) {
+		t.Fatal("OnReadable on a silent peer did not park")
+	}
+	if a.OnReadable(func() { t.Error("a second park ran") }) {
+		t.Fatal("a second OnReadable parked beside the first")
+	}
+	_, _ = b.Write([]byte("hi"))
+	once(t, ch, "when bytes arrived")
+	if a.OnReadable(func() { t.Error("ran although bytes were there") }) {
+		t.Fatal("OnReadable parked with unread bytes (the event came after the last read)")
+	}
+	if n, err := a.TryRead(buf); string(buf[:n]) != "hi" || err != nil {
+		t.Fatalf("TryRead = %q, %v", buf[:n], err)
+	}
+	if n, _ := a.TryRead(buf); n != 0 {
+		t.Fatalf("TryRead = %d more bytes", n)
+	}
+
+	fn, ch = fired()
+	if !a.OnReadable(fn) {
+		t.Fatal("did not park after reading everything")
+	}
+	_ = a.SetReadDeadline(time.Now()) // the stall watch's way to end a silent peer
+	once(t, ch, "when the read deadline changed")
+	if a.OnReadable(func() { t.Error("ran with a deadline set") }) {
+		t.Fatal("parked with a read deadline set")
+	}
+	if _, err := a.TryRead(buf); !isTimeout(err) {
+		t.Fatalf("TryRead past the deadline = %v", err)
+	}
+	_ = a.SetReadDeadline(time.Time{})
+
+	fn, ch = fired()
+	if !a.OnReadable(fn) {
+		t.Fatal("did not park again")
+	}
+	_ = a.Close()
+	once(t, ch, "when the Conn closed")
+	if a.OnReadable(func() { t.Error("ran on a closed Conn") }) {
+		t.Fatal("parked on a closed Conn")
+	}
+
+	// The peer's end of the stream is an event too.
+	c, d := pair(t)
+	_, _ = c.TryRead(buf)
+	fn, ch = fired()
+	if !c.OnReadable(fn) {
+		t.Fatal("did not park")
+	}
+	_ = d.Close()
+	once(t, ch, "when the peer closed")
+	if _, err := c.TryRead(buf); !errors.Is(err, io.EOF) {
+		t.Fatalf("TryRead after the peer closed = %v", err)
 	}
 }

@@ -143,12 +143,47 @@ func (s *Session) Run(first *Backend) (up, down int64) {
 	return s.end()
 }
 
+// startPump starts relaying backend b to the client: a backendPump.
 func (s *Session) startPump(b *Backend) {
 	s.pumps.Add(1)
-	go func() {
-		defer s.pumps.Done()
-		s.pumpBackend(b)
-	}()
+	p := &backendPump{s: s, b: b}
+	if s.policy.StallTimeout > 0 {
+		p.stall = watchStall(b.Net, s.policy.StallTimeout)
+	}
+	go p.run()
+}
+
+// backendPump relays one backend's frames to the client. While the backend is
+// silent it holds no goroutine: it parks on the connection (mc.Conn.Park) and
+// run starts again when bytes arrive, so a held player costs one parked
+// goroutine (the client's) instead of two.
+type backendPump struct {
+	s     *Session
+	b     *Backend
+	stall *stallWatch
+}
+
+// How one run of a pump ended.
+type pumpEnd int
+
+const (
+	pumpParked pumpEnd = iota // the backend is silent: run is called again
+	pumpLeft                  // the session left the backend (a switch, the client's end)
+	pumpLost                  // the backend ended: the loss is reported
+)
+
+func (p *backendPump) run() {
+	gone, end := p.s.pumpBackend(p.b, p.stall, p.run)
+	if end == pumpParked {
+		return
+	}
+	if p.stall != nil {
+		p.stall.stop()
+	}
+	if end == pumpLost {
+		p.s.lost(p.b, gone)
+	}
+	p.s.pumps.Done()
 }
 
 // end releases what the session still holds once the client is gone.
@@ -541,17 +576,14 @@ func (s *Session) isCurrent(b *Backend) bool {
 	return s.backend == b
 }
 
-// pumpBackend relays one backend's frames to the client until it ends, then
-// reports the loss to the policy unless the session already left it.
-func (s *Session) pumpBackend(b *Backend) {
+// pumpBackend relays b's frames to the client until b is silent (it parks with
+// resume), ends or is left.
+func (s *Session) pumpBackend(b *Backend, stall *stallWatch, resume func()) (gone Gone, end pumpEnd) {
 	reg := s.client.Registry
-	var gone Gone
-	var stall *stallWatch
-	if s.policy.StallTimeout > 0 {
-		stall = watchStall(b.Net, s.policy.StallTimeout)
-		defer stall.stop()
-	}
 	for {
+		if b.Conn.Park(resume) {
+			return gone, pumpParked
+		}
 		f, err := b.Conn.ReadRelay()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -572,7 +604,7 @@ func (s *Session) pumpBackend(b *Backend) {
 		if s.backend != b {
 			s.mu.Unlock()
 			mc.Recycle(f)
-			return // left by a switch
+			return gone, pumpLeft // left by a switch
 		}
 		state := s.toClient
 		t, known := reg.Type(state, mc.Clientbound, id)
@@ -619,7 +651,7 @@ func (s *Session) pumpBackend(b *Backend) {
 				mc.Recycle(f)
 				if s.client.Conn.Flush() != nil {
 					s.clientNet.Close()
-					return
+					return gone, pumpLeft
 				}
 				continue
 			}
@@ -628,7 +660,7 @@ func (s *Session) pumpBackend(b *Backend) {
 		if !s.isCurrent(b) {
 			s.cw.Unlock()
 			mc.Recycle(f)
-			return // left by a switch meanwhile
+			return gone, pumpLeft // left by a switch meanwhile
 		}
 		if changed != nil {
 			err = s.client.Conn.WritePacket(id, changed.Payload)
@@ -639,9 +671,15 @@ func (s *Session) pumpBackend(b *Backend) {
 		mc.Recycle(f)
 		if err != nil {
 			s.clientNet.Close()
-			return
+			return gone, pumpLeft
 		}
 	}
+	return gone, pumpLost
+}
+
+// lost reports that backend b ended to the policy, unless the session already
+// left it; without a move the player is kicked with the reason.
+func (s *Session) lost(b *Backend, gone Gone) {
 	s.mu.Lock()
 	current := s.backend == b && !s.closed
 	s.mu.Unlock()

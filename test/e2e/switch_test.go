@@ -82,6 +82,15 @@ var buildOnce sync.Once
 var binary string
 var buildErr error
 
+// TestMain removes the binary infrarustBinary built (40 MB in the temp dir per run).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildErr == nil && binary != "" {
+		_ = os.RemoveAll(filepath.Dir(binary))
+	}
+	os.Exit(code)
+}
+
 // infrarustBinary builds ./cmd/infrarust once per test run, so the CLI is tested
 // as operators run it.
 func infrarustBinary(t *testing.T) string {
