@@ -454,6 +454,29 @@ func (c *Conn) WritePacket(id int32, payload []byte) error {
 	return c.writeLocked(buf, true)
 }
 
+// QueuePacket frames a packet as WritePacket does but holds it back: it leaves
+// with the next write (WritePacket, WriteRelay, Flush), in the same system call.
+// A login's Set Compression goes with its Login Success this way, each framed
+// for the compression in force when it is queued.
+func (c *Conn) QueuePacket(id int32, payload []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	buf, err := c.appendFrameLocked(nil, id, payload)
+	if err != nil {
+		return err
+	}
+	if c.pend == nil {
+		c.pend = framePool.Get().(*[]byte)
+	}
+	start := len(*c.pend)
+	*c.pend = append(*c.pend, buf...)
+	if c.enc != nil {
+		b := (*c.pend)[start:]
+		c.enc.XORKeyStream(b, b)
+	}
+	return nil
+}
+
 // appendFrameLocked appends one packet framed for this side's compression.
 func (c *Conn) appendFrameLocked(dst []byte, id int32, payload []byte) ([]byte, error) {
 	var idb [maxVarIntLen]byte

@@ -76,3 +76,50 @@ func (w *countWriter) Write(p []byte) (int, error) {
 	w.writes++
 	return w.Buffer.Write(p)
 }
+
+// A queued packet leaves with the next write, framed for the compression in
+// force when it was queued (a login's Set Compression before its Login
+// Success), byte for byte what two WritePackets would send, encrypted or not.
+func TestQueuePacketLeavesWithTheNextWrite(t *testing.T) {
+	z, err := NewZlib(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := bytes.Repeat([]byte{9}, 16)
+	success := bytes.Repeat([]byte("profile "), 40) // above the threshold: deflated
+	for _, encrypt := range []bool{false, true} {
+		one, queued := &countWriter{}, &countWriter{}
+		a, b := NewConn(nil, one, z), NewConn(nil, queued, z)
+		if encrypt {
+			_ = a.EnableEncryption(secret)
+			_ = b.EnableEncryption(secret)
+		}
+		if err := a.WritePacket(0x03, []byte{64}); err != nil {
+			t.Fatal(err)
+		}
+		_ = a.SetCompression(64)
+		if err := a.WritePacket(0x02, success); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.QueuePacket(0x03, []byte{64}); err != nil {
+			t.Fatal(err)
+		}
+		if queued.writes != 0 {
+			t.Fatalf("encrypt=%v: QueuePacket wrote", encrypt)
+		}
+		_ = b.SetCompression(64)
+		if err := b.WritePacket(0x02, success); err != nil {
+			t.Fatal(err)
+		}
+		if queued.writes != 1 || !bytes.Equal(one.Bytes(), queued.Bytes()) {
+			t.Fatalf("encrypt=%v: %d writes; same bytes as two writes: %v", encrypt, queued.writes, bytes.Equal(one.Bytes(), queued.Bytes()))
+		}
+		// Flush sends a queued packet on its own.
+		if err := b.QueuePacket(0x04, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Flush(); err != nil || queued.writes != 2 {
+			t.Fatalf("encrypt=%v: Flush: %v, %d writes", encrypt, err, queued.writes)
+		}
+	}
+}

@@ -209,7 +209,8 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		return
 	}
 	// From here on the client is in the configuration or play state; kicks are
-	// written for that state.
+	// written for that state. Its Login Acknowledged is read once the backend's
+	// login is done (both answers come during one wait).
 	pl := newPlayer(cn, p.now())
 	var first *session.Backend
 	var stay *session.Stay // the player waits in the limbo first
@@ -256,6 +257,15 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 			return
 		}
 		target = next
+	}
+	_ = cn.c.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout.D())) // a wake may have taken long
+	if err := client.Acknowledged(); err != nil {
+		p.log.Debug("client login did not finish", "player", profile.Name, "client", cn.client, "err", err)
+		if first != nil {
+			first.Net.Close()
+			first.Release()
+		}
+		return
 	}
 	pl.mu.Lock()
 	pl.srv, pl.mode = cn.srv, cn.srv.cfg.ProxyMode

@@ -61,6 +61,12 @@ type waitDir struct {
 	ready bool
 	w     *waiter // while a call waits: kicked once (event, deadline change, Close)
 	fn    func()  // instead of w, while a reader waits without a goroutine (OnReadable)
+	// drained (reads only): the last read(2) filled less than its buffer, so the
+	// socket was empty after it; until an event comes, a read would fail with
+	// EAGAIN and is not made (nginx's way with edge-triggered epoll). ended: the
+	// peer's FIN, a hang-up or an error was seen, after which a short read says
+	// nothing of what is left (the end is still to be read).
+	drained, ended bool
 }
 
 // waiter is what one wait blocks on, taken from the Poller's pool for the wait's
@@ -181,9 +187,15 @@ func (c *Conn) readNow(b []byte) (n int, deadline time.Time, err error) {
 		c.mu.Unlock()
 		return 0, deadline, nil
 	}
-	c.clearReady(dirRead)
+	if c.registered && c.emptyRead() {
+		c.mu.Unlock()
+		return 0, deadline, nil // as EAGAIN, without the system call
+	}
 	n, err = ignoringEINTR(func() (int, error) { return epoll.Read(c.fd, b) })
 	if err != unix.EAGAIN {
+		if err == nil && n > 0 && n < len(b) && c.registered {
+			c.readShort()
+		}
 		c.mu.Unlock()
 		switch {
 		case err != nil:
@@ -254,6 +266,28 @@ func (c *Conn) registerLocked() error {
 	}
 	c.registered = true
 	return nil
+}
+
+// emptyRead is the read direction's clearReady (c.mu held, registered): true
+// when the socket is known to be empty (drained, no event since), so the read
+// is not made.
+func (c *Conn) emptyRead() bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	d := &c.dirs[dirRead]
+	if d.drained && !d.ready && !d.ended {
+		return true
+	}
+	d.ready, d.drained = false, false
+	return false
+}
+
+// readShort notes a read that did not fill its buffer (c.mu held, registered):
+// an event that came meanwhile has set ready, which wins over drained.
+func (c *Conn) readShort() {
+	c.wmu.Lock()
+	c.dirs[dirRead].drained = true
+	c.wmu.Unlock()
 }
 
 // clearReady forgets the direction's past events before a try (c.mu held, so
@@ -332,6 +366,9 @@ func (c *Conn) stopWaiting(dir int, w *waiter) {
 func (c *Conn) notify(events uint32) {
 	c.wmu.Lock()
 	if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+		if events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+			c.dirs[dirRead].ended = true
+		}
 		c.readyLocked(dirRead)
 	}
 	if events&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 {

@@ -690,3 +690,47 @@ func TestOnReadable(t *testing.T) {
 		t.Fatalf("TryRead after the peer closed = %v", err)
 	}
 }
+
+// A read that does not fill its buffer leaves the socket known to be empty, and
+// the next try makes no read(2) until an event says more came: no byte and no
+// end of stream may be missed that way, however the writes fall.
+func TestShortReadsMissNothing(t *testing.T) {
+	for round := range 20 {
+		a, b := pair(t)
+		var want bytes.Buffer
+		go func() {
+			for i := range 200 {
+				chunk := bytes.Repeat([]byte{byte(i)}, 1+(i*37+round)%300)
+				_, _ = b.Write(chunk)
+				if i%(1+round%7) == 0 {
+					time.Sleep(time.Duration(i%3) * 50 * time.Microsecond)
+				}
+			}
+			_ = b.Close()
+		}()
+		for i := range 200 {
+			want.Write(bytes.Repeat([]byte{byte(i)}, 1+(i*37+round)%300))
+		}
+		var got bytes.Buffer
+		buf := make([]byte, 512)
+		_ = a.SetReadDeadline(time.Now().Add(10 * time.Second)) // a missed event fails, not hangs
+		for {
+			n, err := a.TryRead(buf)
+			got.Write(buf[:n])
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				if err := a.WaitReadable(); err != nil {
+					t.Fatalf("round %d: after %d of %d bytes: %v", round, got.Len(), want.Len(), err)
+				}
+			}
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("round %d: read %d bytes, want %d (or they differ)", round, got.Len(), want.Len())
+		}
+	}
+}

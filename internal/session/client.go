@@ -28,6 +28,9 @@ type Client struct {
 	// State is where the client's protocol state machine is: login until
 	// FinishLogin, then configuration (1.20.2+) or play.
 	State mc.State
+	// ackDue: FinishLogin wrote Login Success to a 1.20.2+ client and its Login
+	// Acknowledged is still to be read (Acknowledged).
+	ackDue bool
 }
 
 // ErrProtocol marks a client that broke the login exchange (a wrong packet, a
@@ -102,11 +105,19 @@ func (a *Authenticator) Authenticate(ctx context.Context, c *Client) (auth.Profi
 }
 
 // FinishLogin ends the client's login state as the given identity: compression
-// from threshold on (-1: off), then Login Success; a 1.20.2+ client must
-// acknowledge it and is in the configuration state afterwards.
+// from threshold on (-1: off), then Login Success. A 1.20.2+ client is in the
+// configuration state from then on (its next packets are read in it, and a kick
+// is written in it) and answers with Login Acknowledged, which Acknowledged
+// reads: the proxy logs in to the backend meanwhile, so both answers are waited
+// for once.
 func (c *Client) FinishLogin(p auth.Profile, threshold int) error {
 	if threshold >= 0 && c.Protocol.AtLeast(mc.V1_8) {
-		if err := c.write(mc.PacketSetCompression, mc.SetCompression{Threshold: int32(threshold)}.AppendPayload(nil)); err != nil {
+		id, ok := c.Registry.ID(mc.LoginState, mc.Clientbound, mc.PacketSetCompression)
+		if !ok {
+			return fmt.Errorf("protocol %d has no %s packet", c.Protocol, mc.PacketSetCompression)
+		}
+		// Queued: it leaves with Login Success, in one write.
+		if err := c.Conn.QueuePacket(id, mc.SetCompression{Threshold: int32(threshold)}.AppendPayload(nil)); err != nil {
 			return err
 		}
 		if err := c.Conn.SetCompression(threshold); err != nil {
@@ -121,6 +132,16 @@ func (c *Client) FinishLogin(p auth.Profile, threshold int) error {
 		c.State = mc.PlayState
 		return nil
 	}
+	c.State, c.ackDue = mc.ConfigState, true
+	return nil
+}
+
+// Acknowledged reads the Login Acknowledged FinishLogin left due, if any; it
+// must come before anything else is read from the client.
+func (c *Client) Acknowledged() error {
+	if !c.ackDue {
+		return nil
+	}
 	f, err := c.Conn.ReadFrame()
 	if err != nil {
 		return fmt.Errorf("waiting for login acknowledged: %w", err)
@@ -128,7 +149,7 @@ func (c *Client) FinishLogin(p auth.Profile, threshold int) error {
 	if t, ok := c.Registry.Type(mc.LoginState, mc.Serverbound, f.ID); !ok || t != mc.PacketLoginAcknowledged {
 		return fmt.Errorf("%w: packet 0x%02x where login acknowledged belongs", ErrProtocol, f.ID)
 	}
-	c.State = mc.ConfigState
+	c.ackDue = false
 	return nil
 }
 

@@ -119,6 +119,9 @@ func (s *Server) serve(c net.Conn) (string, error) {
 	if err := client.FinishLogin(session.OfflineProfile(start.Name), s.opts.Threshold); err != nil {
 		return start.Name, err
 	}
+	if err := client.Acknowledged(); err != nil {
+		return start.Name, err
+	}
 	p := &limbo.Player{Conn: client.Conn, Net: c, Registry: reg, State: client.State}
 	err = s.opts.Script(s.ctx, p, start.Name)
 	// Let the client read what the script wrote last (a kick) before closing.
