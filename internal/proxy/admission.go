@@ -468,8 +468,8 @@ func (p *Proxy) finish(cn *conn) {
 }
 
 // detach runs a forwarded session on a fresh goroutine and lets the admission's
-// goroutine end: the deep stack the handshake grew is freed, so an idle player
-// costs two small stacks (one per direction) rather than a large one and a small one.
+// goroutine end: the deep stack the handshake grew is freed (the goroutine
+// forwarder, which copies each direction on a goroutine of its own).
 func (p *Proxy) detach(cn *conn, session func()) {
 	cn.detached = true
 	go func() {

@@ -283,17 +283,27 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	lendBuffers(client.Conn, cn.c)
 	pl.sess = session.New(client, cn.c, p.sessionPolicy(pl))
 	cn.claim.bind(pl.disconnect) // a newer login of this player meanwhile ends it at once
-	p.detach(cn, func() {
-		p.visit(cn, pl, address, func() (up, down int64) {
-			if stay != nil {
-				up, down = pl.sess.RunInLimbo(*stay)
-			} else {
-				up, down = pl.sess.Run(first)
-			}
-			client.Conn.Release()
-			return up, down
-		})
-	})
+	// The session owns the connection from here and finishes it: while the
+	// player and the server are silent it holds no goroutine (session.Start).
+	leave := p.welcome(cn, pl, address)
+	cn.detached = true
+	done := func(up, down int64) {
+		client.Conn.Release()
+		leave(up, down)
+		p.finish(cn)
+	}
+	start := func() { pl.sess.Start(first, done) }
+	if stay != nil {
+		start = func() { pl.sess.StartInLimbo(*stay, done) }
+	}
+	if _, parks := cn.c.(mc.Parker); stay != nil || !parks {
+		// A goroutine is held for the limbo's stay, or for the whole visit by a
+		// socket that cannot park (the goroutine forwarder's): a fresh one, so
+		// the stack the login grew is freed now.
+		go start()
+		return
+	}
+	start() // until the first park; then this goroutine ends
 }
 
 // interceptedConnect wakes cn.srv and logs the player in to one of its

@@ -145,14 +145,14 @@ func (c *Conn) WaitReadable() error {
 // A Conn with a read deadline set never parks (nothing would fire at the
 // deadline); its reader waits the ordinary way.
 func (c *Conn) OnReadable(fn func()) bool {
+	// c.mu is held to the end: a deadline set or a Close meanwhile either comes
+	// first (and is seen here) or finds fn armed (and runs it).
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.fd < 0 || !c.rdl.IsZero() || c.poller.closed() {
-		c.mu.Unlock()
 		return false
 	}
-	err := c.registerLocked()
-	c.mu.Unlock()
-	if err != nil {
+	if c.registerLocked() != nil {
 		return false
 	}
 	c.wmu.Lock()

@@ -58,13 +58,21 @@ const readyPoll = time.Second
 // server waking up, a queue): from the limbo they go to the backend Until
 // gives, and the session goes on as Run's.
 func (s *Session) RunInLimbo(stay Stay) (up, down int64) {
+	return wait(func(done func(up, down int64)) { s.StartInLimbo(stay, done) })
+}
+
+// StartInLimbo is RunInLimbo without holding the caller once the player has
+// left the limbo (the stay holds the calling goroutine): done gets the counts.
+func (s *Session) StartInLimbo(stay Stay, done func(up, down int64)) {
 	err := s.stay(stay)
 	if err == nil {
-		s.pumpClient()
-	} else if !errors.Is(err, limbo.ErrClientLeft) {
+		s.relayClient(done)
+		return
+	}
+	if !errors.Is(err, limbo.ErrClientLeft) {
 		s.Kick(err.Error())
 	}
-	return s.end()
+	done(s.end())
 }
 
 // ToLimbo moves a playing player into the limbo (their server went away and a

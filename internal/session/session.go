@@ -106,6 +106,11 @@ type Session struct {
 	toClient, toServer mc.State
 
 	watch *watchSet // the packet ids policy.Filter sees; nil when none
+
+	// The client's side: resume runs pumpClient again after it parked; onEnd
+	// gets the counts once the client is gone. Set once, before the relay starts.
+	resume func()
+	onEnd  func(up, down int64)
 }
 
 // ErrNotPlaying: the player is still joining (in the configuration phase); a
@@ -134,19 +139,48 @@ func (s *Session) Current() *Backend {
 // until the client leaves; it returns the bytes read from the client and from
 // the backends.
 func (s *Session) Run(first *Backend) (up, down int64) {
+	return wait(func(done func(up, down int64)) { s.Start(first, done) })
+}
+
+// Start is Run without holding the caller: done gets Run's counts once the
+// client is gone. While the client sends nothing no goroutine waits for it: its
+// side parks on the connection as a backend's does (backendPump), so a held
+// player holds no goroutine at all.
+func (s *Session) Start(first *Backend, done func(up, down int64)) {
 	s.mu.Lock()
 	s.backend = first
 	s.spawned = s.client.State == mc.PlayState // an older client is in play from Login Success
 	s.mu.Unlock()
 	s.startPump(first)
-	s.pumpClient()
-	return s.end()
+	s.relayClient(done)
+}
+
+// wait runs start and returns the counts it hands its done.
+func wait(start func(done func(up, down int64))) (up, down int64) {
+	ended := make(chan [2]int64, 1)
+	start(func(up, down int64) { ended <- [2]int64{up, down} })
+	counts := <-ended
+	return counts[0], counts[1]
+}
+
+// relayClient runs the client's side (pumpClient) on the calling goroutine, and
+// again on a new one each time bytes come after it parked; once the client is
+// gone it ends the session and hands done the counts.
+func (s *Session) relayClient(done func(up, down int64)) {
+	s.onEnd = done
+	s.resume = func() {
+		if !s.pumpClient() {
+			s.onEnd(s.end())
+		}
+	}
+	s.resume()
 }
 
 // startPump starts relaying backend b to the client: a backendPump.
 func (s *Session) startPump(b *Backend) {
 	s.pumps.Add(1)
 	p := &backendPump{s: s, b: b}
+	p.resume = p.run // one closure for every park
 	if s.policy.StallTimeout > 0 {
 		p.stall = watchStall(b.Net, s.policy.StallTimeout)
 	}
@@ -155,12 +189,13 @@ func (s *Session) startPump(b *Backend) {
 
 // backendPump relays one backend's frames to the client. While the backend is
 // silent it holds no goroutine: it parks on the connection (mc.Conn.Park) and
-// run starts again when bytes arrive, so a held player costs one parked
-// goroutine (the client's) instead of two.
+// run starts again when bytes arrive. The client's side does the same
+// (relayClient), so a held player costs no goroutine.
 type backendPump struct {
-	s     *Session
-	b     *Backend
-	stall *stallWatch
+	s      *Session
+	b      *Backend
+	stall  *stallWatch
+	resume func()
 }
 
 // How one run of a pump ended.
@@ -173,7 +208,7 @@ const (
 )
 
 func (p *backendPump) run() {
-	gone, end := p.s.pumpBackend(p.b, p.stall, p.run)
+	gone, end := p.s.pumpBackend(p.b, p.stall, p.resume)
 	if end == pumpParked {
 		return
 	}
@@ -470,13 +505,17 @@ func (s *Session) failSwitch(next *Backend) {
 
 // pumpClient relays the client's frames to the backend of the moment, keeps
 // track of its protocol state, remembers its settings for the next backend and
-// completes a switch when the client acknowledges it.
-func (s *Session) pumpClient() {
+// completes a switch when the client acknowledges it. It returns true when it
+// parked (s.resume runs it again when bytes come), false once the client is gone.
+func (s *Session) pumpClient() (parked bool) {
 	reg := s.client.Registry
 	for {
 		s.mu.Lock()
-		s.awaiting = true
+		s.awaiting = true // and while parked: a poke's deadline runs s.resume
 		s.mu.Unlock()
+		if s.client.Conn.Park(s.resume) {
+			return true
+		}
 		err := s.client.Conn.Await()
 		s.mu.Lock()
 		s.awaiting = false
@@ -493,21 +532,21 @@ func (s *Session) pumpClient() {
 				if !errors.Is(err, limbo.ErrClientLeft) {
 					s.Kick(err.Error())
 				}
-				return
+				return false
 			}
 			continue
 		}
 		if err != nil {
-			return
+			return false
 		}
 		f, err := s.client.Conn.ReadRelay()
 		if err != nil {
-			return
+			return false
 		}
 		id, err := s.client.Conn.PeekID(f)
 		if err != nil {
 			mc.Recycle(f)
-			return
+			return false
 		}
 		s.mu.Lock()
 		s.up += int64(len(f.Bytes))
