@@ -465,16 +465,22 @@ func (c *Conn) QueuePacket(id int32, payload []byte) error {
 	if err != nil {
 		return err
 	}
+	c.pendLocked(buf)
+	return nil
+}
+
+// pendLocked appends a frame to the batch, encrypted when encryption is on (the
+// batch's buffer comes from the frame pool).
+func (c *Conn) pendLocked(frame []byte) {
 	if c.pend == nil {
 		c.pend = framePool.Get().(*[]byte)
 	}
 	start := len(*c.pend)
-	*c.pend = append(*c.pend, buf...)
+	*c.pend = append(*c.pend, frame...)
 	if c.enc != nil {
 		b := (*c.pend)[start:]
 		c.enc.XORKeyStream(b, b)
 	}
-	return nil
 }
 
 // appendFrameLocked appends one packet framed for this side's compression.
@@ -553,18 +559,10 @@ func (c *Conn) WriteRelay(f RawFrame, more bool) error {
 		return c.WriteRaw(f)
 	}
 	defer c.wmu.Unlock()
-	if c.pend == nil {
-		if !more {
-			return c.writeLocked(f.Bytes, false)
-		}
-		c.pend = framePool.Get().(*[]byte)
+	if c.pend == nil && !more {
+		return c.writeLocked(f.Bytes, false)
 	}
-	start := len(*c.pend)
-	*c.pend = append(*c.pend, f.Bytes...)
-	if c.enc != nil {
-		b := (*c.pend)[start:]
-		c.enc.XORKeyStream(b, b)
-	}
+	c.pendLocked(f.Bytes)
 	if more && len(*c.pend) < batchSize {
 		return nil
 	}
@@ -604,12 +602,7 @@ func (c *Conn) writePendLocked() error {
 // pending relay batch goes out first, in the same write.
 func (c *Conn) writeLocked(buf []byte, owned bool) error {
 	if c.pend != nil {
-		start := len(*c.pend)
-		*c.pend = append(*c.pend, buf...)
-		if c.enc != nil {
-			b := (*c.pend)[start:]
-			c.enc.XORKeyStream(b, b)
-		}
+		c.pendLocked(buf)
 		return c.writePendLocked()
 	}
 	if c.enc != nil {
