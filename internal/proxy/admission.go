@@ -74,15 +74,23 @@ type conn struct {
 	transport     []hooks.TransportFilter // the transport filters that let it through
 	transportConn *hooks.TransportConn    // what they were shown
 
-	claim     *claim // the player's identity, held for the connection's life (identity.go)
-	perIPHeld bool   // a max_connections_per_ip slot is held
-	premium   bool   // proved the ownership of a paid account ([auth_limbo.premium]): no password login
-	// The password login's state of the name on an "auth" server: checked
-	// (remembered looked up once), remembered (no /login), unproven (it owes a
-	// /login: its claim may not replace another session; identity.go).
-	authChecked, remembered, unproven bool
-	detached                          bool // a session goroutine owns the connection now and will finish it
+	claim     *claim    // the player's identity, held for the connection's life (identity.go)
+	perIPHeld bool      // a max_connections_per_ip slot is held
+	premium   bool      // proved the ownership of a paid account ([auth_limbo.premium]): no password login
+	proof     nameProof // what an "auth" server's password login knows of the name (authlimbo.go)
+	detached  bool      // a session goroutine owns the connection now and will finish it
 }
+
+// nameProof is what the password login of an "auth" server knows of a
+// connection's name, looked up once per login.
+type nameProof uint8
+
+const (
+	nameUnchecked  nameProof = iota // not looked up: no "auth" server on the way (yet)
+	nameRemembered                  // remembered from this address: no /login
+	nameOwed                        // owes a /login: its claim may not replace another session (identity.go)
+	nameLoggedIn                    // its /login or /register passed
+)
 
 // rejection is a step's "no": the metric reason, a detail for the debug log and,
 // for a login, the text the player reads ("" closes without a word, as for a

@@ -138,7 +138,7 @@ func (p *Proxy) gateStay(cn *conn, pl *onlinePlayer, target *server) (*session.S
 // its claim is unproven until it logs in.
 func (p *Proxy) checkRemembered(cn *conn, srv *server) error {
 	svc := p.state.Load().auth
-	if cn.authChecked || svc == nil || !srv.cfg.HasLimbo(config.LimboAuth) || srv.cfg.ProxyMode != config.ModeOffline || cn.premium {
+	if cn.proof != nameUnchecked || svc == nil || !srv.cfg.HasLimbo(config.LimboAuth) || srv.cfg.ProxyMode != config.ModeOffline || cn.premium {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), authLookup)
@@ -147,7 +147,10 @@ func (p *Proxy) checkRemembered(cn *conn, srv *server) error {
 	if err != nil {
 		return p.authUnavailable(cn, err)
 	}
-	cn.authChecked, cn.remembered, cn.unproven = true, ok, !ok
+	cn.proof = nameOwed
+	if ok {
+		cn.proof = nameRemembered
+	}
 	return nil
 }
 
@@ -178,8 +181,11 @@ func (p *Proxy) authWaitFor(cn *conn, pl *onlinePlayer, target *server) (*authWa
 	if err := p.checkRemembered(cn, target); err != nil { // a redirect to an "auth" server: not looked up yet
 		return nil, err
 	}
-	if cn.remembered {
+	switch cn.proof {
+	case nameRemembered:
 		p.met.Auth("remembered")
+		return nil, nil
+	case nameLoggedIn: // this connection proved the name already
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), authLookup)

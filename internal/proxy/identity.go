@@ -60,7 +60,7 @@ func (p *Proxy) claimIdentity(cn *conn) error {
 	old := ps.claims[key]
 	// A login that has not proven the name yet (it owes a /login) never ends
 	// the session of the one who has: it is refused instead, whatever the policy.
-	if old != nil && (cn.st.cfg.DuplicateLogin == config.DuplicateRefuse || cn.unproven) {
+	if old != nil && (cn.st.cfg.DuplicateLogin == config.DuplicateRefuse || cn.proof == nameOwed) {
 		ps.mu.Unlock()
 		return refuse("duplicate", "already online: "+key, kickAlreadyOnline)
 	}
@@ -70,7 +70,7 @@ func (p *Proxy) claimIdentity(cn *conn) error {
 	ps.claims[key] = c
 	ps.mu.Unlock()
 	cn.claim = c
-	if f := p.opts.Sessions; f != nil && !cn.unproven {
+	if f := p.opts.Sessions; f != nil && cn.proof != nameOwed {
 		f.Claimed(key, c.at) // the other proxies of the fleet settle theirs (never waits)
 	}
 	if old != nil {
@@ -87,10 +87,10 @@ func (p *Proxy) claimIdentity(cn *conn) error {
 // proven marks cn's name as proven (its /login or /register passed): from
 // now on its claim counts across the fleet as any other login's does.
 func (p *Proxy) proven(cn *conn) {
-	if !cn.unproven {
+	if cn.proof != nameOwed {
 		return
 	}
-	cn.unproven = false
+	cn.proof = nameLoggedIn
 	if f := p.opts.Sessions; f != nil && cn.claim != nil {
 		f.Claimed(cn.claim.key, p.now())
 	}

@@ -24,7 +24,7 @@ func TestUnprovenLoginNeverReplaces(t *testing.T) {
 	if err := p.claimIdentity(owner); err != nil {
 		t.Fatal(err)
 	}
-	impostor := &conn{st: st, player: "Steve", uuid: id, unproven: true}
+	impostor := &conn{st: st, player: "Steve", uuid: id, proof: nameOwed}
 	if err := p.claimIdentity(impostor); err == nil {
 		t.Fatal("an unproven login took the name from the player online")
 	}
@@ -35,7 +35,7 @@ func TestUnprovenLoginNeverReplaces(t *testing.T) {
 		t.Fatalf("the fleet was told %d claims, want the owner's only", len(fleet.keys))
 	}
 	// Unproven with the name free: it claims locally, and tells the fleet once proven.
-	other := &conn{st: st, player: "Alex", uuid: "40f5db53-a47a-33ee-b1f6-db0e20deded4", unproven: true}
+	other := &conn{st: st, player: "Alex", uuid: "40f5db53-a47a-33ee-b1f6-db0e20deded4", proof: nameOwed}
 	if err := p.claimIdentity(other); err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestUnprovenLoginNeverReplaces(t *testing.T) {
 		t.Fatal("an unproven claim was announced to the fleet")
 	}
 	p.proven(other)
-	if len(fleet.keys) != 2 || other.unproven {
+	if len(fleet.keys) != 2 || other.proof == nameOwed {
 		t.Fatalf("a proven claim was not announced: %v", fleet.keys)
 	}
 }
