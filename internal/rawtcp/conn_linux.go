@@ -149,24 +149,11 @@ func (c *Conn) OnReadable(fn func()) bool {
 	// first (and is seen here) or finds fn armed (and runs it).
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.fd < 0 || !c.rdl.IsZero() || c.poller.closed() {
+	if c.fd < 0 || !c.rdl.IsZero() || c.registerLocked() != nil {
 		return false
 	}
-	if c.registerLocked() != nil {
-		return false
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	d := &c.dirs[dirRead]
-	if c.closed || d.ready || d.w != nil || d.fn != nil {
-		return false
-	}
-	d.fn = fn
-	if c.poller.closed() { // after d.fn is set: Close's wakeAll sees it, or we see this
-		d.fn = nil
-		return false
-	}
-	return true
+	armed, _ := c.arm(dirRead, nil, fn)
+	return armed
 }
 
 // readNow is one read(2) without waiting: n bytes, or 0 and no error when the
@@ -310,23 +297,10 @@ func (c *Conn) wait(dir int, deadline time.Time) error {
 			return os.ErrDeadlineExceeded
 		}
 	}
-	c.wmu.Lock()
-	d := &c.dirs[dir]
-	if c.closed {
-		c.wmu.Unlock()
-		return errClosed
-	}
-	if d.ready {
-		c.wmu.Unlock()
-		return nil
-	}
 	w := c.poller.waiter()
-	d.w = w
-	c.wmu.Unlock()
 	defer c.poller.putWaiter(w)
-	if c.poller.closed() { // after d.w is set: Close's wakeAll sees it, or we see this
-		c.stopWaiting(dir, w)
-		return ErrPollerClosed
+	if armed, err := c.arm(dir, w, nil); !armed {
+		return err
 	}
 	if until == 0 {
 		<-w.ch
@@ -345,6 +319,32 @@ func (c *Conn) wait(dir int, deadline time.Time) error {
 		c.stopWaiting(dir, w)
 		return os.ErrDeadlineExceeded
 	}
+}
+
+// arm puts a waiter on the direction: w, whose channel a goroutine waits on,
+// or fn, run on a goroutine of its own (OnReadable). Whoever kicks the
+// direction later (an event, a deadline change, Close, the Poller's Close)
+// finds it. Not armed, and nil: an event came since the last try, read again;
+// an error: nothing will come. A direction has one reader (rmu, wrmu), so a
+// second fn is refused.
+func (c *Conn) arm(dir int, w *waiter, fn func()) (bool, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	d := &c.dirs[dir]
+	switch {
+	case c.closed:
+		return false, errClosed
+	case c.poller.closed(): // under wmu: the Poller's Close kicks after us, or we see it
+		return false, ErrPollerClosed
+	case d.ready, fn != nil && (d.fn != nil || d.w != nil):
+		return false, nil
+	}
+	if w != nil {
+		d.w = w
+	} else {
+		d.fn = fn
+	}
+	return true, nil
 }
 
 // stopWaiting takes w back from the direction; if a kick got there first, its
