@@ -292,18 +292,13 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		leave(up, down)
 		p.finish(cn)
 	}
-	start := func() { pl.sess.Start(first, done) }
+	// On a fresh goroutine, so the stack the login grew is freed now: a limbo
+	// stay holds its goroutine, and so does a socket that cannot park.
 	if stay != nil {
-		start = func() { pl.sess.StartInLimbo(*stay, done) }
+		go pl.sess.StartInLimbo(*stay, done)
+	} else {
+		go pl.sess.Start(first, done)
 	}
-	if _, parks := cn.c.(mc.Parker); stay != nil || !parks {
-		// A goroutine is held for the limbo's stay, or for the whole visit by a
-		// socket that cannot park (the goroutine forwarder's): a fresh one, so
-		// the stack the login grew is freed now.
-		go start()
-		return
-	}
-	start() // until the first park; then this goroutine ends
 }
 
 // interceptedConnect wakes cn.srv and logs the player in to one of its
