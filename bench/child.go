@@ -18,9 +18,31 @@ type child struct {
 	done chan struct{}
 }
 
+// childDir makes a child's working directory (prefix names it) with n free
+// local addresses for it to listen on, and lets write put its configuration
+// there; on any failure the directory is removed.
+func childDir(prefix string, n int, write func(dir string, addrs []string) error) (string, []string, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	addrs := make([]string, n)
+	for i := range addrs {
+		if addrs[i], err = freeAddr(); err != nil {
+			os.RemoveAll(dir)
+			return "", nil, err
+		}
+	}
+	if err := write(dir, addrs); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return dir, addrs, nil
+}
+
 // startChild runs path with args in dir, its output to out, and waits until
 // every address in listen takes connections. On failure the process is
-// stopped; dir is left for the caller.
+// stopped; dir is left for the caller (Gate's log is read there).
 func startChild(dir string, out io.Writer, listen []string, path string, args ...string) (*child, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Dir = dir

@@ -51,37 +51,27 @@ func gateConfig(addr, backend, mode, sessionServer string, threshold int) string
 }
 
 func startGate(path, mode string, spec proxySpec) (*gateTarget, error) {
-	backend := ""
-	for _, r := range spec.routes {
-		if r.mode == mode {
-			backend = r.backend
-		}
-	}
+	backend := spec.routeBackend(mode)
 	if backend == "" {
 		return nil, fmt.Errorf("gate: no %s route in the run", mode)
 	}
-	dir, err := os.MkdirTemp("", "mcbench-gate-")
-	if err != nil {
-		return nil, err
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	cfg := filepath.Join(dir, "config.yml")
-	if err := os.WriteFile(cfg, []byte(gateConfig(addr, backend, mode, spec.sessionServer, spec.threshold)), 0o644); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
 	// Gate logs every login at its default verbosity: to a file, so the run's
 	// own output stays readable.
-	log, err := os.Create(filepath.Join(dir, "gate.log"))
+	var log *os.File
+	dir, addrs, err := childDir("mcbench-gate-", 1, func(dir string, addrs []string) error {
+		cfg := gateConfig(addrs[0], backend, mode, spec.sessionServer, spec.threshold)
+		if err := os.WriteFile(filepath.Join(dir, "config.yml"), []byte(cfg), 0o644); err != nil {
+			return err
+		}
+		var err error
+		log, err = os.Create(filepath.Join(dir, "gate.log"))
+		return err
+	})
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
-	c, err := startChild(dir, log, []string{addr}, path, "--config", cfg)
+	addr := addrs[0]
+	c, err := startChild(dir, log, addrs, path, "--config", filepath.Join(dir, "config.yml"))
 	if err != nil {
 		log.Close()
 		return nil, fmt.Errorf("%w (its log: %s)", err, log.Name())

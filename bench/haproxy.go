@@ -50,41 +50,25 @@ backend mc
 }
 
 func startHAProxy(path string, spec proxySpec, fileLimit uint64) (*haproxyTarget, error) {
-	dir, err := os.MkdirTemp("", "mcbench-haproxy-")
-	if err != nil {
-		return nil, err
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	mcAddr, err := freeAddr()
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	mcBackend := ""
-	for _, r := range spec.routes {
-		if r.mode == modePassthrough {
-			mcBackend = r.backend
-		}
-	}
+	mcBackend := spec.routeBackend(modePassthrough)
 	if mcBackend == "" {
 		mcBackend = spec.backend
 	}
 	maxconn := max(int(fileLimit)/2-64, 256)
-	cfg := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(cfg, []byte(haproxyConfig(addr, spec.backend, mcAddr, mcBackend, maxconn)), 0o644); err != nil {
-		os.RemoveAll(dir)
+	// Two addresses: fakemc's frontend and the Minecraft one.
+	dir, addrs, err := childDir("mcbench-haproxy-", 2, func(dir string, addrs []string) error {
+		cfg := haproxyConfig(addrs[0], spec.backend, addrs[1], mcBackend, maxconn)
+		return os.WriteFile(filepath.Join(dir, "haproxy.cfg"), []byte(cfg), 0o644)
+	})
+	if err != nil {
 		return nil, err
 	}
-	c, err := startChild(dir, os.Stderr, []string{addr, mcAddr}, path, "-db", "-f", cfg)
+	c, err := startChild(dir, os.Stderr, addrs, path, "-db", "-f", filepath.Join(dir, "haproxy.cfg"))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	return &haproxyTarget{child: c, addr: addr, mcAddr: mcAddr}, nil
+	return &haproxyTarget{child: c, addr: addrs[0], mcAddr: addrs[1]}, nil
 }
 
 // waitListening waits up to 10 s until addr takes connections, or the process ends.

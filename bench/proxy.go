@@ -45,6 +45,16 @@ type route struct {
 	id, host, mode, backend string
 }
 
+// routeBackend is the backend of the spec's route in mode ("" when it has none).
+func (s proxySpec) routeBackend(mode string) string {
+	for _, r := range s.routes {
+		if r.mode == mode {
+			return r.backend
+		}
+	}
+	return ""
+}
+
 // servers is every server of the spec, bench.local first.
 func (s proxySpec) servers() []route {
 	return append([]route{{id: "bench", host: benchHost, mode: "passthrough", backend: s.backend}}, s.routes...)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"net"
 	"os"
@@ -292,7 +293,7 @@ func (r *runner) start(u *underTest) error {
 		t, err = startInProcess(spec)
 	}
 	if err != nil {
-		return fmt.Errorf("proxy %s: %w", u.name, err)
+		return fmt.Errorf("proxy %s: %w", cmp.Or(u.name, "infrarust"), err)
 	}
 	u.t = t
 	return nil

@@ -65,24 +65,14 @@ func freeAddr() (string, error) {
 }
 
 func startBinary(path string, spec proxySpec) (*binaryProxy, error) {
-	dir, err := os.MkdirTemp("", "mcbench-binary-")
+	// Two addresses: the proxy's and the admin API's.
+	dir, addrs, err := childDir("mcbench-binary-", 2, func(dir string, addrs []string) error {
+		return writeBinaryConfig(dir, spec, addrs[0], addrs[1])
+	})
 	if err != nil {
 		return nil, err
 	}
-	addr, err := freeAddr()
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	web, err := freeAddr()
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	if err := writeBinaryConfig(dir, spec, addr, web); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
+	addr, web := addrs[0], addrs[1]
 	// The listener defers accept until bytes arrive, so a bare connect proves it
 	// listens without costing the proxy a connection.
 	c, err := startChild(dir, os.Stderr, []string{addr}, path, "serve", "--config", filepath.Join(dir, "infrarust.toml"), "--log-level", "warn")

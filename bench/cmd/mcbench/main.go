@@ -94,16 +94,23 @@ func main() {
 		}
 		// One profile spans from the first proxied run to the end: select one workload
 		// with --only to profile just that storm.
+		started := false
 		o.BeforeWorkload = func(string) {
-			if *memProf != "" && cpuFile == nil {
+			if started {
+				return
+			}
+			started = true
+			if *memProf != "" {
 				writeHeap(*memProf + ".base")
 			}
-			if cpuFile == nil {
+			if *cpuProf != "" {
 				f, err := os.Create(*cpuProf)
-				if *cpuProf == "" {
-					f, err = os.CreateTemp("", "mcbench-cpu-")
+				if err == nil {
+					err = pprof.StartCPUProfile(f)
 				}
-				if err == nil && pprof.StartCPUProfile(f) == nil {
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "mcbench: --cpuprofile: %v\n", err)
+				} else {
 					cpuFile = f
 				}
 			}
