@@ -93,27 +93,34 @@ func (p *pipeWaiter) WaitReadable() error {
 	return nil
 }
 
+// encodedFrames is n packets as they cross the wire, one slice each: packet i
+// has id i and size(i) bytes of i, encrypted with testSecret if asked.
+func encodedFrames(t *testing.T, n int, size func(i int) int, encrypted bool) [][]byte {
+	t.Helper()
+	var wire bytes.Buffer
+	w := NewConn(nil, &wire, nil)
+	if encrypted {
+		if err := w.EnableEncryption(testSecret); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frames := make([][]byte, n)
+	for i := range frames {
+		start := wire.Len()
+		if err := w.WritePacket(int32(i), bytes.Repeat([]byte{byte(i)}, size(i))); err != nil {
+			t.Fatal(err)
+		}
+		frames[i] = append([]byte(nil), wire.Bytes()[start:]...)
+	}
+	return frames
+}
+
 // A lending Conn holds no buffer while it waits between frames, still reads
 // frames that arrive in pieces (the rest of a frame is waited for with the
 // buffer held), encrypted or not, and ends with io.EOF.
 func TestConnLendsItsBufferWhileWaiting(t *testing.T) {
 	for _, encrypted := range []bool{false, true} {
-		var wire bytes.Buffer
-		w := NewConn(nil, &wire, nil)
-		if encrypted {
-			if err := w.EnableEncryption(testSecret); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var frames [][]byte
-		for i := range 40 {
-			payload := bytes.Repeat([]byte{byte(i)}, (i*131)%9000)
-			start := wire.Len()
-			if err := w.WritePacket(int32(i), payload); err != nil {
-				t.Fatal(err)
-			}
-			frames = append(frames, append([]byte(nil), wire.Bytes()[start:]...))
-		}
+		frames := encodedFrames(t, 40, func(i int) int { return (i * 131) % 9000 }, encrypted)
 		src := newPipeWaiter()
 		r := NewConn(GetReader(src), io.Discard, nil)
 		src.conn = r
@@ -199,24 +206,13 @@ func (p *parkingPipe) wake() {
 // pieces is read whole, holding the buffer), encrypted or not, and sees the end.
 func TestConnParksBetweenFrames(t *testing.T) {
 	for _, encrypted := range []bool{false, true} {
-		var wire bytes.Buffer
-		w := NewConn(nil, &wire, nil)
+		// 31: the last comes with the one before (i%4 == 2).
+		frames := encodedFrames(t, 31, func(i int) int { return (i * 197) % 7000 }, encrypted)
 		r := NewConn(nil, io.Discard, nil)
 		if encrypted {
-			if err := w.EnableEncryption(testSecret); err != nil {
-				t.Fatal(err)
-			}
 			if err := r.EnableEncryption(testSecret); err != nil {
 				t.Fatal(err)
 			}
-		}
-		var frames [][]byte
-		for i := range 31 { // the last comes with the one before (i%4 == 2)
-			start := wire.Len()
-			if err := w.WritePacket(int32(i), bytes.Repeat([]byte{byte(i)}, (i*197)%7000)); err != nil {
-				t.Fatal(err)
-			}
-			frames = append(frames, append([]byte(nil), wire.Bytes()[start:]...))
 		}
 		src := &parkingPipe{pipeWaiter: newPipeWaiter(), parked: make(chan bool, 100)}
 		src.conn = r
