@@ -80,7 +80,10 @@ type Waiter interface {
 // given back whenever c has read all it holds and must wait for more, taken
 // again when src has bytes, so an idle session holds no read buffer. src is
 // what br reads from. From here c owns br: Release gives it back.
-func (c *Conn) LendBuffers(src Waiter) { c.lend = &lender{src: src} }
+func (c *Conn) LendBuffers(src Waiter) {
+	p, _ := src.(Parker)
+	c.lend = &lender{src: src, parker: p}
+}
 
 // Release gives c's read buffer back to the pool; the owner calls it once
 // nothing reads c any more.
@@ -94,8 +97,9 @@ func (c *Conn) Release() {
 // lender is the source of a lent buffer: its first read after a loan does not
 // wait, so a buffer is only ever held while bytes are there to read.
 type lender struct {
-	src   Waiter
-	first bool
+	src    Waiter
+	parker Parker // src, when it can call back (Park); nil otherwise
+	first  bool
 }
 
 // errWouldBlock is a first read that found nothing: the buffer goes back.
@@ -165,17 +169,13 @@ type Parker interface {
 // goroutine returns. false: read on (a frame or an error is there, or c's
 // source cannot park).
 func (c *Conn) Park(resume func()) bool {
-	if c.lend == nil {
-		return false
-	}
-	p, ok := c.lend.src.(Parker)
-	if !ok {
+	if c.lend == nil || c.lend.parker == nil {
 		return false
 	}
 	if ok, err := c.fill(); ok || err != nil {
 		return false
 	}
-	return p.OnReadable(resume)
+	return c.lend.parker.OnReadable(resume)
 }
 
 // ReaderSize is the size of the pooled read buffers.
