@@ -107,10 +107,9 @@ type Session struct {
 
 	watch *watchSet // the packet ids policy.Filter sees; nil when none
 
-	// The client's side: resume runs pumpClient again after it parked; onEnd
-	// gets the counts once the client is gone. Set once, before the relay starts.
+	// resume runs the client's side (pumpClient) again after it parked, and ends
+	// the session once the client is gone; set once, before the relay starts.
 	resume func()
-	onEnd  func(up, down int64)
 }
 
 // ErrNotPlaying: the player is still joining (in the configuration phase); a
@@ -167,10 +166,9 @@ func wait(start func(done func(up, down int64))) (up, down int64) {
 // again on a new one each time bytes come after it parked; once the client is
 // gone it ends the session and hands done the counts.
 func (s *Session) relayClient(done func(up, down int64)) {
-	s.onEnd = done
 	s.resume = func() {
 		if !s.pumpClient() {
-			s.onEnd(s.end())
+			done(s.end())
 		}
 	}
 	s.resume()
