@@ -142,12 +142,15 @@ func (b *Bus) Publish(typ Type, data any) {
 	if b == nil {
 		return
 	}
-	ev := Event{Type: typ, Time: b.now().UTC(), Data: data}
 	b.mu.RLock()
 	defer b.mu.RUnlock()
+	var ev Event
 	for s := range b.subs {
 		if !s.wants(typ) {
 			continue
+		}
+		if ev.Type == "" {
+			ev = Event{Type: typ, Time: b.now().UTC(), Data: data}
 		}
 		select {
 		case s.ch <- ev:
@@ -155,6 +158,22 @@ func (b *Bus) Publish(typ Type, data any) {
 			s.missed.Add(1)
 		}
 	}
+}
+
+// Wants reports that a subscriber would receive an event of typ: a publisher
+// on a hot path builds the event only then (boxing it for Publish allocates).
+func (b *Bus) Wants(typ Type) bool {
+	if b == nil {
+		return false
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for s := range b.subs {
+		if s.wants(typ) {
+			return true
+		}
+	}
+	return false
 }
 
 // Subscribe returns a subscription with its own bounded buffer; no types means all.

@@ -44,3 +44,30 @@ func TestFanOutFilterAndLag(t *testing.T) {
 		t.Fatal("Next must return when the context ends")
 	}
 }
+
+// Wants says whether a subscriber would take an event of a type: none while
+// nobody listens, then only the types a subscription asked for (all for one
+// that asked for none), and none again once they close.
+func TestWants(t *testing.T) {
+	b := NewBus()
+	if b.Wants(PlayerJoin) {
+		t.Fatal("wanted with no subscriber")
+	}
+	var nilBus *Bus
+	if nilBus.Wants(PlayerJoin) {
+		t.Fatal("a nil bus wants events")
+	}
+	health := b.Subscribe(1, BackendHealthChange)
+	if b.Wants(PlayerJoin) || !b.Wants(BackendHealthChange) {
+		t.Fatalf("with a health subscriber: join %v, health %v", b.Wants(PlayerJoin), b.Wants(BackendHealthChange))
+	}
+	all := b.Subscribe(1)
+	if !b.Wants(PlayerJoin) {
+		t.Fatal("a subscriber to every type does not want joins")
+	}
+	all.Close()
+	health.Close()
+	if b.Wants(BackendHealthChange) {
+		t.Fatal("wanted after every subscriber closed")
+	}
+}

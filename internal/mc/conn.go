@@ -100,6 +100,7 @@ type lender struct {
 	src    Waiter
 	parker Parker // src, when it can call back (Park); nil otherwise
 	first  bool
+	eof    bool // src has ended: no read is made again
 }
 
 // errWouldBlock is a first read that found nothing: the buffer goes back.
@@ -134,7 +135,9 @@ func (c *Conn) refill() error {
 }
 
 // fill makes c hold a buffer with bytes in it (true), or none when nothing has
-// arrived (false, no error); an error is the read's (c holds the buffer).
+// arrived (false, no error) or the read failed (false, its error). The buffer
+// goes back on an error too, so a session's end leaves none to the collector;
+// the end of the stream is remembered, so it costs one read(2), not one per call.
 func (c *Conn) fill() (bool, error) {
 	if c.br != nil {
 		if c.br.Buffered() > 0 {
@@ -143,16 +146,23 @@ func (c *Conn) fill() (bool, error) {
 		PutReader(c.br)
 		c.br = nil
 	}
+	if c.lend.eof {
+		return false, io.EOF
+	}
 	br := readerPool.Get().(*bufio.Reader)
 	c.lend.first = true
 	br.Reset(c.lend)
 	_, err := br.Peek(1)
-	if err == errWouldBlock {
+	if err != nil { // nothing buffered: Peek(1) fails only short of a byte
 		PutReader(br)
-		return false, nil
+		if err == errWouldBlock {
+			return false, nil
+		}
+		c.lend.eof = err == io.EOF
+		return false, err
 	}
 	c.br = br
-	return true, err
+	return true, nil
 }
 
 // A Parker is a Waiter that can call back instead of being waited on
@@ -292,46 +302,57 @@ type RawFrame struct {
 	// Bytes is the whole frame, length prefix included; for a compressed
 	// connection the content is still in compressed form.
 	Bytes     []byte
-	body      int   // offset of the packet content (after the prefix and data length)
-	dataLen   int32 // declared uncompressed size; 0 when the content is plain
-	threshold int   // threshold of the connection it was read on
-	pooled    bool  // Bytes came from the frame pool (ReadRelay)
+	body      int     // offset of the packet content (after the prefix and data length)
+	dataLen   int32   // declared uncompressed size; 0 when the content is plain
+	threshold int     // threshold of the connection it was read on
+	box       *[]byte // the frame pool's buffer Bytes was read into (ReadRelay); nil otherwise
 }
 
 // Compressed reports whether the frame's content is deflated.
 func (f RawFrame) Compressed() bool { return f.dataLen > 0 }
+
+// streamError is a read or write of the connection that failed, under the
+// step's name (errors.Is and As see the cause). It is formatted only when
+// printed: every session ends with one (the peer's close), and few are shown.
+type streamError struct {
+	step string
+	err  error
+}
+
+func (e *streamError) Error() string { return "mc: " + e.step + ": " + e.err.Error() }
+func (e *streamError) Unwrap() error { return e.err }
 
 // ReadRaw reads the next frame without inflating it. The wire length is
 // bounded by MaxFrameSize and a declared uncompressed size by the read limit;
 // a compressed frame declaring less than the threshold is refused, as vanilla
 // refuses it. A clean close before the first byte matches io.EOF.
 func (c *Conn) ReadRaw() (RawFrame, error) {
-	return c.readRaw(nil)
+	return c.readRaw(false)
 }
 
 // ReadRelay is ReadRaw into a pooled buffer, taken once the frame's first bytes
 // have arrived (an idle reader holds none). Pass the frame to Recycle once it
 // has been written on.
 func (c *Conn) ReadRelay() (RawFrame, error) {
-	return c.readRaw(&framePool)
+	return c.readRaw(true)
 }
 
 // Recycle gives a ReadRelay frame's buffer back; f must not be used afterwards.
 func Recycle(f RawFrame) {
-	if f.pooled && cap(f.Bytes) <= 4*batchSize {
-		b := f.Bytes[:0]
-		framePool.Put(&b)
+	if f.box != nil && cap(f.Bytes) <= 4*batchSize {
+		*f.box = f.Bytes[:0] // the box goes back with the buffer: a Put allocates nothing
+		framePool.Put(f.box)
 	}
 }
 
-func (c *Conn) readRaw(pool *sync.Pool) (RawFrame, error) {
+func (c *Conn) readRaw(pooled bool) (RawFrame, error) {
 	var prefix [maxVarIntLen]byte
 	if err := c.refill(); err != nil {
-		return RawFrame{}, fmt.Errorf("mc: read frame length: %w", err)
+		return RawFrame{}, &streamError{"read frame length", err}
 	}
 	n, plen, err := c.readVarInt(&prefix)
 	if err != nil {
-		return RawFrame{}, fmt.Errorf("mc: read frame length: %w", err)
+		return RawFrame{}, &streamError{"read frame length", err}
 	}
 	if n <= 0 {
 		return RawFrame{}, fmt.Errorf("mc: frame length %d: %w", n, ErrMalformed)
@@ -341,8 +362,10 @@ func (c *Conn) readRaw(pool *sync.Pool) (RawFrame, error) {
 	}
 	// Size the buffer by what has arrived, never by the declared length alone.
 	var raw []byte
-	if pool != nil {
-		raw = (*pool.Get().(*[]byte))[:plen]
+	var box *[]byte
+	if pooled {
+		box = framePool.Get().(*[]byte)
+		raw = (*box)[:plen]
 	} else {
 		raw = make([]byte, plen, plen+min(int(n), max(firstChunk, c.br.Buffered())))
 	}
@@ -350,7 +373,7 @@ func (c *Conn) readRaw(pool *sync.Pool) (RawFrame, error) {
 	if raw, err = c.readAppend(raw, int(n)); err != nil {
 		return RawFrame{}, fmt.Errorf("mc: read frame body (%d bytes declared): %w", n, err)
 	}
-	f := RawFrame{Bytes: raw, body: plen, threshold: c.rThreshold, pooled: pool != nil}
+	f := RawFrame{Bytes: raw, body: plen, threshold: c.rThreshold, box: box}
 	if c.rThreshold >= 0 {
 		cur := cursor{b: raw[plen:]}
 		dl, err := cur.varInt()
@@ -447,11 +470,23 @@ func (c *Conn) PeekID(f RawFrame) (int32, error) {
 func (c *Conn) WritePacket(id int32, payload []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	buf, err := c.appendFrameLocked(nil, id, payload)
+	scratch := framePool.Get().(*[]byte) // framed in, written, given back
+	defer putScratch(scratch)
+	buf, err := c.appendFrameLocked((*scratch)[:0], id, payload)
 	if err != nil {
 		return err
 	}
+	*scratch = buf
 	return c.writeLocked(buf, true)
+}
+
+// putScratch gives back a frame pool buffer a write framed its packets in, once
+// the write is over (nothing keeps it: a batch copies what it takes).
+func putScratch(b *[]byte) {
+	if cap(*b) <= 4*batchSize {
+		*b = (*b)[:0]
+		framePool.Put(b)
+	}
 }
 
 // QueuePacket frames a packet as WritePacket does but holds it back: it leaves
@@ -461,10 +496,13 @@ func (c *Conn) WritePacket(id int32, payload []byte) error {
 func (c *Conn) QueuePacket(id int32, payload []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	buf, err := c.appendFrameLocked(nil, id, payload)
+	scratch := framePool.Get().(*[]byte)
+	defer putScratch(scratch)
+	buf, err := c.appendFrameLocked((*scratch)[:0], id, payload)
 	if err != nil {
 		return err
 	}
+	*scratch = buf
 	c.pendLocked(buf)
 	return nil
 }
@@ -592,7 +630,7 @@ func (c *Conn) writePendLocked() error {
 		framePool.Put(p)
 	}
 	if err != nil {
-		return fmt.Errorf("mc: write frames: %w", err)
+		return &streamError{"write frames", err}
 	}
 	return nil
 }
@@ -612,7 +650,7 @@ func (c *Conn) writeLocked(buf []byte, owned bool) error {
 		c.enc.XORKeyStream(buf, buf)
 	}
 	if _, err := c.w.Write(buf); err != nil {
-		return fmt.Errorf("mc: write frame: %w", err)
+		return &streamError{"write frame", err}
 	}
 	return nil
 }

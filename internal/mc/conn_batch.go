@@ -16,12 +16,14 @@ func (c *Conn) WritePackets(pks ...OutPacket) error {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	var buf []byte
+	scratch := framePool.Get().(*[]byte) // framed in, written, given back
+	defer putScratch(scratch)
 	for _, pk := range pks {
-		var err error
-		if buf, err = c.appendFrameLocked(buf, pk.ID, pk.Payload); err != nil {
+		buf, err := c.appendFrameLocked(*scratch, pk.ID, pk.Payload)
+		if err != nil {
 			return err
 		}
+		*scratch = buf
 	}
-	return c.writeLocked(buf, true)
+	return c.writeLocked(*scratch, true)
 }

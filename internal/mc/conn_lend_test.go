@@ -21,6 +21,7 @@ type pipeWaiter struct {
 	waiting chan struct{} // a send per WaitReadable
 	waits   int
 	heldBuf int // waits during which conn.br was not nil
+	tries   int // TryRead calls
 }
 
 func newPipeWaiter() *pipeWaiter {
@@ -56,6 +57,7 @@ func (p *pipeWaiter) close() {
 func (p *pipeWaiter) TryRead(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.tries++
 	if p.buf.Len() == 0 {
 		if p.closed {
 			return 0, io.EOF
@@ -280,5 +282,37 @@ func TestConnParksBetweenFrames(t *testing.T) {
 			t.Fatalf("encrypted=%v: read %d frames of %d", encrypted, next, len(frames))
 		}
 		r.Release()
+	}
+}
+
+// At the end of the stream a lending Conn gives its buffer back (a session's
+// end leaves none to the collector) and remembers the end: reading again
+// returns io.EOF without another read of the source.
+func TestConnGivesItsBufferBackAtTheEnd(t *testing.T) {
+	frames := encodedFrames(t, 2, func(int) int { return 10 }, false)
+	src := newPipeWaiter()
+	r := NewConn(GetReader(src), io.Discard, nil)
+	src.conn = r
+	r.LendBuffers(src)
+	src.send(bytes.Join(frames, nil))
+	src.close()
+	for i := range frames {
+		if f, err := r.ReadFrame(); err != nil || f.ID != int32(i) {
+			t.Fatalf("frame %d: id %d, %v", i, f.ID, err)
+		}
+	}
+	for range 3 {
+		if _, err := r.ReadRaw(); !errors.Is(err, io.EOF) {
+			t.Fatalf("after the end: %v, want io.EOF", err)
+		}
+		if r.br != nil {
+			t.Fatal("the Conn holds a read buffer after the end")
+		}
+	}
+	src.mu.Lock()
+	tries := src.tries
+	src.mu.Unlock()
+	if tries != 2 { // the frames' read, the end's
+		t.Fatalf("%d reads of the source, want 2", tries)
 	}
 }

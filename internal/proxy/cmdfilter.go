@@ -51,8 +51,9 @@ func (p *Proxy) sessionFilter(pl *onlinePlayer, perm func(string) bool) *session
 	pc := &playerCommands{p: p, pl: pl, src: cmdSource{p: p, pl: pl, perm: perm}}
 	f := &session.Filter{}
 	if st.commands != nil {
-		f.Serverbound = append(f.Serverbound, commandServerbound...)
-		f.Clientbound = append(f.Clientbound, commandClientbound...)
+		// Shared, never written: a plugin's types below go to a copy (append
+		// over a full slice), so a login allocates nothing for these.
+		f.Serverbound, f.Clientbound = commandServerbound[:len(commandServerbound):len(commandServerbound)], commandClientbound[:len(commandClientbound):len(commandClientbound)]
 	}
 	for _, pf := range plugins {
 		if pf.Direction == mc.Serverbound {

@@ -48,6 +48,9 @@ func (p *Proxy) preLogin(cn *conn) bool {
 		ProxyMode: string(cn.srv.cfg.ProxyMode), Legacy: cn.legacy == legacyLogin,
 	}
 	ev.fired = true
+	if !p.opts.Hooks.Wants(hooks.KindPreLogin) {
+		return true
+	}
 	res := hooks.Fire(p.opts.Hooks, ev.ctx, &hooks.PreLogin{Connection: ev.conn, Server: cn.srv.id, Username: cn.player, UUID: cn.uuid})
 	if res.Denied() {
 		ev.outcome = hooks.OutcomeDenied
@@ -64,12 +67,16 @@ func (p *Proxy) endEvents(cn *conn) {
 		return
 	}
 	ev.fired = false
-	d := hooks.Disconnect{Connection: ev.conn, Profile: cn.hookProfile(), Outcome: ev.outcome, Duration: p.now().Sub(ev.start)}
-	if cn.srv != nil && ev.outcome == hooks.OutcomePlayed {
-		d.Server = cn.srv.id
-		d.Address = cn.lease.Address()
+	// An event is built only when a handler takes it: its fields (the
+	// profile's UUID as text) cost allocations on every login otherwise.
+	if p.opts.Hooks.Wants(hooks.KindDisconnect) {
+		d := hooks.Disconnect{Connection: ev.conn, Profile: cn.hookProfile(), Outcome: ev.outcome, Duration: p.now().Sub(ev.start)}
+		if cn.srv != nil && ev.outcome == hooks.OutcomePlayed {
+			d.Server = cn.srv.id
+			d.Address = cn.lease.Address()
+		}
+		hooks.Fire(p.opts.Hooks, ev.ctx, &d)
 	}
-	hooks.Fire(p.opts.Hooks, ev.ctx, &d)
 	ev.trace.End(ev.outcome, nil)
 }
 
@@ -85,6 +92,9 @@ func orText(s, fallback string) string {
 // returns the server to connect, or the text the refused player reads.
 func (p *Proxy) acceptLogin(cn *conn, fam family) (*server, string, bool) {
 	ev := &cn.ev
+	if d := p.opts.Hooks; !d.Wants(hooks.KindLogin) && !d.Wants(hooks.KindPostLogin) && !d.Wants(hooks.KindChooseInitialServer) {
+		return cn.srv, "", true
+	}
 	prof := cn.hookProfile()
 	if res := hooks.Fire(p.opts.Hooks, ev.ctx, &hooks.Login{Connection: ev.conn, Server: cn.srv.id, Profile: prof}); res.Denied() {
 		ev.outcome = hooks.OutcomeDenied
@@ -118,6 +128,9 @@ func (p *Proxy) redirectTarget(cn *conn, res hooks.Result, fam family) (*server,
 // text of a refusal.
 func (p *Proxy) preConnect(cn *conn, target *server, previous string, fam family) (*server, string, bool) {
 	ev := &cn.ev
+	if !p.opts.Hooks.Wants(hooks.KindServerPreConnect) {
+		return target, "", true
+	}
 	res := hooks.Fire(p.opts.Hooks, ev.ctx, &hooks.ServerPreConnect{Connection: ev.conn, Profile: cn.hookProfile(), Server: target.id, Previous: previous})
 	switch {
 	case res.Denied():
@@ -159,7 +172,9 @@ func (p *Proxy) connected(cn *conn, srv *server, address, previous string) {
 		ev.trace.SetServer(srv.id)
 		ev.trace.SetBackend(address)
 	}
-	hooks.Fire(p.opts.Hooks, ev.ctx, &hooks.ServerConnected{Connection: ev.conn, Profile: cn.hookProfile(), Server: srv.id, Address: address, Previous: previous})
+	if p.opts.Hooks.Wants(hooks.KindServerConnected) {
+		hooks.Fire(p.opts.Hooks, ev.ctx, &hooks.ServerConnected{Connection: ev.conn, Profile: cn.hookProfile(), Server: srv.id, Address: address, Previous: previous})
+	}
 }
 
 // maxRedirects bounds how often handlers may send a login elsewhere, so two

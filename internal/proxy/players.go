@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"context"
+	"log/slog"
 	"net/netip"
 	"slices"
 	"strings"
@@ -227,24 +229,39 @@ func (p *Proxy) welcome(cn *conn, pl *onlinePlayer, address string) (leave func(
 	p.arrive(pl, cn.srv, address)
 	p.roster.add(pl)
 	p.loginOutcome(cn, metrics.LoginSuccess)
-	info := events.Player{Server: cn.srv.id, Address: address, Username: pl.name, UUID: pl.uuid, ClientIP: cn.ip.String()}
-	p.bus.Publish(events.PlayerJoin, info)
-	p.log.Info("player joined", "player", pl.name, "uuid", pl.uuid, "server", cn.srv.id, "address", address, "client", cn.client.Addr())
-	return func(up, down int64) { p.farewell(pl, info, start, up, down) }
+	// Events and log lines are built only for someone who takes them: boxing
+	// their fields costs allocations on every login otherwise.
+	if p.bus.Wants(events.PlayerJoin) {
+		p.bus.Publish(events.PlayerJoin, playerInfo(cn, pl, address))
+	}
+	if p.log.Enabled(context.Background(), slog.LevelInfo) {
+		p.log.Info("player joined", "player", pl.name, "uuid", pl.uuid, "server", cn.srv.id, "address", address, "client", cn.client.Addr())
+	}
+	return func(up, down int64) { p.farewell(cn, pl, start, up, down) }
+}
+
+// playerInfo is the events' view of pl, on address through cn.
+func playerInfo(cn *conn, pl *onlinePlayer, address string) events.Player {
+	return events.Player{Server: cn.srv.id, Address: address, Username: pl.name, UUID: pl.uuid, ClientIP: cn.ip.String()}
 }
 
 // farewell counts a player out once their session is over.
-func (p *Proxy) farewell(pl *onlinePlayer, info events.Player, start time.Time, up, down int64) {
+func (p *Proxy) farewell(cn *conn, pl *onlinePlayer, start time.Time, up, down int64) {
 	p.roster.remove(pl)
 	srv, addr := pl.where()
 	p.depart(pl)
 	p.met.BytesForwarded(up, down)
-	info.Server, info.Address = srv.id, addr
-	info.DurationSecs = p.now().Sub(start).Seconds()
-	info.BytesIn, info.BytesOut = up, down
-	p.bus.Publish(events.PlayerLeave, info)
-	p.log.Info("player left", "player", pl.name, "uuid", pl.uuid, "server", srv.id, "address", addr,
-		"duration", p.now().Sub(start).Round(time.Second), "bytes_up", up, "bytes_down", down)
+	if p.bus.Wants(events.PlayerLeave) {
+		info := playerInfo(cn, pl, addr)
+		info.Server = srv.id
+		info.DurationSecs = p.now().Sub(start).Seconds()
+		info.BytesIn, info.BytesOut = up, down
+		p.bus.Publish(events.PlayerLeave, info)
+	}
+	if p.log.Enabled(context.Background(), slog.LevelInfo) {
+		p.log.Info("player left", "player", pl.name, "uuid", pl.uuid, "server", srv.id, "address", addr,
+			"duration", p.now().Sub(start).Round(time.Second), "bytes_up", up, "bytes_down", down)
+	}
 }
 
 // newPlayer is the record of the player cn logged in.

@@ -182,6 +182,11 @@ func (s *Session) startPump(b *Backend) {
 	if s.policy.StallTimeout > 0 {
 		p.stall = watchStall(b.Net, s.policy.StallTimeout)
 	}
+	// A backend that has sent nothing yet (the usual case: it has just been
+	// logged in) parks at once, without a goroutine started for one empty read.
+	if b.Conn.Park(p.resume) {
+		return
+	}
 	go p.run()
 }
 
