@@ -73,7 +73,7 @@ func (s *Set) Close() error { return s.file.Close() }
 // Add registers fd with events and the event data (fd, pad) of a Table's Data.
 func (s *Set) Add(fd int, events uint32, data, pad int32) error {
 	ev := unix.EpollEvent{Events: events, Fd: data, Pad: pad}
-	if err := unix.EpollCtl(s.FD, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+	if err := epollCtl(s.FD, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		return os.NewSyscallError("epoll_ctl", err)
 	}
 	return nil
@@ -83,7 +83,7 @@ func (s *Set) Add(fd int, events uint32, data, pad int32) error {
 // if it is ready now).
 func (s *Set) Modify(fd int, events uint32, data, pad int32) error {
 	ev := unix.EpollEvent{Events: events, Fd: data, Pad: pad}
-	if err := unix.EpollCtl(s.FD, unix.EPOLL_CTL_MOD, fd, &ev); err != nil {
+	if err := epollCtl(s.FD, unix.EPOLL_CTL_MOD, fd, &ev); err != nil {
 		return os.NewSyscallError("epoll_ctl", err)
 	}
 	return nil
@@ -91,7 +91,7 @@ func (s *Set) Modify(fd int, events uint32, data, pad int32) error {
 
 // Delete takes fd out of the set (for an fd that stays open; close does it itself).
 func (s *Set) Delete(fd int) error {
-	if err := unix.EpollCtl(s.FD, unix.EPOLL_CTL_DEL, fd, nil); err != nil {
+	if err := epollCtl(s.FD, unix.EPOLL_CTL_DEL, fd, nil); err != nil {
 		return os.NewSyscallError("epoll_ctl", err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package epoll
 
 import (
 	"net/netip"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -12,7 +13,11 @@ import (
 // entersyscall/exitsyscall is skipped (a third of a single-session round trip's CPU
 // in the forwarder), and a connect or close that runs long in the kernel (on
 // loopback connect runs the whole TCP handshake, close the FIN) no longer has sysmon
-// hand the thread's P to another thread and keep polling every 20 µs. Splice is the
+// hand the thread's P to another thread and keep polling every 20 µs. Nor does an
+// entersyscall wake sysmon from the long sleep it takes while the process is idle
+// (back to polling every 20 µs for a millisecond or more): accept4, epoll_ctl and
+// the socket options of a login are raw for that (sysmon was 5 % of a passthrough
+// login's CPU). Splice is the
 // exception: moving a megabyte takes long enough that the scheduler should know the
 // thread is in the kernel.
 
@@ -89,5 +94,54 @@ func Connect(fd int, ap netip.AddrPort, zone uint32) error {
 		pp[0], pp[1] = byte(port>>8), byte(port)
 		_, _, e = unix.RawSyscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&sa)), unsafe.Sizeof(sa))
 	}
+	return errno(e)
+}
+
+// Accept4 is accept4(2) on a non-blocking listener, the socket it returns
+// non-blocking and close-on-exec; sa is the peer's address.
+func Accept4(fd int) (nfd int, sa syscall.Sockaddr, err error) {
+	var rsa unix.RawSockaddrAny
+	size := uint32(unsafe.Sizeof(rsa))
+	r, _, e := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(fd), uintptr(unsafe.Pointer(&rsa)), uintptr(unsafe.Pointer(&size)),
+		unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0, 0)
+	if e != 0 {
+		return -1, nil, e
+	}
+	return int(r), sockaddr(&rsa), nil
+}
+
+// sockaddr converts an IPv4 or IPv6 address from the kernel (nil otherwise).
+func sockaddr(rsa *unix.RawSockaddrAny) syscall.Sockaddr {
+	switch rsa.Addr.Family {
+	case unix.AF_INET:
+		in := (*unix.RawSockaddrInet4)(unsafe.Pointer(rsa))
+		p := (*[2]byte)(unsafe.Pointer(&in.Port))
+		return &syscall.SockaddrInet4{Port: int(p[0])<<8 | int(p[1]), Addr: in.Addr}
+	case unix.AF_INET6:
+		in := (*unix.RawSockaddrInet6)(unsafe.Pointer(rsa))
+		p := (*[2]byte)(unsafe.Pointer(&in.Port))
+		return &syscall.SockaddrInet6{Port: int(p[0])<<8 | int(p[1]), ZoneId: in.Scope_id, Addr: in.Addr}
+	}
+	return nil
+}
+
+// SetsockoptInt is setsockopt(2) with an int value.
+func SetsockoptInt(fd, level, opt, v int) error {
+	iv := int32(v)
+	_, _, e := unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt), uintptr(unsafe.Pointer(&iv)), 4, 0)
+	return errno(e)
+}
+
+// GetsockoptInt is getsockopt(2) of an int value.
+func GetsockoptInt(fd, level, opt int) (int, error) {
+	var iv int32
+	size := uint32(4)
+	_, _, e := unix.RawSyscall6(unix.SYS_GETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt), uintptr(unsafe.Pointer(&iv)), uintptr(unsafe.Pointer(&size)), 0)
+	return int(iv), errno(e)
+}
+
+// epollCtl is epoll_ctl(2).
+func epollCtl(epfd, op, fd int, ev *unix.EpollEvent) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(epfd), uintptr(op), uintptr(fd), uintptr(unsafe.Pointer(ev)), 0, 0)
 	return errno(e)
 }

@@ -43,7 +43,7 @@ func Dial(ctx context.Context, p *Poller, addr netip.AddrPort, deadline time.Tim
 	if err != nil {
 		return fail(os.NewSyscallError("socket", err))
 	}
-	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
+	if err := epoll.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
 		unix.Close(fd)
 		return fail(os.NewSyscallError("setsockopt", err))
 	}
@@ -115,7 +115,7 @@ func (c *Conn) connectResultLocked() error {
 		return errClosed
 	}
 	c.clearReady(dirWrite)
-	soErr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	soErr, err := epoll.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
 	switch {
 	case err != nil:
 		return os.NewSyscallError("getsockopt", err)

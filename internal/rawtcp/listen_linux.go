@@ -67,7 +67,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 		var aerr error
 		err := l.rc.Read(func(fd uintptr) bool {
 			for {
-				nfd, sa, aerr = syscall.Accept4(int(fd), syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC)
+				nfd, sa, aerr = epoll.Accept4(int(fd))
 				if aerr != syscall.EINTR {
 					return aerr != syscall.EAGAIN
 				}
@@ -101,7 +101,7 @@ func (l *Listener) noDelay(fd int) error {
 	case 1:
 		return nil
 	case 0:
-		v, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
+		v, err := epoll.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
 		if err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ func (l *Listener) noDelay(fd int) error {
 		}
 		l.nodelay.Store(2)
 	}
-	return unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	return epoll.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 }
 
 // Close closes the listening socket; a waiting Accept returns net.ErrClosed.
