@@ -138,7 +138,7 @@ func (c *Conn) WaitReadable() error {
 }
 
 // OnReadable is WaitReadable without a waiting goroutine: it arranges for fn to
-// run, on a goroutine of its own, once bytes may have arrived since a read last
+// run, on a goroutine of its own (the Poller's resumers), once bytes may have arrived since a read last
 // found none, the read deadline changes, or the Conn closes; a held player's
 // relay parks this way and costs no stack while the peer is silent. false means
 // fn will not run because there is no need to wait (or no way to): read again.
@@ -391,7 +391,7 @@ func (c *Conn) kickLocked(dir int) {
 		d.w = nil
 	}
 	if d.fn != nil {
-		go d.fn()
+		c.poller.resume(d.fn)
 		d.fn = nil
 	}
 }

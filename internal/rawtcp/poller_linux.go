@@ -36,6 +36,13 @@ type Poller struct {
 	done    chan struct{}
 	waiters sync.Pool // *waiter
 
+	// A parked reader's callback (OnReadable) runs on a resumer: a goroutine
+	// that ran one before and waits for the next, when one is idle, so the
+	// callback starts on a stack grown already; else on a new goroutine, which
+	// stays as a resumer while fewer than maxIdleResumers are idle.
+	resumes chan func() // unbuffered: a send succeeds only into an idle resumer
+	idle    atomic.Int32
+
 	mu    sync.Mutex // guards conns
 	conns epoll.Table[*Conn]
 }
@@ -51,7 +58,7 @@ func NewPoller() (*Poller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rawtcp: %w", err)
 	}
-	p := &Poller{set: set, events: make([]unix.EpollEvent, 128), done: make(chan struct{})}
+	p := &Poller{set: set, events: make([]unix.EpollEvent, 128), done: make(chan struct{}), resumes: make(chan func())}
 	go p.run()
 	return p, nil
 }
@@ -114,6 +121,39 @@ func (p *Poller) collect(epfd uintptr) bool {
 		p.woken = p.woken[:0]
 		if n < len(p.events) {
 			return false
+		}
+	}
+}
+
+// maxIdleResumers bounds the goroutines kept for callbacks to come: enough for a
+// burst of events on every core, few enough that their stacks cost nothing.
+const maxIdleResumers = 64
+
+// resume runs fn on an idle resumer, or on a new goroutine.
+func (p *Poller) resume(fn func()) {
+	select {
+	case p.resumes <- fn:
+	default:
+		go p.resumer(fn)
+	}
+}
+
+// resumer runs fn, then the callbacks handed to it, until enough others are
+// idle or the Poller is closed.
+func (p *Poller) resumer(fn func()) {
+	for {
+		fn()
+		fn = nil // an idle resumer holds nothing of the callback it ran
+		if p.idle.Add(1) > maxIdleResumers {
+			p.idle.Add(-1)
+			return
+		}
+		select {
+		case fn = <-p.resumes:
+			p.idle.Add(-1)
+		case <-p.done:
+			p.idle.Add(-1)
+			return
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"sync"
 	"syscall"
 	"testing"
@@ -733,4 +735,68 @@ func TestShortReadsMissNothing(t *testing.T) {
 			t.Fatalf("round %d: read %d bytes, want %d (or they differ)", round, got.Len(), want.Len())
 		}
 	}
+}
+
+// resumerGoroutines counts the goroutines that run parked readers' callbacks.
+func resumerGoroutines() int {
+	buf := make([]byte, 1<<20)
+	return bytes.Count(buf[:runtime.Stack(buf, true)], []byte("rawtcp.(*Poller).resumer("))
+}
+
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// eventually fails the test unless cond holds within 5 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for start := time.Now(); !cond(); time.Sleep(time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatal(what)
+		}
+	}
+}
+
+// A parked reader's callback runs on a goroutine that ran one before when one
+// is idle (no goroutine is started for it); a burst's goroutines stay, at most
+// maxIdleResumers of them, and every one ends with the Poller.
+func TestResumersAreReusedAndBounded(t *testing.T) {
+	p, err := NewPoller()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ran := make(chan struct{})
+	p.resume(func() { ran <- struct{}{} })
+	<-ran
+	eventually(t, "the first callback's goroutine did not wait for the next", func() bool { return p.idle.Load() == 1 })
+	before := goroutinesCreated()
+	for range 20 {
+		p.resume(func() { ran <- struct{}{} })
+		<-ran
+		eventually(t, "the resumer did not come back", func() bool { return p.idle.Load() == 1 })
+	}
+	if n := goroutinesCreated() - before; n != 0 {
+		t.Fatalf("20 callbacks with a resumer idle started %d goroutines", n)
+	}
+
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	for range 3 * maxIdleResumers {
+		started.Add(1)
+		p.resume(func() { started.Done(); <-release })
+	}
+	started.Wait() // all at once: each on its own goroutine
+	close(release)
+	eventually(t, "the burst's goroutines did not settle to the idle bound", func() bool {
+		return p.idle.Load() == maxIdleResumers && resumerGoroutines() == maxIdleResumers
+	})
+
+	p.Close()
+	eventually(t, "resumers outlived their Poller", func() bool { return resumerGoroutines() == 0 })
+	p.resume(func() { ran <- struct{}{} }) // a kick after Close still runs its callback
+	<-ran
+	eventually(t, "a resumer started after Close stayed", func() bool { return resumerGoroutines() == 0 })
 }
