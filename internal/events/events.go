@@ -142,15 +142,12 @@ func (b *Bus) Publish(typ Type, data any) {
 	if b == nil {
 		return
 	}
+	ev := Event{Type: typ, Time: b.now().UTC(), Data: data}
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	var ev Event
 	for s := range b.subs {
 		if !s.wants(typ) {
 			continue
-		}
-		if ev.Type == "" {
-			ev = Event{Type: typ, Time: b.now().UTC(), Data: data}
 		}
 		select {
 		case s.ch <- ev:

@@ -48,9 +48,6 @@ func (p *Proxy) preLogin(cn *conn) bool {
 		ProxyMode: string(cn.srv.cfg.ProxyMode), Legacy: cn.legacy == legacyLogin,
 	}
 	ev.fired = true
-	if !p.opts.Hooks.Wants(hooks.KindPreLogin) {
-		return true
-	}
 	res := hooks.Fire(p.opts.Hooks, ev.ctx, &hooks.PreLogin{Connection: ev.conn, Server: cn.srv.id, Username: cn.player, UUID: cn.uuid})
 	if res.Denied() {
 		ev.outcome = hooks.OutcomeDenied

@@ -232,7 +232,7 @@ func (p *Proxy) welcome(cn *conn, pl *onlinePlayer, address string) (leave func(
 	// Events and log lines are built only for someone who takes them: boxing
 	// their fields costs allocations on every login otherwise.
 	if p.bus.Wants(events.PlayerJoin) {
-		p.bus.Publish(events.PlayerJoin, playerInfo(cn, pl, address))
+		p.bus.Publish(events.PlayerJoin, playerInfo(cn, pl, cn.srv, address))
 	}
 	if p.log.Enabled(context.Background(), slog.LevelInfo) {
 		p.log.Info("player joined", "player", pl.name, "uuid", pl.uuid, "server", cn.srv.id, "address", address, "client", cn.client.Addr())
@@ -240,9 +240,9 @@ func (p *Proxy) welcome(cn *conn, pl *onlinePlayer, address string) (leave func(
 	return func(up, down int64) { p.farewell(cn, pl, start, up, down) }
 }
 
-// playerInfo is the events' view of pl, on address through cn.
-func playerInfo(cn *conn, pl *onlinePlayer, address string) events.Player {
-	return events.Player{Server: cn.srv.id, Address: address, Username: pl.name, UUID: pl.uuid, ClientIP: cn.ip.String()}
+// playerInfo is the events' view of pl (logged in through cn) on srv's address.
+func playerInfo(cn *conn, pl *onlinePlayer, srv *server, address string) events.Player {
+	return events.Player{Server: srv.id, Address: address, Username: pl.name, UUID: pl.uuid, ClientIP: cn.ip.String()}
 }
 
 // farewell counts a player out once their session is over.
@@ -252,8 +252,7 @@ func (p *Proxy) farewell(cn *conn, pl *onlinePlayer, start time.Time, up, down i
 	p.depart(pl)
 	p.met.BytesForwarded(up, down)
 	if p.bus.Wants(events.PlayerLeave) {
-		info := playerInfo(cn, pl, addr)
-		info.Server = srv.id
+		info := playerInfo(cn, pl, srv, addr)
 		info.DurationSecs = p.now().Sub(start).Seconds()
 		info.BytesIn, info.BytesOut = up, down
 		p.bus.Publish(events.PlayerLeave, info)
