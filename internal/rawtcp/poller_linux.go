@@ -144,16 +144,15 @@ func (p *Poller) resumer(fn func()) {
 	for {
 		fn()
 		fn = nil // an idle resumer holds nothing of the callback it ran
-		if p.idle.Add(1) > maxIdleResumers {
-			p.idle.Add(-1)
-			return
+		if p.idle.Add(1) <= maxIdleResumers {
+			select {
+			case fn = <-p.resumes:
+			case <-p.done:
+			}
 		}
-		select {
-		case fn = <-p.resumes:
-			p.idle.Add(-1)
-		case <-p.done:
-			p.idle.Add(-1)
-			return
+		p.idle.Add(-1)
+		if fn == nil {
+			return // enough are idle, or the Poller is closed
 		}
 	}
 }

@@ -163,8 +163,8 @@ func wait(start func(done func(up, down int64))) (up, down int64) {
 }
 
 // relayClient runs the client's side (pumpClient) on the calling goroutine, and
-// again on a new one each time bytes come after it parked; once the client is
-// gone it ends the session and hands done the counts.
+// again (on another, mc.Conn.Park) each time bytes come after it parked; once the
+// client is gone it ends the session and hands done the counts.
 func (s *Session) relayClient(done func(up, down int64)) {
 	s.resume = func() {
 		if !s.pumpClient() {
