@@ -2,13 +2,11 @@ package auth
 
 import (
 	"bytes"
-	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/binary"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -63,48 +61,29 @@ func TestKeyPairIsVanillaShaped(t *testing.T) {
 	}
 }
 
-func TestDecryptResponse(t *testing.T) {
+func TestDecryptSharedSecret(t *testing.T) {
 	k := testKey(t)
 	secret := []byte("0123456789abcdef")
-	token, err := NewVerifyToken()
-	if err != nil || len(token) != VerifyTokenLen {
-		t.Fatalf("NewVerifyToken = %x, %v", token, err)
-	}
 	encSecret := clientEncrypt(t, k.PublicKeyDER(), secret)
-	encToken := clientEncrypt(t, k.PublicKeyDER(), token)
 
-	got, err := k.DecryptResponse(encSecret, encToken, token)
+	got, err := k.DecryptSharedSecret(encSecret)
 	if err != nil || !bytes.Equal(got, secret) {
-		t.Fatalf("DecryptResponse = %q, %v; want %q", got, err, secret)
+		t.Fatalf("DecryptSharedSecret = %q, %v; want %q", got, err, secret)
 	}
-
-	t.Run("token of another login", func(t *testing.T) {
-		other := []byte{token[0] ^ 1, token[1], token[2], token[3]}
-		if _, err := k.DecryptResponse(encSecret, encToken, other); !errors.Is(err, ErrBadEncryption) {
-			t.Fatalf("err = %v, want ErrBadEncryption", err)
-		}
-	})
-	t.Run("token that does not decrypt", func(t *testing.T) {
-		garbage := bytes.Repeat([]byte{0x42}, len(encToken))
-		if _, err := k.DecryptResponse(encSecret, garbage, token); !errors.Is(err, ErrBadEncryption) {
-			t.Fatalf("err = %v, want ErrBadEncryption", err)
-		}
-		if _, err := k.DecryptResponse(encSecret, nil, token); !errors.Is(err, ErrBadEncryption) {
-			t.Fatalf("empty token: err = %v, want ErrBadEncryption", err)
-		}
-	})
 	t.Run("secret of the wrong size", func(t *testing.T) {
-		if _, err := k.DecryptResponse(encSecret[:10], encToken, token); !errors.Is(err, ErrBadEncryption) {
-			t.Fatalf("err = %v, want ErrBadEncryption", err)
+		for _, ct := range [][]byte{nil, encSecret[:10], append(encSecret, 0)} {
+			if _, err := k.DecryptSharedSecret(ct); !errors.Is(err, ErrBadEncryption) {
+				t.Fatalf("%d bytes: err = %v, want ErrBadEncryption", len(ct), err)
+			}
 		}
 	})
 	t.Run("secret that does not decrypt gives random bytes, not an oracle", func(t *testing.T) {
 		garbage := bytes.Repeat([]byte{0x42}, len(encSecret))
-		a, err := k.DecryptResponse(garbage, encToken, token)
+		a, err := k.DecryptSharedSecret(garbage)
 		if err != nil || len(a) != SharedSecretLen {
 			t.Fatalf("got %x, %v; want 16 bytes and no error", a, err)
 		}
-		b, _ := k.DecryptResponse(garbage, encToken, token)
+		b, _ := k.DecryptSharedSecret(garbage)
 		if bytes.Equal(a, b) || bytes.Equal(a, secret) {
 			t.Fatalf("garbage secret decrypted to a fixed value %x", a)
 		}
@@ -116,42 +95,26 @@ func TestDecryptResponse(t *testing.T) {
 			t.Fatalf("got %q, %v", got, err)
 		}
 	})
-	t.Run("Decrypt reports bad padding", func(t *testing.T) {
-		if _, err := k.Decrypt(bytes.Repeat([]byte{1}, len(encToken))); !errors.Is(err, ErrBadEncryption) {
-			t.Fatalf("err = %v", err)
-		}
-	})
 }
 
-func TestVerifySaltSignature(t *testing.T) {
-	player, err := rsa.GenerateKey(rand.Reader, 1024)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, _ := x509.MarshalPKIXPublicKey(&player.PublicKey)
-	token := []byte{1, 2, 3, 4}
-	const salt = int64(-7208474946733613040)
-	sign := func(tok []byte, salt int64) []byte {
-		var s [8]byte
-		binary.BigEndian.PutUint64(s[:], uint64(salt))
-		sum := sha256.Sum256(append(append([]byte{}, tok...), s[:]...))
-		sig, err := rsa.SignPKCS1v15(nil, player, crypto.SHA256, sum[:])
+// Every login gets its own serverId (what makes a replayed Encryption Response
+// useless) and a verify token of vanilla's length, and both fit the packet.
+func TestNewChallenge(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		ch, err := NewChallenge()
 		if err != nil {
 			t.Fatal(err)
 		}
-		return sig
-	}
-	if err := VerifySaltSignature(der, token, salt, sign(token, salt)); err != nil {
-		t.Fatalf("valid signature refused: %v", err)
-	}
-	for name, err := range map[string]error{
-		"other salt":  VerifySaltSignature(der, token, salt+1, sign(token, salt)),
-		"other token": VerifySaltSignature(der, []byte{9, 9, 9, 9}, salt, sign(token, salt)),
-		"bad key":     VerifySaltSignature([]byte("not a key"), token, salt, sign(token, salt)),
-		"empty sig":   VerifySaltSignature(der, token, salt, nil),
-	} {
-		if !errors.Is(err, ErrBadEncryption) {
-			t.Errorf("%s: err = %v, want ErrBadEncryption", name, err)
+		if len(ch.ServerID) != 16 || strings.Trim(ch.ServerID, "0123456789abcdef") != "" {
+			t.Fatalf("serverId %q: want 16 lowercase hex digits (the protocol allows 20 characters)", ch.ServerID)
 		}
+		if len(ch.VerifyToken) != VerifyTokenLen {
+			t.Fatalf("verify token %x: want %d bytes", ch.VerifyToken, VerifyTokenLen)
+		}
+		if seen[ch.ServerID] {
+			t.Fatalf("serverId %q drawn twice in 1000 logins", ch.ServerID)
+		}
+		seen[ch.ServerID] = true
 	}
 }

@@ -182,7 +182,12 @@ type goClient struct {
 	ss        *authtest.Server
 	badSecret bool // encrypt one secret, join with another
 	malformed bool // send a truncated encryption response
+	// record keeps the encryption response sent and its secret; replay sends a
+	// recorded one again instead of making its own (and joins nothing).
+	record, replay *recorded
 }
+
+type recorded struct{ resp, secret []byte }
 
 // login runs a login through the proxy and returns the text of the Disconnect
 // that ended it (the proxy's kick, or the backend's greeting relayed) and the
@@ -251,6 +256,9 @@ func (g goClient) login(t *testing.T, addr, host, name string, p mc.Protocol) (s
 }
 
 func (g goClient) encryptionResponse(req mc.EncryptionRequest) ([]byte, []byte, error) {
+	if g.replay != nil {
+		return g.replay.resp, g.replay.secret, nil
+	}
 	pub, err := x509.ParsePKIXPublicKey(req.PublicKey)
 	if err != nil {
 		return nil, nil, err
@@ -273,6 +281,9 @@ func (g goClient) encryptionResponse(req mc.EncryptionRequest) ([]byte, []byte, 
 	resp := mc.EncryptionResponse{SharedSecret: encSecret, VerifyToken: encToken}.AppendPayload(nil, modernProtocol)
 	if g.malformed {
 		resp = resp[:len(resp)/2]
+	}
+	if g.record != nil {
+		*g.record = recorded{resp: resp, secret: secret}
 	}
 	return resp, secret, nil
 }
@@ -307,12 +318,22 @@ func TestClientOnlyAuthentication(t *testing.T) {
 		c.Auth.Timeout = config.Duration(300 * time.Millisecond)
 	}, interceptedServer("auth", config.ModeClientOnly, b.addr))
 
-	got, success, err := goClient{acct: &acct, ss: ss}.login(t, tp.addr, "auth.test", "notch", modernProtocol)
+	var first recorded
+	got, success, err := goClient{acct: &acct, ss: ss, record: &first}.login(t, tp.addr, "auth.test", "notch", modernProtocol)
 	if err != nil || got != "welcome Notch" {
 		t.Fatalf("authenticated login: %q, %v; want the backend's greeting relayed", got, err)
 	}
 	if auth.UUID(success.UUID) != acct.ID || success.Name != "Notch" {
 		t.Fatalf("login success named %s %q; want the session server's %s Notch", auth.UUID(success.UUID), success.Name, acct.ID)
+	}
+
+	// Someone who recorded that login's bytes sends its Encryption Response on
+	// a connection of their own. The session server still holds the join
+	// (hasJoined may be asked more than once), so only the login's own
+	// serverId tells the two apart. (The recorded secret lets the test read
+	// the kick; an eavesdropper would not have it.)
+	if got, _, err := (goClient{ss: ss, replay: &first}).login(t, tp.addr, "auth.test", "Notch", modernProtocol); err != nil || got != auth.KickFailedVerify {
+		t.Fatalf("replayed encryption response: got %q, %v; want the kick %q", got, err, auth.KickFailedVerify)
 	}
 
 	cases := []struct {

@@ -58,11 +58,11 @@ func OfflineProfile(name string) auth.Profile {
 // Encryption is on for the client from the moment the response is read. The
 // caller bounds the client's reads with a deadline; ctx bounds hasJoined.
 func (a *Authenticator) Authenticate(ctx context.Context, c *Client) (auth.Profile, error) {
-	token, err := auth.NewVerifyToken()
+	ch, err := auth.NewChallenge()
 	if err != nil {
 		return auth.Profile{}, err
 	}
-	req := mc.EncryptionRequest{PublicKey: a.Keys.PublicKeyDER(), VerifyToken: token, ShouldAuthenticate: true}
+	req := mc.EncryptionRequest{ServerID: ch.ServerID, PublicKey: a.Keys.PublicKeyDER(), VerifyToken: ch.VerifyToken, ShouldAuthenticate: true}
 	if err := c.write(mc.PacketEncryptionRequest, req.AppendPayload(nil, c.Protocol)); err != nil {
 		return auth.Profile{}, err
 	}
@@ -77,20 +77,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, c *Client) (auth.Profi
 	if err != nil {
 		return auth.Profile{}, fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
-	var secret []byte
-	if resp.Signed {
-		// 1.19–1.19.2 with a chat key: the token is signed with the player's key
-		// instead of encrypted with ours.
-		if c.Start.Key == nil {
-			return auth.Profile{}, fmt.Errorf("%w: a signed encryption response without a chat key", ErrProtocol)
-		}
-		if err := auth.VerifySaltSignature(c.Start.Key.PublicKey, token, resp.Salt, resp.Signature); err != nil {
-			return auth.Profile{}, fmt.Errorf("%w: %v", ErrProtocol, err)
-		}
-		if secret, err = a.Keys.DecryptSharedSecret(resp.SharedSecret); err != nil {
-			return auth.Profile{}, fmt.Errorf("%w: %v", ErrProtocol, err)
-		}
-	} else if secret, err = a.Keys.DecryptResponse(resp.SharedSecret, resp.VerifyToken, token); err != nil {
+	// The verify token's answer (encrypted, or signed by a 1.19–1.19.2 chat
+	// key) is not checked: the login's own serverId binds hasJoined to this
+	// connection (auth.Challenge), and it saves an RSA decryption per login.
+	secret, err := a.Keys.DecryptSharedSecret(resp.SharedSecret)
+	if err != nil {
 		return auth.Profile{}, fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
 	if err := c.Conn.EnableEncryption(secret); err != nil {
@@ -100,7 +91,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, c *Client) (auth.Profi
 	if a.SendIP {
 		ip = c.Addr
 	}
-	hash := auth.ServerIDHash("", secret, a.Keys.PublicKeyDER())
+	hash := auth.ServerIDHash(ch.ServerID, secret, a.Keys.PublicKeyDER())
 	return a.Sessions.HasJoined(ctx, c.Start.Name, hash, ip)
 }
 
