@@ -1,0 +1,36 @@
+// Command nmplogin measures the proxy's CPU per login with real Minecraft
+// clients and a real backend (node-minecraft-protocol, test/nmp), passthrough
+// against offline through one built binary: the yardstick issue 31 was filed
+// with. It needs node and test/nmp's npm packages (npm ci in test/nmp).
+//
+//	go build -o /tmp/infrarust ./cmd/infrarust
+//	go run ./bench/cmd/nmplogin --binary /tmp/infrarust --nmp test/nmp
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/infrarust-go/infrarust/bench"
+)
+
+func main() {
+	o := bench.NMPLoginOptions{Out: os.Stdout}
+	flag.StringVar(&o.Binary, "binary", "", "the infrarust binary to measure (required)")
+	flag.StringVar(&o.NMPDir, "nmp", "test/nmp", "test/nmp, with its npm packages installed")
+	flag.StringVar(&o.Version, "version", "1.20.4", "Minecraft version of the clients and the backend")
+	flag.IntVar(&o.Logins, "logins", 300, "logins per mode in each round")
+	flag.IntVar(&o.Clients, "clients", 8, "logins at once")
+	flag.IntVar(&o.Rounds, "rounds", 3, "rounds (each runs both modes; the order alternates)")
+	flag.Parse()
+	if o.Binary == "" || o.Logins < 1 || o.Clients < 1 || o.Rounds < 1 {
+		fmt.Fprintln(os.Stderr, "nmplogin: --binary is required; --logins, --clients and --rounds must be at least 1")
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err := bench.NMPLogins(o); err != nil {
+		fmt.Fprintln(os.Stderr, "nmplogin:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,221 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// NMPLoginOptions configure NMPLogins.
+type NMPLoginOptions struct {
+	Binary  string // the infrarust binary
+	NMPDir  string // test/nmp, with its npm packages installed
+	Version string // Minecraft version of the clients and the backend
+	Logins  int    // logins per mode in each round
+	Clients int    // logins at once
+	Rounds  int
+	Out     io.Writer
+}
+
+// nmpModes are the routes NMPLogins compares, both to the same backend.
+var nmpModes = []string{"passthrough", "offline"}
+
+// NMPLogins measures the proxy's CPU per login with real clients and a real
+// backend (node-minecraft-protocol: test/nmp's client.js and server.js), the
+// yardstick issue 31 was filed with: the binary runs one passthrough and one
+// offline route to one server.js, client.js logs players in through each in
+// turn (the order alternating between rounds), and the proxy's CPU
+// (/proc/<pid>/stat) is read around each batch. A client counts once it
+// spawned in the world, so the whole join is inside every figure.
+func NMPLogins(o NMPLoginOptions) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	port, err := startNMPServer(ctx, o.NMPDir, o.Version)
+	if err != nil {
+		return err
+	}
+	dir, addrs, err := childDir("nmplogin", 1, func(dir string, addrs []string) error {
+		if err := os.Mkdir(filepath.Join(dir, "servers"), 0o755); err != nil {
+			return err
+		}
+		cfg := fmt.Sprintf("bind = %q\nservers_dir = \"servers\"\n", addrs[0])
+		if err := os.WriteFile(filepath.Join(dir, "infrarust.toml"), []byte(cfg), 0o644); err != nil {
+			return err
+		}
+		for _, m := range nmpModes {
+			srv := fmt.Sprintf("domains = [%q]\naddresses = [\"127.0.0.1:%d\"]\nproxy_mode = %q\n", m+".bench", port, m)
+			if err := os.WriteFile(filepath.Join(dir, "servers", m+".toml"), []byte(srv), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var plog bytes.Buffer
+	proxy, err := startChild(dir, &plog, addrs, o.Binary, "serve", "-c", "infrarust.toml", "--log-level", "warn")
+	if err != nil {
+		os.RemoveAll(dir)
+		return fmt.Errorf("%w\n%s", err, plog.String())
+	}
+	defer proxy.Close()
+	cl, err := startNMPClient(ctx, o.NMPDir)
+	if err != nil {
+		return err
+	}
+	defer cl.close()
+
+	fmt.Fprintf(o.Out, "nmplogin: %s clients and backend (node-minecraft-protocol), %d logins per mode and round, %d at once; load average %s\n",
+		o.Version, o.Logins, o.Clients, loadAverage())
+	for _, m := range nmpModes { // warm-up: the proxy's pools, node's JIT
+		if _, err := cl.batch(addrs[0], m+".bench", o.Version, 30, o.Clients); err != nil {
+			return err
+		}
+	}
+	perLogin := map[string][]float64{}
+	for r := range o.Rounds {
+		order := slices.Clone(nmpModes)
+		if r%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, m := range order {
+			cpu0, err := procCPU(proxy.Pid())
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			failed, err := cl.batch(addrs[0], m+".bench", o.Version, o.Logins, o.Clients)
+			if err != nil {
+				return err
+			}
+			took := time.Since(start)
+			cpu1, err := procCPU(proxy.Pid())
+			if err != nil {
+				return err
+			}
+			us := float64((cpu1 - cpu0).Microseconds()) / float64(o.Logins)
+			perLogin[m] = append(perLogin[m], us)
+			fmt.Fprintf(o.Out, "round %d %-12s %7.1f µs/login  %5.1f logins/s  %d failed\n", r+1, m, us, float64(o.Logins)/took.Seconds(), failed)
+		}
+	}
+	med := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
+	pt, off := med(perLogin["passthrough"]), med(perLogin["offline"])
+	fmt.Fprintf(o.Out, "\n| proxy CPU per login (median of %d) | passthrough | offline | offline / passthrough |\n|---|---:|---:|---:|\n| %s, %d at once | %.1f µs | %.1f µs | **%.2f×** |\n",
+		o.Rounds, o.Version, o.Clients, pt, off, off/pt)
+	return nil
+}
+
+// startNMPServer runs test/nmp's server.js (it exits with our stdin, so it
+// never outlives the run) and returns the port it listens on.
+func startNMPServer(ctx context.Context, nmpDir, version string) (int, error) {
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(nmpDir, "server.js"), "--version", version, "--port", "0", "--exit-with-stdin")
+	if _, err := cmd.StdinPipe(); err != nil {
+		return 0, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("server.js: %w", err)
+	}
+	ready := make(chan int, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var ev struct {
+				Event string
+				Port  int
+			}
+			if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Event == "listening" {
+				ready <- ev.Port
+			}
+		}
+	}()
+	select {
+	case port := <-ready:
+		return port, nil
+	case <-time.After(30 * time.Second):
+		return 0, errors.New("server.js did not listen within 30 s (are test/nmp's npm packages installed?)")
+	}
+}
+
+// nmpClient is test/nmp's client.js in its --serve mode: jobs on stdin, one
+// result line each on stdout.
+type nmpClient struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Scanner
+	next int
+}
+
+func startNMPClient(ctx context.Context, nmpDir string) (*nmpClient, error) {
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(nmpDir, "client.js"), "--serve")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("client.js: %w", err)
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	return &nmpClient{cmd: cmd, in: in, out: sc}, nil
+}
+
+func (c *nmpClient) close() {
+	_ = c.in.Close()
+	_ = c.cmd.Wait()
+}
+
+// batch logs n players in through addr with host in the handshake, at most
+// conc at once, and returns how many failed.
+func (c *nmpClient) batch(addr, host, version string, n, conc int) (failed int, err error) {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0, err
+	}
+	sent, running := 0, 0
+	for done := 0; done < n; done++ {
+		for running < conc && sent < n {
+			c.next++
+			job, _ := json.Marshal(map[string]any{"id": c.next, "port": port, "server-host": host, "version": version,
+				"username": fmt.Sprintf("nmp%d", c.next%100000), "timeout-ms": 30000})
+			if _, err := c.in.Write(append(job, '\n')); err != nil {
+				return failed, fmt.Errorf("client.js: %w", err)
+			}
+			sent++
+			running++
+		}
+		if !c.out.Scan() {
+			return failed, fmt.Errorf("client.js ended: %v", c.out.Err())
+		}
+		running--
+		var res struct {
+			OK    bool   `json:"ok"`
+			Error string `json:"error"`
+		}
+		if err := json.Unmarshal(c.out.Bytes(), &res); err != nil {
+			return failed, fmt.Errorf("client.js said %q: %w", c.out.Text(), err)
+		}
+		if !res.OK {
+			failed++
+		}
+	}
+	return failed, nil
+}
