@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -127,10 +128,13 @@ func startNMPServer(ctx context.Context, nmpDir, version string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("server.js: %w", err)
 	}
 	ready := make(chan int, 1)
+	exited := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
@@ -142,13 +146,32 @@ func startNMPServer(ctx context.Context, nmpDir, version string) (int, error) {
 				ready <- ev.Port
 			}
 		}
+		_ = cmd.Wait()
+		close(exited)
 	}()
 	select {
 	case port := <-ready:
 		return port, nil
+	case <-exited:
+		return 0, fmt.Errorf("server.js exited before listening (are test/nmp's npm packages installed? npm ci there): %s", nodeReason(stderr.String()))
 	case <-time.After(30 * time.Second):
-		return 0, errors.New("server.js did not listen within 30 s (are test/nmp's npm packages installed?)")
+		return 0, errors.New("server.js did not listen within 30 s")
 	}
+}
+
+// nodeReason picks node's one-line reason out of its output (the "Error: ..."
+// line above the stack), or its last line.
+func nodeReason(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); strings.Contains(l, "Error") && !strings.HasPrefix(l, "at ") {
+			return l
+		}
+	}
+	if len(lines) == 0 || lines[len(lines)-1] == "" {
+		return "no output"
+	}
+	return lines[len(lines)-1]
 }
 
 // nmpClient is test/nmp's client.js in its --serve mode: jobs on stdin, one
