@@ -159,8 +159,8 @@ func startNMPServer(ctx context.Context, nmpDir, version string) (int, error) {
 	}
 }
 
-// nodeReason picks node's one-line reason out of its output (the "Error: ..."
-// line above the stack), or its last line.
+// nodeReason picks node's one-line reason out of its output: the "Error: ..."
+// line above a stack, else the first line (server.js's own complaints).
 func nodeReason(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	for _, l := range lines {
@@ -168,10 +168,10 @@ func nodeReason(s string) string {
 			return l
 		}
 	}
-	if len(lines) == 0 || lines[len(lines)-1] == "" {
+	if lines[0] == "" {
 		return "no output"
 	}
-	return lines[len(lines)-1]
+	return lines[0]
 }
 
 // nmpClient is test/nmp's client.js in its --serve mode: jobs on stdin, one
