@@ -41,7 +41,7 @@ var nmpModes = []string{"passthrough", "offline"}
 func NMPLogins(o NMPLoginOptions) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	port, err := startNMPServer(ctx, o.NMPDir, o.Version)
+	port, err := StartNMPServer(ctx, o.NMPDir, o.Version, nil)
 	if err != nil {
 		return err
 	}
@@ -117,10 +117,19 @@ func NMPLogins(o NMPLoginOptions) error {
 	return nil
 }
 
-// startNMPServer runs test/nmp's server.js (it exits with our stdin, so it
-// never outlives the run) and returns the port it listens on.
-func startNMPServer(ctx context.Context, nmpDir, version string) (int, error) {
+// NMPEvent is one line server.js reports on stdout ("listening", "login", "join", ...).
+type NMPEvent struct {
+	Event    string
+	Username string
+	Port     int
+}
+
+// StartNMPServer runs test/nmp's server.js for version until ctx ends (and no
+// longer than this process: it exits when its stdin closes) and returns the
+// port it listens on; onEvent, when set, sees every event it reports after.
+func StartNMPServer(ctx context.Context, nmpDir, version string, onEvent func(NMPEvent)) (int, error) {
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(nmpDir, "server.js"), "--version", version, "--port", "0", "--exit-with-stdin")
+	// Held by cmd until Wait; closed with this process, which ends server.js.
 	if _, err := cmd.StdinPipe(); err != nil {
 		return 0, err
 	}
@@ -138,12 +147,14 @@ func startNMPServer(ctx context.Context, nmpDir, version string) (int, error) {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			var ev struct {
-				Event string
-				Port  int
+			var ev NMPEvent
+			if json.Unmarshal(sc.Bytes(), &ev) != nil {
+				continue
 			}
-			if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Event == "listening" {
+			if ev.Event == "listening" {
 				ready <- ev.Port
+			} else if onEvent != nil {
+				onEvent(ev)
 			}
 		}
 		_ = cmd.Wait()

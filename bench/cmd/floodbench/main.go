@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/infrarust-go/infrarust/bench"
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
@@ -59,42 +60,19 @@ type backend struct {
 }
 
 func startBackend(ctx context.Context, nmpDir, version string) (*backend, error) {
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(nmpDir, "server.js"), "--version", version, "--port", "0", "--keepalive-ms", "1000")
-	out, err := cmd.StdoutPipe()
+	b := &backend{joins: map[string]time.Time{}}
+	port, err := bench.StartNMPServer(ctx, nmpDir, version, func(ev bench.NMPEvent) {
+		if ev.Event == "join" {
+			b.mu.Lock()
+			b.joins[ev.Username] = time.Now()
+			b.mu.Unlock()
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	b := &backend{joins: map[string]time.Time{}}
-	ready := make(chan int, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			var ev struct {
-				Event, Username string
-				Port            int
-			}
-			if json.Unmarshal(sc.Bytes(), &ev) != nil {
-				continue
-			}
-			switch ev.Event {
-			case "listening":
-				ready <- ev.Port
-			case "join":
-				b.mu.Lock()
-				b.joins[ev.Username] = time.Now()
-				b.mu.Unlock()
-			}
-		}
-	}()
-	select {
-	case b.port = <-ready:
-		return b, nil
-	case <-time.After(30 * time.Second):
-		return nil, fmt.Errorf("server.js did not listen")
-	}
+	b.port = port
+	return b, nil
 }
 
 func freePort() (int, error) {
