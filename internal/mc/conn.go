@@ -35,6 +35,12 @@ type Conn struct {
 	// a frame's length can be read ahead (FrameBuffered) and the buffer is
 	// decrypted in one call instead of a VarInt byte at a time.
 	plain int
+	// part is the frame TryReadRelay began and could not finish: the next read
+	// (try or not) goes on with it.
+	part partFrame
+	// short: TryReadRelay found the buffer holding the start of a frame's
+	// length and nothing more arrived; Park then parks with those bytes held.
+	short bool
 
 	wmu        sync.Mutex
 	w          io.Writer
@@ -101,13 +107,16 @@ type lender struct {
 	parker Parker // src, when it can call back (Park); nil otherwise
 	first  bool
 	eof    bool // src has ended: no read is made again
+	// nowait makes every read a TryRead (TryReadRelay): what has not arrived
+	// is errWouldBlock, never a wait.
+	nowait bool
 }
 
 // errWouldBlock is a first read that found nothing: the buffer goes back.
 var errWouldBlock = errors.New("mc: nothing to read yet")
 
 func (l *lender) Read(p []byte) (int, error) {
-	if !l.first {
+	if !l.first && !l.nowait {
 		return l.src.Read(p) // within a frame: wait for the rest, buffer held
 	}
 	l.first = false
@@ -168,22 +177,29 @@ func (c *Conn) fill() (bool, error) {
 // A Parker is a Waiter that can call back instead of being waited on
 // (rawtcp.Conn is one).
 type Parker interface {
-	// OnReadable arranges for fn to run on a goroutine of its own when
-	// WaitReadable would return; false: it would at once, read again.
-	OnReadable(fn func()) bool
+	// OnReadable arranges for fn to run when WaitReadable would return; false:
+	// it would at once, read again. fn may run on the source's event loop
+	// (onLoop true): it must then not wait for anything, and returns true to
+	// be run again, off the loop, for what would wait. Off the loop (onLoop
+	// false) it runs on a goroutine of its own and its result is ignored.
+	OnReadable(fn Resume) bool
 }
+
+// Resume is a parked reader's callback (Parker.OnReadable).
+type Resume = func(onLoop bool) (again bool)
 
 // Park lets a relay hold no goroutine while its peer is silent: when c (lending
 // its buffers) has read everything that arrived, it arranges for resume to run
-// on a new goroutine once more bytes do, and returns true: the caller's
-// goroutine returns. false: read on (a frame or an error is there, or c's
-// source cannot park).
-func (c *Conn) Park(resume func()) bool {
+// once more bytes do, and returns true: the caller's goroutine returns. false:
+// read on (a frame or an error is there, or c's source cannot park).
+func (c *Conn) Park(resume Resume) bool {
 	if c.lend == nil || c.lend.parker == nil {
 		return false
 	}
-	if ok, err := c.fill(); ok || err != nil {
-		return false
+	if !c.short {
+		if ok, err := c.fill(); ok || err != nil {
+			return false
+		}
 	}
 	return c.lend.parker.OnReadable(resume)
 }
@@ -346,19 +362,106 @@ func Recycle(f RawFrame) {
 }
 
 func (c *Conn) readRaw(pooled bool) (RawFrame, error) {
-	var prefix [maxVarIntLen]byte
+	c.short = false
 	if err := c.refill(); err != nil {
 		return RawFrame{}, &streamError{"read frame length", err}
 	}
+	if c.part.raw == nil {
+		if err := c.readHead(pooled); err != nil {
+			return RawFrame{}, err
+		}
+	}
+	p := c.part
+	c.part = partFrame{}
+	raw, err := c.readAppend(p.raw, p.rest)
+	if err != nil {
+		return RawFrame{}, fmt.Errorf("mc: read frame body (%d bytes declared): %w", len(p.raw)-p.plen+p.rest, err)
+	}
+	return c.frameOf(raw, p.plen, p.box)
+}
+
+// partFrame is a frame whose length has been read: raw holds its bytes so far
+// (plen of them the length's VarInt), rest are still to come.
+type partFrame struct {
+	raw        []byte
+	box        *[]byte // raw's pool box; nil when raw is the caller's own
+	plen, rest int
+}
+
+// TryReadRelay is ReadRelay for a reader that must not wait (a relay run on
+// the event loop, Resume): it reads only what has arrived. ok false and no
+// error: the next frame is not all there yet, and what came of it is kept for
+// the next read. Only a Conn lending its buffers can read without waiting;
+// another gets ok false.
+func (c *Conn) TryReadRelay() (f RawFrame, ok bool, err error) {
+	if c.lend == nil {
+		return RawFrame{}, false, nil
+	}
+	c.short = false
+	c.lend.nowait = true
+	defer func() { c.lend.nowait = false }()
+	if got, err := c.fill(); !got {
+		if err != nil {
+			err = &streamError{"read frame length", err}
+		}
+		return RawFrame{}, false, err
+	}
+	if c.part.raw == nil {
+		if !c.lengthArrived() {
+			c.short = true
+			return RawFrame{}, false, nil
+		}
+		if err := c.readHead(true); err != nil {
+			return RawFrame{}, false, err
+		}
+	}
+	p := &c.part
+	raw, err := c.readAppend(p.raw, p.rest)
+	p.rest -= len(raw) - len(p.raw)
+	p.raw = raw
+	switch {
+	case errors.Is(err, errWouldBlock):
+		return RawFrame{}, false, nil
+	case err != nil:
+		declared := len(p.raw) - p.plen + p.rest
+		c.part = partFrame{}
+		return RawFrame{}, false, fmt.Errorf("mc: read frame body (%d bytes declared): %w", declared, err)
+	}
+	whole := *p
+	c.part = partFrame{}
+	f, err = c.frameOf(whole.raw, whole.plen, whole.box)
+	return f, err == nil, err
+}
+
+// lengthArrived reports that the next frame's length VarInt is all in the
+// buffer (or is too long, for readVarInt to refuse), topping the buffer up
+// with what has arrived; nothing is consumed.
+func (c *Conn) lengthArrived() bool {
+	if c.br.Buffered() < maxVarIntLen {
+		_, _ = c.br.Peek(maxVarIntLen) // lend.nowait: takes only what is there
+	}
+	c.decryptAhead()
+	b, _ := c.br.Peek(min(c.br.Buffered(), maxVarIntLen))
+	for _, x := range b {
+		if x&0x80 == 0 {
+			return true
+		}
+	}
+	return len(b) == maxVarIntLen
+}
+
+// readHead reads a frame's length and makes c.part the frame to fill.
+func (c *Conn) readHead(pooled bool) error {
+	var prefix [maxVarIntLen]byte
 	n, plen, err := c.readVarInt(&prefix)
 	if err != nil {
-		return RawFrame{}, &streamError{"read frame length", err}
+		return &streamError{"read frame length", err}
 	}
 	if n <= 0 {
-		return RawFrame{}, fmt.Errorf("mc: frame length %d: %w", n, ErrMalformed)
+		return fmt.Errorf("mc: frame length %d: %w", n, ErrMalformed)
 	}
 	if limit := c.wireLimit(); int(n) > limit {
-		return RawFrame{}, fmt.Errorf("mc: frame of %d bytes exceeds limit %d: %w", n, limit, ErrFrameTooLarge)
+		return fmt.Errorf("mc: frame of %d bytes exceeds limit %d: %w", n, limit, ErrFrameTooLarge)
 	}
 	// Size the buffer by what has arrived, never by the declared length alone.
 	var raw []byte
@@ -370,9 +473,12 @@ func (c *Conn) readRaw(pooled bool) (RawFrame, error) {
 		raw = make([]byte, plen, plen+min(int(n), max(firstChunk, c.br.Buffered())))
 	}
 	copy(raw, prefix[:plen])
-	if raw, err = c.readAppend(raw, int(n)); err != nil {
-		return RawFrame{}, fmt.Errorf("mc: read frame body (%d bytes declared): %w", n, err)
-	}
+	c.part = partFrame{raw: raw, box: box, plen: plen, rest: int(n)}
+	return nil
+}
+
+// frameOf checks a frame read whole and says where its packet starts.
+func (c *Conn) frameOf(raw []byte, plen int, box *[]byte) (RawFrame, error) {
 	f := RawFrame{Bytes: raw, body: plen, threshold: c.rThreshold, box: box}
 	if c.rThreshold >= 0 {
 		cur := cursor{b: raw[plen:]}
@@ -605,6 +711,58 @@ func (c *Conn) WriteRelay(f RawFrame, more bool) error {
 		return nil
 	}
 	return c.writePendLocked()
+}
+
+// A TryWriter is a connection that can write without waiting (rawtcp.Conn is
+// one): TryWrite writes what the socket takes now, perhaps nothing.
+type TryWriter interface {
+	TryWrite(p []byte) (int, error)
+}
+
+// TryWriteRelay is WriteRelay for a writer that must not wait (a relay run on
+// the event loop, Resume). taken false: nothing was done, because another
+// write is under way, the frame must be re-framed, or c's writer cannot write
+// without waiting; the caller writes it off the loop. Once taken, what the
+// socket did not accept at once stays in c's batch: held says so, and someone
+// who may wait must Flush it (any other write sends it first, so order holds).
+func (c *Conn) TryWriteRelay(f RawFrame, more bool) (taken, held bool, err error) {
+	tw, ok := c.w.(TryWriter)
+	if !ok || !c.wmu.TryLock() {
+		return false, false, nil
+	}
+	defer c.wmu.Unlock()
+	if f.threshold != c.wThreshold {
+		return false, false, nil
+	}
+	if c.pend == nil && !more && c.enc == nil {
+		// The usual case, written from the frame's own buffer: only a tail the
+		// socket refused is copied.
+		n, err := tw.TryWrite(f.Bytes)
+		if err != nil {
+			return true, false, &streamError{"write frame", err}
+		}
+		if n < len(f.Bytes) {
+			c.pend = framePool.Get().(*[]byte)
+			*c.pend = append(*c.pend, f.Bytes[n:]...)
+		}
+		return true, c.pend != nil, nil
+	}
+	c.pendLocked(f.Bytes)
+	if more && len(*c.pend) < batchSize {
+		return true, false, nil
+	}
+	p := c.pend
+	n, err := tw.TryWrite(*p)
+	if err != nil || n == len(*p) {
+		c.pend = nil
+		putScratch(p)
+		if err != nil {
+			return true, false, &streamError{"write frames", err}
+		}
+		return true, false, nil
+	}
+	*p = (*p)[:copy(*p, (*p)[n:])] // the rest waits for a Flush
+	return true, true, nil
 }
 
 // Flush writes what WriteRelay batched: a relay that drops the frame it was

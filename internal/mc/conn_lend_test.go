@@ -177,11 +177,11 @@ func TestConnLendsItsBufferWhileWaiting(t *testing.T) {
 // goroutine of its own when bytes come or the pipe closes.
 type parkingPipe struct {
 	*pipeWaiter
-	fn     func()
+	fn     Resume
 	parked chan bool // a send per park: whether the Conn held a buffer
 }
 
-func (p *parkingPipe) OnReadable(fn func()) bool {
+func (p *parkingPipe) OnReadable(fn Resume) bool {
 	held := p.conn.br != nil // on the reading goroutine
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -199,7 +199,7 @@ func (p *parkingPipe) wake() {
 	p.fn = nil
 	p.mu.Unlock()
 	if fn != nil {
-		go fn()
+		go fn(false)
 	}
 }
 
@@ -222,25 +222,25 @@ func TestConnParksBetweenFrames(t *testing.T) {
 
 		done := make(chan error, 1)
 		next := 0
-		var run func()
-		run = func() {
+		var run Resume
+		run = func(bool) bool {
 			for {
 				if r.Park(run) {
-					return
+					return false
 				}
 				f, err := r.ReadFrame()
 				if err != nil {
 					done <- err
-					return
+					return false
 				}
 				if f.ID != int32(next) || len(f.Payload) != (next*197)%7000 {
 					done <- errors.New("wrong frame")
-					return
+					return false
 				}
 				next++
 			}
 		}
-		go run()
+		go run(false)
 		awaitPark := func() {
 			t.Helper()
 			select {

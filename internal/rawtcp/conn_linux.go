@@ -59,8 +59,8 @@ const (
 // the try's EAGAIN is seen by the wait that follows, not slept through.
 type waitDir struct {
 	ready bool
-	w     *waiter // while a call waits: kicked once (event, deadline change, Close)
-	fn    func()  // instead of w, while a reader waits without a goroutine (OnReadable)
+	w     *waiter                // while a call waits: kicked once (event, deadline change, Close)
+	fn    func(onLoop bool) bool // instead of w, while a reader waits without a goroutine (OnReadable)
 	// drained (reads only): the last read(2) filled less than its buffer, so the
 	// socket was empty after it; until an event comes, a read would fail with
 	// EAGAIN and is not made (nginx's way with edge-triggered epoll). ended: the
@@ -138,13 +138,19 @@ func (c *Conn) WaitReadable() error {
 }
 
 // OnReadable is WaitReadable without a waiting goroutine: it arranges for fn to
-// run, on a goroutine of its own (the Poller's resumers), once bytes may have arrived since a read last
-// found none, the read deadline changes, or the Conn closes; a held player's
-// relay parks this way and costs no stack while the peer is silent. false means
-// fn will not run because there is no need to wait (or no way to): read again.
-// A Conn with a read deadline set never parks (nothing would fire at the
-// deadline); its reader waits the ordinary way.
-func (c *Conn) OnReadable(fn func()) bool {
+// run once bytes may have arrived since a read last found none, the read
+// deadline changes, or the Conn closes; a held player's relay parks this way
+// and costs no stack while the peer is silent. false means fn will not run
+// because there is no need to wait (or no way to): read again. A Conn with a
+// read deadline set never parks (nothing would fire at the deadline); its
+// reader waits the ordinary way.
+//
+// When bytes arrive while the Poller is not busy, fn runs on its event loop
+// (onLoop true), saving the hand-off to a goroutine: it must then wait for
+// nothing (TryRead, TryWrite) and return true to be run again, on a goroutine
+// of its own (the Poller's resumers, onLoop false), for whatever would wait.
+// Any other wake-up (a deadline change, Close) runs it off the loop.
+func (c *Conn) OnReadable(fn func(onLoop bool) bool) bool {
 	// c.mu is held to the end: a deadline set or a Close meanwhile either comes
 	// first (and is seen here) or finds fn armed (and runs it).
 	c.mu.Lock()
@@ -243,6 +249,36 @@ func (c *Conn) Write(b []byte) (int, error) {
 	}
 }
 
+// TryWrite writes what the socket takes now, without waiting: perhaps all of
+// b, perhaps nothing (0 and no error also when another Write is under way). A
+// relay on the Poller's event loop writes this way (OnReadable).
+func (c *Conn) TryWrite(b []byte) (int, error) {
+	if !c.wrmu.TryLock() {
+		return 0, nil
+	}
+	defer c.wrmu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fd < 0 {
+		return 0, c.opError("write", errClosed)
+	}
+	if expired(c.wdl) {
+		return 0, c.opError("write", os.ErrDeadlineExceeded)
+	}
+	written := 0
+	for written < len(b) {
+		n, err := ignoringEINTR(func() (int, error) { return epoll.Write(c.fd, b[written:]) })
+		if err == unix.EAGAIN {
+			break
+		}
+		if err != nil {
+			return written, c.opError("write", os.NewSyscallError("write", err))
+		}
+		written += n
+	}
+	return written, nil
+}
+
 // registerLocked puts the socket in the poller's set at its first wait (c.mu held).
 func (c *Conn) registerLocked() error {
 	if c.registered {
@@ -322,12 +358,12 @@ func (c *Conn) wait(dir int, deadline time.Time) error {
 }
 
 // arm puts a waiter on the direction: w, whose channel a goroutine waits on,
-// or fn, run on a goroutine of its own (OnReadable). Whoever kicks the
+// or fn, run by the Poller (OnReadable). Whoever kicks the
 // direction later (an event, a deadline change, Close, the Poller's Close)
 // finds it. Not armed, and nil: an event came since the last try, read again;
 // an error: nothing will come. A direction has one reader (rmu, wrmu), so a
 // second fn is refused.
-func (c *Conn) arm(dir int, w *waiter, fn func()) (bool, error) {
+func (c *Conn) arm(dir int, w *waiter, fn func(bool) bool) (bool, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	d := &c.dirs[dir]
@@ -362,19 +398,23 @@ func (c *Conn) stopWaiting(dir int, w *waiter) {
 	}
 }
 
-// notify applies one epoll event (from the Poller's goroutine).
-func (c *Conn) notify(events uint32) {
+// notify applies one epoll event (from the Poller's goroutine). A reader parked
+// with OnReadable is not resumed here but handed back, for the Poller to run.
+func (c *Conn) notify(events uint32) (parked func(onLoop bool) bool) {
 	c.wmu.Lock()
 	if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+		d := &c.dirs[dirRead]
 		if events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-			c.dirs[dirRead].ended = true
+			d.ended = true
 		}
+		parked, d.fn = d.fn, nil
 		c.readyLocked(dirRead)
 	}
 	if events&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
 		c.readyLocked(dirWrite)
 	}
 	c.wmu.Unlock()
+	return parked
 }
 
 func (c *Conn) readyLocked(dir int) {

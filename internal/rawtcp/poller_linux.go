@@ -36,11 +36,12 @@ type Poller struct {
 	done    chan struct{}
 	waiters sync.Pool // *waiter
 
-	// A parked reader's callback (OnReadable) runs on a resumer: a goroutine
-	// that ran one before and waits for the next, when one is idle, so the
-	// callback starts on a stack grown already; else on a new goroutine, which
-	// stays as a resumer while fewer than maxIdleResumers are idle.
-	resumes chan func() // unbuffered: a send succeeds only into an idle resumer
+	// A parked reader's callback (OnReadable) runs on the loop itself when few
+	// events came at once (runParked), else, or for what would wait, on a
+	// resumer: a goroutine that ran one before and waits for the next, when one
+	// is idle, so the callback starts on a stack grown already; else on a new
+	// goroutine, which stays as a resumer while fewer than maxIdleResumers are idle.
+	resumes chan func(bool) bool // unbuffered: a send succeeds only into an idle resumer
 	idle    atomic.Int32
 
 	mu    sync.Mutex // guards conns
@@ -58,7 +59,7 @@ func NewPoller() (*Poller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rawtcp: %w", err)
 	}
-	p := &Poller{set: set, events: make([]unix.EpollEvent, 128), done: make(chan struct{}), resumes: make(chan func())}
+	p := &Poller{set: set, events: make([]unix.EpollEvent, 128), done: make(chan struct{}), resumes: make(chan func(bool) bool)}
 	go p.run()
 	return p, nil
 }
@@ -114,8 +115,11 @@ func (p *Poller) collect(epfd uintptr) bool {
 			}
 		}
 		p.mu.Unlock()
+		onLoop := len(p.woken) <= maxOnLoop
 		for i, w := range p.woken {
-			w.c.notify(w.events)
+			if fn := w.c.notify(w.events); fn != nil {
+				p.runParked(fn, onLoop)
+			}
 			p.woken[i] = wake{}
 		}
 		p.woken = p.woken[:0]
@@ -125,12 +129,28 @@ func (p *Poller) collect(epfd uintptr) bool {
 	}
 }
 
+// maxOnLoop is how many sockets may wake in one batch for their callbacks to run
+// on the loop. A wake-up handed to a goroutine costs a few microseconds of
+// scheduling, and, when the other cores sleep, a thread's wake: in a relay
+// of a few frames that is most of the work (a quiet proxy's login). When
+// more wake at once, the cores are better used by goroutines of their own,
+// and one socket's frames do not wait behind another's.
+const maxOnLoop = 4
+
+// runParked runs a parked reader's callback, on the loop when onLoop (and on a
+// resumer again for what it could not do there).
+func (p *Poller) runParked(fn func(bool) bool, onLoop bool) {
+	if !onLoop || fn(true) {
+		p.resume(fn)
+	}
+}
+
 // maxIdleResumers bounds the goroutines kept for callbacks to come: enough for a
 // burst of events on every core, few enough that their stacks cost nothing.
 const maxIdleResumers = 64
 
-// resume runs fn on an idle resumer, or on a new goroutine.
-func (p *Poller) resume(fn func()) {
+// resume runs fn off the loop, on an idle resumer or on a new goroutine.
+func (p *Poller) resume(fn func(bool) bool) {
 	select {
 	case p.resumes <- fn:
 	default:
@@ -140,9 +160,9 @@ func (p *Poller) resume(fn func()) {
 
 // resumer runs fn, then the callbacks handed to it, until enough others are
 // idle or the Poller is closed.
-func (p *Poller) resumer(fn func()) {
+func (p *Poller) resumer(fn func(bool) bool) {
 	for {
-		fn()
+		fn(false)
 		fn = nil // an idle resumer holds nothing of the callback it ran
 		if p.idle.Add(1) <= maxIdleResumers {
 			select {

@@ -357,7 +357,7 @@ func TestPollerCloseRunsParkedReaders(t *testing.T) {
 		t.Fatalf("TryRead = %d, %v", n, err)
 	}
 	ran := make(chan struct{})
-	if !a.OnReadable(func() { close(ran) }) {
+	if !a.OnReadable(func(bool) bool { close(ran); return false }) {
 		t.Fatal("did not park")
 	}
 	a.poller.Close()
@@ -366,7 +366,7 @@ func TestPollerCloseRunsParkedReaders(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("closing the Poller did not run the parked reader")
 	}
-	if a.OnReadable(func() { t.Error("ran") }) {
+	if a.OnReadable(func(bool) bool { t.Error("ran"); return false }) {
 		t.Fatal("parked on a closed Poller")
 	}
 }
@@ -608,19 +608,22 @@ func TestTryReadAndWaitReadable(t *testing.T) {
 	}
 }
 
-// OnReadable parks a reader without a goroutine: fn runs once, on its own
-// goroutine, when bytes arrive, when the Conn closes or its read deadline
-// changes; false (fn never runs) when there is no need to wait: bytes are
-// there already, a deadline is set, the Conn is closed.
+// OnReadable parks a reader without a goroutine: fn runs once when bytes
+// arrive (on the Poller's loop) or when the Conn closes or its read deadline
+// changes (off it); false (fn never runs) when there is no need to wait: bytes
+// are there already, a deadline is set, the Conn is closed.
 func TestOnReadable(t *testing.T) {
-	fired := func() (func(), <-chan struct{}) {
-		ch := make(chan struct{}, 2)
-		return func() { ch <- struct{}{} }, ch
+	fired := func() (func(bool) bool, <-chan bool) {
+		ch := make(chan bool, 2)
+		return func(onLoop bool) bool { ch <- onLoop; return false }, ch
 	}
-	once := func(t *testing.T, ch <-chan struct{}, why string) {
+	once := func(t *testing.T, ch <-chan bool, why string, wantLoop bool) {
 		t.Helper()
 		select {
-		case <-ch:
+		case onLoop := <-ch:
+			if onLoop != wantLoop {
+				t.Errorf("fn ran with onLoop %v %s, want %v", onLoop, why, wantLoop)
+			}
 		case <-time.After(5 * time.Second):
 			t.Fatalf("fn did not run %s", why)
 		}
@@ -640,12 +643,12 @@ func TestOnReadable(t *testing.T) {
 	if !a.OnReadable(fn) {
 		t.Fatal("OnReadable on a silent peer did not park")
 	}
-	if a.OnReadable(func() { t.Error("a second park ran") }) {
+	if a.OnReadable(func(bool) bool { t.Error("a second park ran"); return false }) {
 		t.Fatal("a second OnReadable parked beside the first")
 	}
 	_, _ = b.Write([]byte("hi"))
-	once(t, ch, "when bytes arrived")
-	if a.OnReadable(func() { t.Error("ran although bytes were there") }) {
+	once(t, ch, "when bytes arrived", true)
+	if a.OnReadable(func(bool) bool { t.Error("ran although bytes were there"); return false }) {
 		t.Fatal("OnReadable parked with unread bytes (the event came after the last read)")
 	}
 	if n, err := a.TryRead(buf); string(buf[:n]) != "hi" || err != nil {
@@ -660,8 +663,8 @@ func TestOnReadable(t *testing.T) {
 		t.Fatal("did not park after reading everything")
 	}
 	_ = a.SetReadDeadline(time.Now()) // the stall watch's way to end a silent peer
-	once(t, ch, "when the read deadline changed")
-	if a.OnReadable(func() { t.Error("ran with a deadline set") }) {
+	once(t, ch, "when the read deadline changed", false)
+	if a.OnReadable(func(bool) bool { t.Error("ran with a deadline set"); return false }) {
 		t.Fatal("parked with a read deadline set")
 	}
 	if _, err := a.TryRead(buf); !isTimeout(err) {
@@ -674,8 +677,8 @@ func TestOnReadable(t *testing.T) {
 		t.Fatal("did not park again")
 	}
 	_ = a.Close()
-	once(t, ch, "when the Conn closed")
-	if a.OnReadable(func() { t.Error("ran on a closed Conn") }) {
+	once(t, ch, "when the Conn closed", false)
+	if a.OnReadable(func(bool) bool { t.Error("ran on a closed Conn"); return false }) {
 		t.Fatal("parked on a closed Conn")
 	}
 
@@ -687,9 +690,99 @@ func TestOnReadable(t *testing.T) {
 		t.Fatal("did not park")
 	}
 	_ = d.Close()
-	once(t, ch, "when the peer closed")
+	once(t, ch, "when the peer closed", true)
 	if _, err := c.TryRead(buf); !errors.Is(err, io.EOF) {
 		t.Fatalf("TryRead after the peer closed = %v", err)
+	}
+}
+
+// A callback that cannot finish on the Poller's loop (it returns true there) is
+// run again off the loop, once, and meanwhile the loop serves other sockets.
+func TestOnReadableHandsOffWhatWouldWait(t *testing.T) {
+	a, b := pair(t)
+	c, d := pair(t)
+	_, _ = a.TryRead(make([]byte, 1))
+	_, _ = c.TryRead(make([]byte, 1))
+	release := make(chan struct{})
+	runs := make(chan bool, 4)
+	if !a.OnReadable(func(onLoop bool) bool {
+		runs <- onLoop
+		if onLoop {
+			return true
+		}
+		<-release // waits, as it may off the loop
+		return false
+	}) {
+		t.Fatal("did not park")
+	}
+	_, _ = b.Write([]byte("x"))
+	for i, want := range []bool{true, false} {
+		select {
+		case onLoop := <-runs:
+			if onLoop != want {
+				t.Fatalf("run %d: onLoop %v, want %v", i, onLoop, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("run %d did not come", i)
+		}
+	}
+	// While the first callback waits off the loop, another socket's still runs.
+	other := make(chan bool, 1)
+	if !c.OnReadable(func(onLoop bool) bool { other <- onLoop; return false }) {
+		t.Fatal("did not park")
+	}
+	_, _ = d.Write([]byte("y"))
+	select {
+	case <-other:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a callback waiting off the loop held up the loop")
+	}
+	close(release)
+	select {
+	case onLoop := <-runs:
+		t.Fatalf("the callback ran a third time (onLoop %v)", onLoop)
+	case <-time.After(20 * time.Millisecond):
+	}
+}
+
+// TryWrite takes what the socket accepts and never waits: against a peer that
+// reads nothing it fills the send buffer and then reports 0, and the bytes
+// arrive in order once the peer reads.
+func TestTryWriteNeverWaits(t *testing.T) {
+	a, b := pair(t)
+	chunk := make([]byte, 64<<10)
+	for i := range chunk {
+		chunk[i] = byte(i)
+	}
+	var sent int
+	for range 10000 {
+		n, err := a.TryWrite(chunk[sent%len(chunk):])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		sent += n
+	}
+	if n, _ := a.TryWrite(chunk); n != 0 {
+		t.Fatalf("TryWrite on a full socket wrote %d bytes", n)
+	}
+	if sent == 0 {
+		t.Fatal("TryWrite wrote nothing to an empty socket")
+	}
+	got := make([]byte, sent)
+	if _, err := io.ReadFull(b, got); err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range got {
+		if x != byte(i%len(chunk)) {
+			t.Fatalf("byte %d = %d, want %d", i, x, byte(i%len(chunk)))
+		}
+	}
+	_ = a.Close()
+	if _, err := a.TryWrite(chunk); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("TryWrite on a closed Conn = %v", err)
 	}
 }
 
@@ -769,12 +862,12 @@ func TestResumersAreReusedAndBounded(t *testing.T) {
 	}
 	defer p.Close()
 	ran := make(chan struct{})
-	p.resume(func() { ran <- struct{}{} })
+	p.resume(func(bool) bool { ran <- struct{}{}; return false })
 	<-ran
 	eventually(t, "the first callback's goroutine did not wait for the next", func() bool { return p.idle.Load() == 1 })
 	before := goroutinesCreated()
 	for range 20 {
-		p.resume(func() { ran <- struct{}{} })
+		p.resume(func(bool) bool { ran <- struct{}{}; return false })
 		<-ran
 		eventually(t, "the resumer did not come back", func() bool { return p.idle.Load() == 1 })
 	}
@@ -786,7 +879,7 @@ func TestResumersAreReusedAndBounded(t *testing.T) {
 	var started sync.WaitGroup
 	for range 3 * maxIdleResumers {
 		started.Add(1)
-		p.resume(func() { started.Done(); <-release })
+		p.resume(func(bool) bool { started.Done(); <-release; return false })
 	}
 	started.Wait() // all at once: each on its own goroutine
 	close(release)
@@ -796,7 +889,7 @@ func TestResumersAreReusedAndBounded(t *testing.T) {
 
 	p.Close()
 	eventually(t, "resumers outlived their Poller", func() bool { return resumerGoroutines() == 0 })
-	p.resume(func() { ran <- struct{}{} }) // a kick after Close still runs its callback
+	p.resume(func(bool) bool { ran <- struct{}{}; return false }) // a kick after Close still runs its callback
 	<-ran
 	eventually(t, "a resumer started after Close stayed", func() bool { return resumerGoroutines() == 0 })
 }

@@ -109,8 +109,61 @@ type Session struct {
 
 	// resume runs the client's side (pumpClient) again after it parked, and ends
 	// the session once the client is gone; set once, before the relay starts.
-	resume func()
+	resume mc.Resume
+	// fromLoop is what the client's side left, run on the event loop, for its
+	// run off it; only the client's side touches it.
+	fromLoop handOff
 }
+
+// handOff is what a pump's run on the event loop (mc.Resume) leaves to its run
+// off the loop when it meets something that may wait: the frame it could not
+// relay there, a read error to act on, or a batch whose socket did not take it
+// all at once.
+type handOff struct {
+	frame   mc.RawFrame
+	held    bool     // frame is set
+	counted bool     // the frame's accounting is done: only its write remains
+	to      *Backend // where a counted client frame goes
+	err     error
+	// flush has a batch to write out; flushNet is closed when that fails.
+	flush    *mc.Conn
+	flushNet net.Conn
+}
+
+func (h *handOff) hold(f mc.RawFrame, counted bool, to *Backend) {
+	h.frame, h.held, h.counted, h.to = f, true, counted, to
+}
+
+// flushOut writes out the batch the loop left, waiting as long as it takes (the
+// relay's back-pressure); a failure closes the connection.
+func (h *handOff) flushOut() {
+	if h.flush == nil {
+		return
+	}
+	if h.flush.Flush() != nil {
+		h.flushNet.Close()
+	}
+	h.flush, h.flushNet = nil, nil
+}
+
+// take returns the held frame or error (ok false: neither, read on).
+func (h *handOff) take() (f mc.RawFrame, counted bool, to *Backend, err error, ok bool) {
+	switch {
+	case h.held:
+		f, counted, to = h.frame, h.counted, h.to
+		*h = handOff{flush: h.flush, flushNet: h.flushNet}
+		return f, counted, to, nil, true
+	case h.err != nil:
+		err, h.err = h.err, nil
+		return mc.RawFrame{}, false, nil, err, true
+	}
+	return mc.RawFrame{}, false, nil, nil, false
+}
+
+// loopBudget bounds the bytes one run on the event loop relays before it hands
+// the rest to a goroutine, so that one busy player does not hold up the
+// wake-ups of every other.
+const loopBudget = 64 << 10
 
 // ErrNotPlaying: the player is still joining (in the configuration phase); a
 // move is possible once they are in the game.
@@ -166,12 +219,17 @@ func wait(start func(done func(up, down int64))) (up, down int64) {
 // again (on another, mc.Conn.Park) each time bytes come after it parked; once the
 // client is gone it ends the session and hands done the counts.
 func (s *Session) relayClient(done func(up, down int64)) {
-	s.resume = func() {
-		if !s.pumpClient() {
-			done(s.end())
+	s.resume = func(onLoop bool) bool {
+		switch s.pumpClient(onLoop) {
+		case pumpParked:
+			return false
+		case pumpOffLoop:
+			return true
 		}
+		done(s.end())
+		return false
 	}
-	s.resume()
+	s.resume(false)
 }
 
 // startPump starts relaying backend b to the client: a backendPump.
@@ -187,41 +245,48 @@ func (s *Session) startPump(b *Backend) {
 	if b.Conn.Park(p.resume) {
 		return
 	}
-	go p.run()
+	go p.run(false)
 }
 
 // backendPump relays one backend's frames to the client. While the backend is
 // silent it holds no goroutine: it parks on the connection (mc.Conn.Park) and
-// run starts again when bytes arrive. The client's side does the same
-// (relayClient), so a held player costs no goroutine.
+// run starts again when bytes arrive, on the event loop when it is free. The
+// client's side does the same (relayClient), so a held player costs no goroutine.
 type backendPump struct {
-	s      *Session
-	b      *Backend
-	stall  *stallWatch
-	resume func()
+	s        *Session
+	b        *Backend
+	stall    *stallWatch
+	resume   mc.Resume
+	fromLoop handOff
 }
 
 // How one run of a pump ended.
 type pumpEnd int
 
 const (
-	pumpParked pumpEnd = iota // the backend is silent: run is called again
-	pumpLeft                  // the session left the backend (a switch, the client's end)
-	pumpLost                  // the backend ended: the loss is reported
+	pumpNext    pumpEnd = iota // a frame was relayed: read on
+	pumpParked                 // the peer is silent: the run is called again
+	pumpOffLoop                // the rest may wait: the run is called again off the event loop
+	pumpLeft                   // the session left the backend (a switch, the client's end)
+	pumpLost                   // the backend ended: the loss is reported
 )
 
-func (p *backendPump) run() {
-	gone, end := p.s.pumpBackend(p.b, p.stall, p.resume)
-	if end == pumpParked {
-		return
+func (p *backendPump) run(onLoop bool) (again bool) {
+	gone, end := p.s.pumpBackend(p, onLoop)
+	switch end {
+	case pumpParked:
+		return false
+	case pumpOffLoop:
+		return true
 	}
 	if p.stall != nil {
 		p.stall.stop()
 	}
 	if end == pumpLost {
-		p.s.lost(p.b, gone)
+		p.s.lost(p.b, gone) // off the loop: a read error or a kick is handed off
 	}
 	p.s.pumps.Done()
+	return false
 }
 
 // end releases what the session still holds once the client is gone.
@@ -508,108 +573,190 @@ func (s *Session) failSwitch(next *Backend) {
 
 // pumpClient relays the client's frames to the backend of the moment, keeps
 // track of its protocol state, remembers its settings for the next backend and
-// completes a switch when the client acknowledges it. It returns true when it
-// parked (s.resume runs it again when bytes come), false once the client is gone.
-func (s *Session) pumpClient() (parked bool) {
-	reg := s.client.Registry
-	for {
-		s.mu.Lock()
-		s.awaiting = true // and while parked: a poke's deadline runs s.resume
-		s.mu.Unlock()
-		if s.client.Conn.Park(s.resume) {
-			return true
-		}
-		err := s.client.Conn.Await()
-		s.mu.Lock()
-		s.awaiting = false
-		poked := s.poked
-		s.poked = false
-		s.mu.Unlock()
-		if poked {
-			_ = s.clientNet.SetReadDeadline(time.Time{})
-		}
-		if stay := s.takeLimbo(); stay != nil {
-			// The server is gone and a handler holds the player in the limbo; the
-			// limbo reads the client from here (and drops what was meant for the server).
-			if err := s.stay(*stay); err != nil {
-				if !errors.Is(err, limbo.ErrClientLeft) {
-					s.Kick(err.Error())
-				}
-				return false
+// completes a switch when the client acknowledges it. It returns pumpParked
+// when it parked (s.resume runs it again when bytes come), pumpOffLoop when
+// what is left may wait (onLoop: it runs on the event loop) and pumpLeft once
+// the client is gone (never on the loop).
+func (s *Session) pumpClient(onLoop bool) pumpEnd {
+	h := &s.fromLoop
+	for budget := loopBudget; ; {
+		h.flushOut()
+		f, counted, b, err, ok := h.take()
+		if !ok {
+			s.mu.Lock()
+			s.awaiting = true // and while parked: a poke's deadline runs s.resume
+			s.mu.Unlock()
+			if s.client.Conn.Park(s.resume) {
+				return pumpParked
 			}
+			if onLoop {
+				s.mu.Lock()
+				if s.poked || s.limbo != nil {
+					s.mu.Unlock()
+					return pumpOffLoop // the limbo takes the client, off the loop
+				}
+				s.awaiting = false
+				s.mu.Unlock()
+				if budget <= 0 {
+					return pumpOffLoop
+				}
+				var got bool
+				if f, got, err = s.client.Conn.TryReadRelay(); err != nil {
+					h.err = err
+					return pumpOffLoop
+				}
+				if !got {
+					continue // parks, or reads what came meanwhile
+				}
+			} else if f, err = s.readClient(); err == errInLimbo {
+				continue
+			}
+		}
+		if err != nil {
+			return pumpLeft
+		}
+		budget -= len(f.Bytes)
+		var id int32
+		if id, err = s.client.Conn.PeekID(f); err != nil {
+			mc.Recycle(f)
+			if onLoop {
+				h.err = err
+				return pumpOffLoop
+			}
+			return pumpLeft
+		}
+		if !counted {
+			var end pumpEnd
+			if b, end = s.countClientFrame(f, id, onLoop); end != pumpNext {
+				return end
+			}
+			if b == nil {
+				continue // dropped, or between a switch's halves
+			}
+		}
+		if !onLoop {
+			if err := b.Conn.WriteRelay(f, s.client.Conn.FrameBuffered()); err != nil {
+				b.Net.Close() // its pump reports the loss
+			}
+			mc.Recycle(f)
 			continue
 		}
-		if err != nil {
-			return false
-		}
-		f, err := s.client.Conn.ReadRelay()
-		if err != nil {
-			return false
-		}
-		id, err := s.client.Conn.PeekID(f)
-		if err != nil {
-			mc.Recycle(f)
-			return false
-		}
-		s.mu.Lock()
-		s.up += int64(len(f.Bytes))
-		state := s.toServer
-		t, known := reg.Type(state, mc.Serverbound, id)
-		switch {
-		case known && t == mc.PacketClientInformation:
-			if full, err := s.client.Conn.Decode(f); err == nil {
-				s.clientInfo = append(s.clientInfo[:0], full.Payload...)
-			}
-		case known && state == mc.ConfigState && t == mc.PacketFinishConfiguration:
-			s.toServer = mc.PlayState
-		case known && state == mc.PlayState && t == mc.PacketConfigurationAck:
-			s.toServer = mc.ConfigState
-			if next := s.pending; next != nil {
-				// The client is in configuration: the new backend takes over. The ack
-				// was for the proxy; the new backend is in configuration already.
-				s.pending, s.backend = nil, next
-				info, attached := s.clientInfo, s.attached
-				s.mu.Unlock()
-				if info != nil {
-					id, _ := reg.ID(mc.ConfigState, mc.Serverbound, mc.PacketClientInformation)
-					_ = next.Conn.WritePacket(id, info)
-				}
-				s.startPump(next)
-				close(attached)
-				mc.Recycle(f)
-				continue
-			}
-		}
-		b := s.backend
-		s.mu.Unlock()
-		if b == nil {
-			mc.Recycle(f)
-			continue // between a switch's halves: meant for the server being left
-		}
-		var err2 error
-		if s.watch.has(mc.Serverbound, state, id) {
-			pk, drop := s.filter(s.client.Conn, f, mc.Serverbound, state, id, b)
-			switch {
-			case drop:
-				mc.Recycle(f)
-				if b.Conn.Flush() != nil {
-					b.Net.Close()
-				}
-				continue
-			case pk != nil:
-				err2 = b.Conn.WritePacket(id, pk.Payload)
-				mc.Recycle(f)
-				if err2 != nil {
-					b.Net.Close()
-				}
-				continue
-			}
-		}
-		if err2 = b.Conn.WriteRelay(f, s.client.Conn.FrameBuffered()); err2 != nil {
-			b.Net.Close() // its pump reports the loss
+		taken, held, err := b.Conn.TryWriteRelay(f, s.client.Conn.FrameBuffered())
+		if !taken {
+			h.hold(f, true, b)
+			return pumpOffLoop
 		}
 		mc.Recycle(f)
+		if err != nil {
+			b.Net.Close()
+		} else if held {
+			h.flush, h.flushNet = b.Conn, b.Net
+			return pumpOffLoop
+		}
 	}
+}
+
+// errInLimbo: the client's side came back from a stay in the limbo; read on.
+var errInLimbo = errors.New("session: back from the limbo")
+
+// readClient waits for the client's next frame, off the event loop; on the
+// way a pending move into the limbo is made (errInLimbo once the player is
+// back, another error once they are gone).
+func (s *Session) readClient() (mc.RawFrame, error) {
+	err := s.client.Conn.Await()
+	s.mu.Lock()
+	s.awaiting = false
+	poked := s.poked
+	s.poked = false
+	s.mu.Unlock()
+	if poked {
+		_ = s.clientNet.SetReadDeadline(time.Time{})
+	}
+	if stay := s.takeLimbo(); stay != nil {
+		// The server is gone and a handler holds the player in the limbo; the
+		// limbo reads the client from here (and drops what was meant for the server).
+		if err := s.stay(*stay); err != nil {
+			if !errors.Is(err, limbo.ErrClientLeft) {
+				s.Kick(err.Error())
+			}
+			return mc.RawFrame{}, err
+		}
+		return mc.RawFrame{}, errInLimbo
+	}
+	if err != nil {
+		return mc.RawFrame{}, err
+	}
+	return s.client.Conn.ReadRelay()
+}
+
+// countClientFrame accounts for a client frame (its bytes, the stream's state,
+// the client's settings, a switch's acknowledgement) and returns the backend
+// it goes to: nil when it goes nowhere (a filter dropped it or wrote what it
+// made of it, or a switch is between its halves). On the event loop, a frame
+// that needs more than that is left untouched for the run off it (pumpOffLoop).
+func (s *Session) countClientFrame(f mc.RawFrame, id int32, onLoop bool) (*Backend, pumpEnd) {
+	reg := s.client.Registry
+	s.mu.Lock()
+	state := s.toServer
+	t, known := reg.Type(state, mc.Serverbound, id)
+	watched := s.watch.has(mc.Serverbound, state, id)
+	if onLoop && (watched || known && state == mc.PlayState && t == mc.PacketConfigurationAck && s.pending != nil) {
+		s.mu.Unlock()
+		s.fromLoop.hold(f, false, nil)
+		return nil, pumpOffLoop
+	}
+	s.up += int64(len(f.Bytes))
+	switch {
+	case known && t == mc.PacketClientInformation:
+		if full, err := s.client.Conn.Decode(f); err == nil {
+			s.clientInfo = append(s.clientInfo[:0], full.Payload...)
+		}
+	case known && state == mc.ConfigState && t == mc.PacketFinishConfiguration:
+		s.toServer = mc.PlayState
+	case known && state == mc.PlayState && t == mc.PacketConfigurationAck:
+		s.toServer = mc.ConfigState
+		if next := s.pending; next != nil {
+			// The client is in configuration: the new backend takes over. The ack
+			// was for the proxy; the new backend is in configuration already.
+			s.pending, s.backend = nil, next
+			info, attached := s.clientInfo, s.attached
+			s.mu.Unlock()
+			if info != nil {
+				id, _ := reg.ID(mc.ConfigState, mc.Serverbound, mc.PacketClientInformation)
+				_ = next.Conn.WritePacket(id, info)
+			}
+			s.startPump(next)
+			close(attached)
+			mc.Recycle(f)
+			return nil, pumpNext
+		}
+	}
+	b := s.backend
+	s.mu.Unlock()
+	if b == nil {
+		mc.Recycle(f)
+		return nil, pumpNext // between a switch's halves: meant for the server being left
+	}
+	if !watched {
+		return b, pumpNext
+	}
+	pk, drop := s.filter(s.client.Conn, f, mc.Serverbound, state, id, b)
+	switch {
+	case drop:
+		mc.Recycle(f)
+		if b.Conn.Flush() != nil {
+			b.Net.Close()
+		}
+		return nil, pumpNext
+	case pk != nil:
+		err := b.Conn.WritePacket(id, pk.Payload)
+		mc.Recycle(f)
+		if err != nil {
+			b.Net.Close()
+		}
+		return nil, pumpNext
+	}
+	return b, pumpNext
 }
 
 func (s *Session) isCurrent(b *Backend) bool {
@@ -618,38 +765,93 @@ func (s *Session) isCurrent(b *Backend) bool {
 	return s.backend == b
 }
 
-// pumpBackend relays b's frames to the client until b is silent (it parks with
-// resume), ends or is left.
-func (s *Session) pumpBackend(b *Backend, stall *stallWatch, resume func()) (gone Gone, end pumpEnd) {
-	reg := s.client.Registry
-	for {
-		if b.Conn.Park(resume) {
-			return gone, pumpParked
+// pumpBackend relays b's frames to the client until b is silent (it parks),
+// ends or is left; on the event loop (onLoop) it stops at what may wait
+// (pumpOffLoop), and a loss is reported only off it.
+func (s *Session) pumpBackend(p *backendPump, onLoop bool) (gone Gone, end pumpEnd) {
+	b, h := p.b, &p.fromLoop
+	for budget := loopBudget; ; {
+		h.flushOut()
+		f, counted, _, err, ok := h.take()
+		if !ok {
+			if b.Conn.Park(p.resume) {
+				return gone, pumpParked
+			}
+			if !onLoop {
+				f, err = b.Conn.ReadRelay()
+			} else if budget <= 0 {
+				return gone, pumpOffLoop
+			} else {
+				var got bool
+				if f, got, err = b.Conn.TryReadRelay(); err == nil && !got {
+					continue // parks, or reads what came meanwhile
+				}
+			}
+			if err == nil && p.stall != nil {
+				p.stall.frame()
+			}
 		}
-		f, err := b.Conn.ReadRelay()
 		if err != nil {
+			if onLoop {
+				h.err = err
+				return gone, pumpOffLoop
+			}
 			if !errors.Is(err, io.EOF) {
 				gone.Err = err
 			}
-			break
+			return gone, pumpLost
 		}
-		if stall != nil {
-			stall.frame()
+		budget -= len(f.Bytes)
+		if end = s.relayBackendFrame(p, f, counted, onLoop, &gone); end != pumpNext {
+			return gone, end
 		}
-		id, err := b.Conn.PeekID(f)
-		if err != nil {
-			mc.Recycle(f)
-			gone.Err = err
-			break
+	}
+}
+
+// relayBackendFrame relays one frame of p's backend to the client: it tracks
+// the stream's state and what the server creates on the client, sees a kick,
+// answers plugin messages and runs filters (off the loop: on it, such a frame
+// is held for the run off it, as is one that finds the client's side busy).
+// counted: the frame was accounted for on the loop, only its write remains.
+func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLoop bool, gone *Gone) pumpEnd {
+	b, reg := p.b, s.client.Registry
+	id, err := b.Conn.PeekID(f)
+	if err != nil {
+		mc.Recycle(f)
+		if onLoop {
+			p.fromLoop.err = err
+			return pumpOffLoop
 		}
+		gone.Err = err
+		return pumpLost
+	}
+	// On the loop cw is taken first (it is never waited for there): what is
+	// accounted for below is then written before any switch can begin.
+	if onLoop && !s.cw.TryLock() {
+		p.fromLoop.hold(f, counted, nil)
+		return pumpOffLoop
+	}
+	var changed *Packet
+	if !counted {
 		s.mu.Lock()
 		if s.backend != b {
 			s.mu.Unlock()
+			if onLoop {
+				s.cw.Unlock()
+			}
 			mc.Recycle(f)
-			return gone, pumpLeft // left by a switch
+			return pumpLeft // left by a switch
 		}
 		state := s.toClient
 		t, known := reg.Type(state, mc.Clientbound, id)
+		watched := s.watch.has(mc.Clientbound, state, id)
+		handled := known && (t == mc.PacketDisconnect || t == mc.PacketPluginMessage && s.policy.PluginMessage != nil)
+		if onLoop && (watched || handled) {
+			s.mu.Unlock()
+			s.cw.Unlock()
+			p.fromLoop.hold(f, false, nil)
+			return pumpOffLoop
+		}
 		if known && t == mc.PacketDisconnect {
 			s.mu.Unlock()
 			if full, err := b.Conn.Decode(f); err == nil {
@@ -661,14 +863,14 @@ func (s *Session) pumpBackend(b *Backend, stall *stallWatch, resume func()) (gon
 			if gone.Kick == "" {
 				gone.Kick = "Disconnected"
 			}
-			break
+			return pumpLost
 		}
 		if known && t == mc.PacketPluginMessage && s.policy.PluginMessage != nil {
 			s.mu.Unlock()
 			if full, err := b.Conn.Decode(f); err == nil {
 				if m, err := mc.DecodePluginMessage(full.Payload, reg.Protocol()); err == nil && s.policy.PluginMessage(s, b, m.Channel, m.Data) {
 					mc.Recycle(f)
-					continue
+					return pumpNext
 				}
 			}
 			s.mu.Lock()
@@ -686,37 +888,55 @@ func (s *Session) pumpBackend(b *Backend, stall *stallWatch, resume func()) (gon
 		}
 		s.down += int64(len(f.Bytes))
 		s.mu.Unlock()
-		var changed *Packet
-		if s.watch.has(mc.Clientbound, state, id) {
+		if watched {
 			var drop bool
 			if changed, drop = s.filter(b.Conn, f, mc.Clientbound, state, id, b); drop {
 				mc.Recycle(f)
 				if s.client.Conn.Flush() != nil {
 					s.clientNet.Close()
-					return gone, pumpLeft
+					return pumpLeft
 				}
-				continue
+				return pumpNext
 			}
 		}
-		s.cw.Lock()
-		if !s.isCurrent(b) {
-			s.cw.Unlock()
+	}
+	if onLoop {
+		taken, held, err := s.client.Conn.TryWriteRelay(f, b.Conn.FrameBuffered())
+		s.cw.Unlock()
+		switch {
+		case !taken:
+			p.fromLoop.hold(f, true, nil)
+			return pumpOffLoop
+		case err != nil:
 			mc.Recycle(f)
-			return gone, pumpLeft // left by a switch meanwhile
+			s.clientNet.Close()
+			return pumpLeft
+		case held:
+			mc.Recycle(f)
+			p.fromLoop.flush, p.fromLoop.flushNet = s.client.Conn, s.clientNet
+			return pumpOffLoop
 		}
-		if changed != nil {
-			err = s.client.Conn.WritePacket(id, changed.Payload)
-		} else {
-			err = s.client.Conn.WriteRelay(f, b.Conn.FrameBuffered())
-		}
+		mc.Recycle(f)
+		return pumpNext
+	}
+	s.cw.Lock()
+	if !s.isCurrent(b) {
 		s.cw.Unlock()
 		mc.Recycle(f)
-		if err != nil {
-			s.clientNet.Close()
-			return gone, pumpLeft
-		}
+		return pumpLeft // left by a switch meanwhile
 	}
-	return gone, pumpLost
+	if changed != nil {
+		err = s.client.Conn.WritePacket(id, changed.Payload)
+	} else {
+		err = s.client.Conn.WriteRelay(f, b.Conn.FrameBuffered())
+	}
+	s.cw.Unlock()
+	mc.Recycle(f)
+	if err != nil {
+		s.clientNet.Close()
+		return pumpLeft
+	}
+	return pumpNext
 }
 
 // lost reports that backend b ended to the policy, unless the session already
