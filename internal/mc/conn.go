@@ -551,17 +551,10 @@ func (c *Conn) Decode(f RawFrame) (Frame, error) {
 // PeekID returns a raw frame's packet id, inflating only its first bytes,
 // so a relay can spot the few packets it must act on and pass the rest.
 func (c *Conn) PeekID(f RawFrame) (int32, error) {
-	body := f.Bytes[f.body:]
-	if f.dataLen > 0 {
-		if c.z == nil {
-			return 0, errors.New("mc: compressed frame on a Conn without a Zlib")
-		}
-		var head [maxVarIntLen]byte
-		n, err := inflateHead(head[:min(int(f.dataLen), maxVarIntLen)], body)
-		if err != nil {
-			return 0, err
-		}
-		body = head[:n]
+	var head [maxVarIntLen]byte
+	body, err := c.peek(f, head[:])
+	if err != nil {
+		return 0, err
 	}
 	cur := cursor{b: body}
 	id, err := cur.varInt()
@@ -569,6 +562,55 @@ func (c *Conn) PeekID(f RawFrame) (int32, error) {
 		return 0, fmt.Errorf("mc: packet id: %w", err)
 	}
 	return id, nil
+}
+
+// peek returns the first bytes of f's packet (its id first): the frame's own
+// when it is not compressed, else up to len(buf) of them inflated into buf.
+func (c *Conn) peek(f RawFrame, buf []byte) ([]byte, error) {
+	body := f.Bytes[f.body:]
+	if f.dataLen == 0 {
+		return body, nil
+	}
+	if c.z == nil {
+		return nil, errors.New("mc: compressed frame on a Conn without a Zlib")
+	}
+	n, err := inflateHead(buf[:min(int(f.dataLen), len(buf))], body)
+	if err != nil {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// maxPeekString bounds what PeekString reads: enough for any plugin channel in use.
+const maxPeekString = 64
+
+// PeekString reads the string that opens f's packet after its id (a plugin
+// message's channel) without decoding the rest: of a compressed frame only
+// that much is inflated. ok false: the string is longer than 64 bytes.
+func (c *Conn) PeekString(f RawFrame) (s string, ok bool, err error) {
+	var head [2*maxVarIntLen + maxPeekString]byte
+	body, err := c.peek(f, head[:])
+	if err != nil {
+		return "", false, err
+	}
+	cur := cursor{b: body}
+	if _, err := cur.varInt(); err != nil {
+		return "", false, fmt.Errorf("mc: packet id: %w", err)
+	}
+	n, err := cur.varInt()
+	switch {
+	case err != nil:
+		return "", false, fmt.Errorf("mc: string length: %w", err)
+	case n < 0:
+		return "", false, fmt.Errorf("mc: string length %d: %w", n, ErrMalformed)
+	case n > maxPeekString:
+		return "", false, nil
+	}
+	b, err := cur.take(int(n))
+	if err != nil {
+		return "", false, fmt.Errorf("mc: string: %w", err)
+	}
+	return string(b), true, nil
 }
 
 // WritePacket frames, compresses (when on and the packet reaches the

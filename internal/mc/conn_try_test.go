@@ -1,10 +1,12 @@
 package mc
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -221,5 +223,52 @@ func TestParkAfterATryThatFoundPartOfALength(t *testing.T) {
 	}
 	if full, _ := r.Decode(f); full.ID != 1 || len(full.Payload) != 300 {
 		t.Fatalf("second frame: id %d, %d bytes", full.ID, len(full.Payload))
+	}
+}
+
+// PeekString reads a plugin message's channel without decoding the packet,
+// compressed (the channel inflated alone) or not, and says when the string is
+// too long to peek at; a packet cut inside it is malformed.
+func TestPeekString(t *testing.T) {
+	z, err := NewZlib(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("c", 65)
+	for _, threshold := range []int{-1, 0, 64} {
+		for _, tc := range []struct {
+			channel string
+			data    int
+			ok      bool
+		}{
+			{"minecraft:brand", 10, true},
+			{"bungeecord:main", 5000, true},
+			{"", 3, true},
+			{long, 10, false},
+		} {
+			payload, _ := PluginMessage{Channel: tc.channel, Data: bytes.Repeat([]byte{'d'}, tc.data)}.AppendPayload(nil, 767)
+			var wire bytes.Buffer
+			w := NewConn(nil, &wire, z)
+			r := NewConn(bufio.NewReader(&wire), io.Discard, z)
+			if threshold >= 0 {
+				mustCompression(t, w, threshold)
+				mustCompression(t, r, threshold)
+			}
+			if err := w.WritePacket(0x19, payload); err != nil {
+				t.Fatal(err)
+			}
+			f, err := r.ReadRaw()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok, err := r.PeekString(f)
+			if err != nil || ok != tc.ok || ok && got != tc.channel {
+				t.Errorf("threshold %d, channel %.10q: PeekString = %q, %v, %v", threshold, tc.channel, got, ok, err)
+			}
+		}
+	}
+	cut := RawFrame{Bytes: []byte{4, 0x19, 10, 'a', 'b'}, body: 1, threshold: -1}
+	if _, _, err := NewConn(nil, io.Discard, nil).PeekString(cut); !errors.Is(err, ErrMalformed) {
+		t.Errorf("a string cut short: %v, want ErrMalformed", err)
 	}
 }

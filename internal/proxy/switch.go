@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/bungeechannel"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/hooks"
@@ -51,9 +52,10 @@ func (p *Proxy) sessionPolicy(pl *onlinePlayer) session.Policy {
 		Lost: func(s *session.Session, b *session.Backend, gone session.Gone) error {
 			return p.fallback(pl, b, gone)
 		},
-		PluginMessage: p.bungeeMessages(pl),
-		Filter:        p.sessionFilter(pl, p.permissionsFor(pl)),
-		Limbo:         p.met.Limbo,
+		PluginMessage:  p.bungeeMessages(pl),
+		PluginChannels: bungeechannel.IsChannel,
+		Filter:         p.sessionFilter(pl, p.permissionsFor(pl)),
+		Limbo:          p.met.Limbo,
 	}
 }
 

@@ -64,6 +64,9 @@ type Policy struct {
 	// the client; returning true keeps it from the client (the proxy answered it,
 	// as it does for the BungeeCord channel).
 	PluginMessage func(s *Session, b *Backend, channel string, data []byte) bool
+	// PluginChannels, when set, names the channels PluginMessage wants to see;
+	// the others are relayed without a call (and without leaving the event loop).
+	PluginChannels func(channel string) bool
 	// Filter sees the packets it names (filter.go); nil relays everything as is.
 	Filter *Filter
 	// FilterPanicked is told a filter's panic (the packet went on untouched).
@@ -845,7 +848,7 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 		state := s.toClient
 		t, known := reg.Type(state, mc.Clientbound, id)
 		watched := s.watch.has(mc.Clientbound, state, id)
-		handled := known && (t == mc.PacketDisconnect || t == mc.PacketPluginMessage && s.policy.PluginMessage != nil)
+		handled := known && (t == mc.PacketDisconnect || t == mc.PacketPluginMessage && s.wantsPlugin(b, f))
 		if onLoop && (watched || handled) {
 			s.mu.Unlock()
 			s.cw.Unlock()
@@ -865,7 +868,7 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 			}
 			return pumpLost
 		}
-		if known && t == mc.PacketPluginMessage && s.policy.PluginMessage != nil {
+		if handled && t == mc.PacketPluginMessage {
 			s.mu.Unlock()
 			if full, err := b.Conn.Decode(f); err == nil {
 				if m, err := mc.DecodePluginMessage(full.Payload, reg.Protocol()); err == nil && s.policy.PluginMessage(s, b, m.Channel, m.Data) {
@@ -937,6 +940,19 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 		return pumpLeft
 	}
 	return pumpNext
+}
+
+// wantsPlugin says whether policy.PluginMessage is to see plugin message f
+// from b: a channel PluginChannels names, or one too long to peek at.
+func (s *Session) wantsPlugin(b *Backend, f mc.RawFrame) bool {
+	if s.policy.PluginMessage == nil {
+		return false
+	}
+	if s.policy.PluginChannels == nil {
+		return true
+	}
+	channel, ok, err := b.Conn.PeekString(f)
+	return err != nil || !ok || s.policy.PluginChannels(channel)
 }
 
 // lost reports that backend b ended to the policy, unless the session already
