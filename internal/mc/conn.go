@@ -204,6 +204,23 @@ func (c *Conn) Park(resume Resume) bool {
 	return c.lend.parker.OnReadable(resume)
 }
 
+// An Unparker is a Parker whose parked callback can be taken back.
+type Unparker interface {
+	Unpark() Resume
+}
+
+// Unpark takes back the resume a Park armed, if it has not run: the caller
+// runs it itself. nil: none is armed, or c's source cannot take it back.
+func (c *Conn) Unpark() Resume {
+	if c.lend == nil {
+		return nil
+	}
+	if u, ok := c.lend.parker.(Unparker); ok {
+		return u.Unpark()
+	}
+	return nil
+}
+
 // ReaderSize is the size of the pooled read buffers.
 const ReaderSize = 4096
 

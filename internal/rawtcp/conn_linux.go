@@ -162,6 +162,17 @@ func (c *Conn) OnReadable(fn func(onLoop bool) bool) bool {
 	return armed
 }
 
+// Unpark takes back the callback OnReadable armed, if it has not run yet: the
+// caller runs it itself (a session that ends runs its parked pump's end on its
+// own goroutine rather than have Close hand it to another). nil: none is armed.
+func (c *Conn) Unpark() func(onLoop bool) bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	fn := c.dirs[dirRead].fn
+	c.dirs[dirRead].fn = nil
+	return fn
+}
+
 // readNow is one read(2) without waiting: n bytes, or 0 and no error when the
 // socket had nothing (then the Conn is registered for the wait, and deadline
 // is the one to wait under).

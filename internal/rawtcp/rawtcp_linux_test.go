@@ -893,3 +893,36 @@ func TestResumersAreReusedAndBounded(t *testing.T) {
 	<-ran
 	eventually(t, "a resumer started after Close stayed", func() bool { return resumerGoroutines() == 0 })
 }
+
+// Unpark takes back a parked callback: it no longer runs on an event or a
+// Close, and it is handed back once only.
+func TestUnpark(t *testing.T) {
+	a, b := pair(t)
+	_, _ = a.TryRead(make([]byte, 1))
+	ran := make(chan bool, 1)
+	fn := func(onLoop bool) bool { ran <- onLoop; return false }
+	if a.Unpark() != nil {
+		t.Fatal("Unpark with nothing parked returned a callback")
+	}
+	if !a.OnReadable(fn) {
+		t.Fatal("did not park")
+	}
+	got := a.Unpark()
+	if got == nil {
+		t.Fatal("Unpark did not return the parked callback")
+	}
+	if a.Unpark() != nil {
+		t.Fatal("a second Unpark returned the callback again")
+	}
+	_, _ = b.Write([]byte("x"))
+	_ = a.Close()
+	select {
+	case <-ran:
+		t.Fatal("an unparked callback ran")
+	case <-time.After(50 * time.Millisecond):
+	}
+	got(false)
+	if onLoop := <-ran; onLoop {
+		t.Fatal("the callback handed back did not run as called")
+	}
+}

@@ -303,8 +303,12 @@ func (s *Session) end() (up, down int64) {
 	s.mu.Unlock()
 	for _, x := range []*Backend{b, p} {
 		if x != nil {
+			parked := x.Conn.Unpark()
 			x.Net.Close()
 			x.Release()
+			if parked != nil {
+				parked(false) // the pump ends here, not on a goroutine Close would wake
+			}
 		}
 	}
 	s.clientNet.Close()
