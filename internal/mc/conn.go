@@ -772,6 +772,11 @@ func (c *Conn) WriteRelay(f RawFrame, more bool) error {
 	return c.writePendLocked()
 }
 
+// RelaysAsIs reports that frames read from src leave c as they came (both use
+// one compression threshold), not decoded and framed again. Both thresholds
+// are set during the login, before a relay starts.
+func (c *Conn) RelaysAsIs(src *Conn) bool { return src.rThreshold == c.wThreshold }
+
 // A TryWriter is a connection that can write without waiting (rawtcp.Conn is
 // one): TryWrite writes what the socket takes now, perhaps nothing.
 type TryWriter interface {

@@ -292,12 +292,18 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		leave(up, down)
 		p.finish(cn)
 	}
-	// On a fresh goroutine, so the stack the login grew is freed now: a limbo
-	// stay holds its goroutine, and so does a socket that cannot park.
-	if stay != nil {
+	// A limbo stay holds its goroutine, and so does a socket that cannot park:
+	// those start on a fresh goroutine, so the stack the login grew is freed now.
+	switch _, parks := cn.c.(mc.Parker); {
+	case stay != nil:
 		go pl.sess.StartInLimbo(*stay, done)
-	} else {
+	case !parks:
 		go pl.sess.Start(first, done)
+	default:
+		// A socket that parks holds this goroutine only until the relay's first
+		// park, and the goroutine ends there, its stack with it; a fresh one
+		// would cost a start and, with a core idle, a thread woken to run it.
+		pl.sess.Start(first, done)
 	}
 }
 

@@ -586,6 +586,14 @@ func (s *Session) failSwitch(next *Backend) {
 // the client is gone (never on the loop).
 func (s *Session) pumpClient(onLoop bool) pumpEnd {
 	h := &s.fromLoop
+	if onLoop {
+		s.mu.Lock()
+		b := s.backend
+		s.mu.Unlock()
+		if b != nil && !b.Conn.RelaysAsIs(s.client.Conn) {
+			return pumpOffLoop // every frame is framed again: CPU the loop leaves to others
+		}
+	}
 	for budget := loopBudget; ; {
 		h.flushOut()
 		f, counted, b, err, ok := h.take()
@@ -777,6 +785,9 @@ func (s *Session) isCurrent(b *Backend) bool {
 // (pumpOffLoop), and a loss is reported only off it.
 func (s *Session) pumpBackend(p *backendPump, onLoop bool) (gone Gone, end pumpEnd) {
 	b, h := p.b, &p.fromLoop
+	if onLoop && !s.client.Conn.RelaysAsIs(b.Conn) {
+		return gone, pumpOffLoop // every frame is framed again: CPU the loop leaves to others
+	}
 	for budget := loopBudget; ; {
 		h.flushOut()
 		f, counted, _, err, ok := h.take()

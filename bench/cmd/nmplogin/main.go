@@ -23,6 +23,7 @@ func main() {
 	flag.IntVar(&o.Logins, "logins", 300, "logins per mode in each round")
 	flag.IntVar(&o.Clients, "clients", 8, "logins at once")
 	flag.IntVar(&o.Rounds, "rounds", 3, "rounds (each runs both modes; the order alternates)")
+	flag.StringVar(&o.Only, "only", "", "run one mode alone (passthrough or offline), to profile the proxy meanwhile")
 	flag.Parse()
 	if o.Binary == "" || o.Logins < 1 || o.Clients < 1 || o.Rounds < 1 {
 		fmt.Fprintln(os.Stderr, "nmplogin: --binary is required; --logins, --clients and --rounds must be at least 1")
