@@ -52,3 +52,32 @@ func loadAverage() string {
 	}
 	return strings.Join(f[:3], " ")
 }
+
+// procRunTime is the CPU time a process's live threads have run, in
+// nanoseconds (the sum of /proc/<pid>/task/*/schedstat): /proc/<pid>/stat
+// counts in 10 ms ticks, too coarse for a batch of a few dozen logins. A
+// thread that exits takes its time with it; the Go runtime keeps its threads.
+func procRunTime(pid int) (time.Duration, error) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // exited meanwhile
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			return 0, fmt.Errorf("%s/%s/schedstat: empty", dir, t.Name())
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s/%s/schedstat: %q", dir, t.Name(), f[0])
+		}
+		sum += time.Duration(ns)
+	}
+	return sum, nil
+}

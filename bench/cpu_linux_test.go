@@ -34,3 +34,31 @@ func TestProcCPUMatchesRusage(t *testing.T) {
 		t.Errorf("/proc says %v after a busy loop", got)
 	}
 }
+
+// procRunTime, in nanoseconds, agrees with the process's own account
+// (getrusage) of a busy loop, within 5 ms.
+func TestProcRunTimeSeesABusyLoop(t *testing.T) {
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	r0, err := procRunTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c0 := cpu()
+	for x, end := 0, time.Now().Add(30*time.Millisecond); time.Now().Before(end); x++ {
+		_ = x * x
+	}
+	c1 := cpu()
+	r1, err := procRunTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, want := r1-r0, c1-c0; want < 5*time.Millisecond || d < want-5*time.Millisecond || d > want+5*time.Millisecond {
+		t.Errorf("a 30 ms busy loop: schedstat grew %v, getrusage %v", d, c1-c0)
+	}
+}

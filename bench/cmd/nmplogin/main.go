@@ -20,9 +20,9 @@ func main() {
 	flag.StringVar(&o.Binary, "binary", "", "the infrarust binary to measure (required)")
 	flag.StringVar(&o.NMPDir, "nmp", "test/nmp", "test/nmp, with its npm packages installed")
 	flag.StringVar(&o.Version, "version", "1.20.4", "Minecraft version of the clients and the backend")
-	flag.IntVar(&o.Logins, "logins", 300, "logins per mode in each round")
+	flag.IntVar(&o.Logins, "logins", 60, "logins per mode in each round")
 	flag.IntVar(&o.Clients, "clients", 8, "logins at once")
-	flag.IntVar(&o.Rounds, "rounds", 3, "rounds (each runs both modes; the order alternates)")
+	flag.IntVar(&o.Rounds, "rounds", 16, "rounds (each runs both modes; the order alternates)")
 	flag.StringVar(&o.Only, "only", "", "run one mode alone (passthrough or offline), to profile the proxy meanwhile")
 	flag.Parse()
 	if o.Binary == "" || o.Logins < 1 || o.Clients < 1 || o.Rounds < 1 {
