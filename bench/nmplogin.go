@@ -44,6 +44,13 @@ var nmpModes = []string{"passthrough", "offline"}
 // each round's two batches, back to back, share the drift. A client counts
 // once it spawned in the world, so the whole join is inside every figure.
 func NMPLogins(o NMPLoginOptions) error {
+	modes := nmpModes
+	if o.Only != "" {
+		if !slices.Contains(nmpModes, o.Only) {
+			return fmt.Errorf("--only %q: the modes are passthrough and offline", o.Only)
+		}
+		modes = []string{o.Only}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	port, err := StartNMPServer(ctx, o.NMPDir, o.Version, nil)
@@ -84,13 +91,6 @@ func NMPLogins(o NMPLoginOptions) error {
 
 	fmt.Fprintf(o.Out, "nmplogin: %s clients and backend (node-minecraft-protocol), %d logins per mode and round, %d at once; load average %s\n",
 		o.Version, o.Logins, o.Clients, loadAverage())
-	modes := nmpModes
-	if o.Only != "" {
-		if !slices.Contains(nmpModes, o.Only) {
-			return fmt.Errorf("no mode %q: passthrough or offline", o.Only)
-		}
-		modes = []string{o.Only}
-	}
 	for _, m := range modes { // warm-up: the proxy's pools, node's JIT
 		if _, err := cl.batch(addrs[0], m+".bench", o.Version, 30, o.Clients); err != nil {
 			return err
