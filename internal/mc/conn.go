@@ -112,6 +112,9 @@ type lender struct {
 	nowait bool
 }
 
+// errCannotTry: TryReadRelay on a Conn that does not lend its buffers.
+var errCannotTry = errors.New("mc: a read without waiting needs a Conn lending its buffers")
+
 // errWouldBlock is a first read that found nothing: the buffer goes back.
 var errWouldBlock = errors.New("mc: nothing to read yet")
 
@@ -409,10 +412,10 @@ type partFrame struct {
 // the event loop, Resume): it reads only what has arrived. ok false and no
 // error: the next frame is not all there yet, and what came of it is kept for
 // the next read. Only a Conn lending its buffers can read without waiting;
-// another gets ok false.
+// another gets errCannotTry (an ok false would have its caller try forever).
 func (c *Conn) TryReadRelay() (f RawFrame, ok bool, err error) {
 	if c.lend == nil {
-		return RawFrame{}, false, nil
+		return RawFrame{}, false, errCannotTry
 	}
 	c.short = false
 	c.lend.nowait = true

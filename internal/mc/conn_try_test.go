@@ -191,6 +191,15 @@ func TestTryWriteRelayKeepsWhatTheSocketRefused(t *testing.T) {
 	}
 }
 
+// A Conn that does not lend its buffers cannot read without waiting: a try
+// says so with an error, never with "not yet", which its caller would retry forever.
+func TestTryReadRelayRefusesAConnThatCannotTry(t *testing.T) {
+	r := NewConn(bufio.NewReader(bytes.NewReader([]byte{1, 0})), io.Discard, nil)
+	if _, ok, err := r.TryReadRelay(); ok || !errors.Is(err, errCannotTry) {
+		t.Fatalf("TryReadRelay without a lender = %v, %v; want errCannotTry", ok, err)
+	}
+}
+
 // A relay on the event loop reads with TryReadRelay and parks when it finds no
 // whole frame: also when the buffer holds the first byte of a frame's length
 // and nothing more came (Park must not send it back to read again, forever).
