@@ -586,14 +586,6 @@ func (s *Session) failSwitch(next *Backend) {
 // the client is gone (never on the loop).
 func (s *Session) pumpClient(onLoop bool) pumpEnd {
 	h := &s.fromLoop
-	if onLoop {
-		s.mu.Lock()
-		b := s.backend
-		s.mu.Unlock()
-		if b != nil && !b.Conn.RelaysAsIs(s.client.Conn) {
-			return pumpOffLoop // every frame is framed again: CPU the loop leaves to others
-		}
-	}
 	for budget := loopBudget; ; {
 		h.flushOut()
 		f, counted, b, err, ok := h.take()
@@ -606,9 +598,11 @@ func (s *Session) pumpClient(onLoop bool) pumpEnd {
 			}
 			if onLoop {
 				s.mu.Lock()
-				if s.poked || s.limbo != nil {
+				// The limbo takes the client off the loop; so does a backend
+				// every frame must be framed again for (CPU the loop leaves to others).
+				if s.poked || s.limbo != nil || s.backend != nil && !s.backend.Conn.RelaysAsIs(s.client.Conn) {
 					s.mu.Unlock()
-					return pumpOffLoop // the limbo takes the client, off the loop
+					return pumpOffLoop
 				}
 				s.awaiting = false
 				s.mu.Unlock()
