@@ -99,3 +99,83 @@ func TestAStalledClientHoldsUpNoOne(t *testing.T) {
 		})
 	}
 }
+
+// A player who leaves while their server's relay is still replacing the
+// server they lost holds up no one: the session's end (run on the event loop
+// when the goodbye woke it there) waits for nothing, another player goes on
+// being served, and the player is counted out once, when the replacement
+// gives up.
+func TestALeaverDuringAFallbackHoldsUpNoOne(t *testing.T) {
+	a, c := startPlayBackend(t, "A"), startPlayBackend(t, "C")
+	// The fallback accepts and then says nothing, so the move to it waits.
+	hung, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			conn, err := hung.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- conn
+		}
+	}()
+	t.Cleanup(func() { hung.Close() })
+	games := interceptedServer("games", config.ModeOffline, a.addr)
+	lobby := interceptedServer("lobby", config.ModeOffline, hung.Addr().String())
+	games.Network, lobby.Network = "main", "main"
+	games.FallbackServers = []string{"lobby"}
+	other := interceptedServer("other", config.ModeOffline, c.addr)
+	// Compression off on both sides: frames are relayed as they came, so the
+	// relay (and the end) runs on the event loop. The move waits until the
+	// test ends it, longer than the watcher waits for a message: an end that
+	// waited for it on the loop would hold the watcher's relay up past that.
+	tp := startProxy(t, func(c *config.Config) {
+		c.CompressionThreshold = -1
+		c.ConnectTimeout = config.Duration(time.Minute)
+	}, games, lobby, other)
+
+	leaver := joinAndPlay(t, tp.addr, "games.test", "Leaver")
+	leaver.await(t, "hello from A")
+	watcher := joinAndPlay(t, tp.addr, "other.test", "Watcher")
+	watcher.await(t, "hello from C")
+
+	a.closeAll()
+	var held net.Conn
+	select {
+	case held = <-accepted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the relay never tried the fallback")
+	}
+	leaver.net.Close()
+	for range 3 {
+		watcher.drain()
+		watcher.await(t, "hello from C")
+	}
+	if n := len(tp.Players("")); n != 2 {
+		t.Fatalf("%d players listed while the leaver's move is pending, want 2 (counted out when it gives up)", n)
+	}
+
+	held.Close() // the move fails: the relay gives up and the session is over
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info := tp.Players("")
+		if len(info) == 1 && info[0].Name == "Watcher" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("players after the move gave up: %+v", info)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, id := range []string{"games", "lobby", "other"} {
+		s, _ := tp.Server(id, time.Now())
+		if want := map[string]int{"other": 1}[id]; s.Players != want {
+			t.Fatalf("%s counts %d players, want %d", id, s.Players, want)
+		}
+	}
+	watcher.drain()
+	watcher.await(t, "hello from C")
+}

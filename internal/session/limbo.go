@@ -64,15 +64,16 @@ func (s *Session) RunInLimbo(stay Stay) (up, down int64) {
 // StartInLimbo is RunInLimbo without holding the caller once the player has
 // left the limbo (the stay holds the calling goroutine): done gets the counts.
 func (s *Session) StartInLimbo(stay Stay, done func(up, down int64)) {
+	s.begin(done)
 	err := s.stay(stay)
 	if err == nil {
-		s.relayClient(done)
+		s.relayClient()
 		return
 	}
 	if !errors.Is(err, limbo.ErrClientLeft) {
 		s.Kick(err.Error())
 	}
-	done(s.end())
+	s.end()
 }
 
 // ToLimbo moves a playing player into the limbo (their server went away and a

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/limbo"
@@ -102,8 +103,15 @@ type Session struct {
 	// deadline may interrupt it without losing data; poked: one was set to.
 	awaiting, poked bool
 
-	pumps sync.WaitGroup // backend pumps, which may still be replacing a lost backend
-	done  chan struct{}  // closed when the client is gone
+	done chan struct{} // closed when the client is gone
+
+	// live counts the sides still running: the client's and each backend pump
+	// (one may still be replacing a lost backend when the client leaves). The
+	// last one out hands report the counts, so no side waits for another: the
+	// client's end may run on the event loop.
+	live     atomic.Int32
+	reported atomic.Bool
+	report   func(up, down int64)
 
 	// Protocol states of the two streams, as the packets that change them passed.
 	toClient, toServer mc.State
@@ -202,12 +210,20 @@ func (s *Session) Run(first *Backend) (up, down int64) {
 // side parks on the connection as a backend's does (backendPump), so a held
 // player holds no goroutine at all.
 func (s *Session) Start(first *Backend, done func(up, down int64)) {
+	s.begin(done)
 	s.mu.Lock()
 	s.backend = first
 	s.spawned = s.client.State == mc.PlayState // an older client is in play from Login Success
 	s.mu.Unlock()
 	s.startPump(first)
-	s.relayClient(done)
+	s.relayClient()
+}
+
+// begin counts the client's side in, before any backend pump can end: done
+// gets the counts once every side is out (sideDone).
+func (s *Session) begin(done func(up, down int64)) {
+	s.report = done
+	s.live.Store(1)
 }
 
 // wait runs start and returns the counts it hands its done.
@@ -219,9 +235,9 @@ func wait(start func(done func(up, down int64))) (up, down int64) {
 }
 
 // relayClient runs the client's side (pumpClient) on the calling goroutine, and
-// again (on another, mc.Conn.Park) each time bytes come after it parked; once the
-// client is gone it ends the session and hands done the counts.
-func (s *Session) relayClient(done func(up, down int64)) {
+// again (on another, or on the event loop: mc.Conn.Park) each time bytes come
+// after it parked; once the client is gone it ends the session where it is.
+func (s *Session) relayClient() {
 	s.resume = func(onLoop bool) bool {
 		switch s.pumpClient(onLoop) {
 		case pumpParked:
@@ -229,7 +245,7 @@ func (s *Session) relayClient(done func(up, down int64)) {
 		case pumpOffLoop:
 			return true
 		}
-		done(s.end())
+		s.end()
 		return false
 	}
 	s.resume(false)
@@ -237,7 +253,7 @@ func (s *Session) relayClient(done func(up, down int64)) {
 
 // startPump starts relaying backend b to the client: a backendPump.
 func (s *Session) startPump(b *Backend) {
-	s.pumps.Add(1)
+	s.live.Add(1)
 	p := &backendPump{s: s, b: b}
 	p.resume = p.run // one closure for every park
 	if s.policy.StallTimeout > 0 {
@@ -288,18 +304,19 @@ func (p *backendPump) run(onLoop bool) (again bool) {
 	if end == pumpLost {
 		p.s.lost(p.b, gone) // off the loop: a read error or a kick is handed off
 	}
-	p.s.pumps.Done()
+	p.s.sideDone()
 	return false
 }
 
-// end releases what the session still holds once the client is gone.
-func (s *Session) end() (up, down int64) {
+// end releases what the session still holds once the client is gone. Nothing
+// in it waits: it runs on the event loop when the client's goodbye woke it
+// there, as a passthrough session's end runs on its forwarder's.
+func (s *Session) end() {
 	s.mu.Lock()
 	s.closed = true
 	close(s.done)
 	b, p := s.backend, s.pending
 	s.backend, s.pending = nil, nil
-	up, down = s.up, s.down
 	s.mu.Unlock()
 	for _, x := range []*Backend{b, p} {
 		if x != nil {
@@ -312,10 +329,20 @@ func (s *Session) end() (up, down int64) {
 		}
 	}
 	s.clientNet.Close()
-	// A pump may still be replacing its lost backend: the caller's accounting
-	// runs only once it has given up.
-	s.pumps.Wait()
-	return up, down
+	s.sideDone()
+}
+
+// sideDone counts a side out. The last one hands report the counts: a pump
+// replacing its lost backend when the client left is then done with it. A
+// pump a switch starts after that (its backend closed by end) reports nothing.
+func (s *Session) sideDone() {
+	if s.live.Add(-1) != 0 || !s.reported.CompareAndSwap(false, true) {
+		return
+	}
+	s.mu.Lock()
+	up, down := s.up, s.down
+	s.mu.Unlock()
+	s.report(up, down)
 }
 
 // Kick disconnects the player with text (shown in their client) and ends the session.
@@ -610,9 +637,10 @@ func (s *Session) pumpClient(onLoop bool) pumpEnd {
 					return pumpOffLoop
 				}
 				var got bool
-				if f, got, err = s.client.Conn.TryReadRelay(); err != nil {
-					h.err = err
-					return pumpOffLoop
+				if f, got, err = s.client.Conn.TryReadRelay(); errors.Is(err, os.ErrDeadlineExceeded) {
+					return pumpOffLoop // a poke came after the look above: readClient acts on it
+				} else if err != nil {
+					return pumpLeft // the client is gone: the session ends here, on the loop
 				}
 				if !got {
 					continue // parks, or reads what came meanwhile
@@ -628,10 +656,6 @@ func (s *Session) pumpClient(onLoop bool) pumpEnd {
 		var id int32
 		if id, err = s.client.Conn.PeekID(f); err != nil {
 			mc.Recycle(f)
-			if onLoop {
-				h.err = err
-				return pumpOffLoop
-			}
 			return pumpLeft
 		}
 		if !counted {
