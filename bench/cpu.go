@@ -53,31 +53,35 @@ func loadAverage() string {
 	return strings.Join(f[:3], " ")
 }
 
-// procRunTime is the CPU time a process's live threads have run, in
-// nanoseconds (the sum of /proc/<pid>/task/*/schedstat): /proc/<pid>/stat
-// counts in 10 ms ticks, too coarse for a batch of a few dozen logins. A
-// thread that exits takes its time with it; the Go runtime keeps its threads.
-func procRunTime(pid int) (time.Duration, error) {
+// procSched is what the scheduler counted for a process's live threads (the
+// sum of /proc/<pid>/task/*/schedstat): the CPU time they ran, to the
+// nanosecond (/proc/<pid>/stat counts in 10 ms ticks, too coarse for a batch
+// of a few dozen logins), and how many times a thread was put on a CPU: each
+// wake-up of a sleeping thread is one, so the count shows the hand-offs that
+// cost the most on a quiet machine. A thread that exits takes its counts with
+// it; the Go runtime keeps its threads.
+func procSched(pid int) (run time.Duration, slices int64, err error) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task"
 	tasks, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var sum time.Duration
 	for _, t := range tasks {
 		b, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
 		if err != nil {
 			continue // exited meanwhile
 		}
 		f := strings.Fields(string(b))
-		if len(f) == 0 {
-			return 0, fmt.Errorf("%s/%s/schedstat: empty", dir, t.Name())
+		if len(f) < 3 {
+			return 0, 0, fmt.Errorf("%s/%s/schedstat: %q", dir, t.Name(), b)
 		}
-		ns, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s/%s/schedstat: %q", dir, t.Name(), f[0])
+		ns, err1 := strconv.ParseInt(f[0], 10, 64)
+		n, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return 0, 0, fmt.Errorf("%s/%s/schedstat: %q", dir, t.Name(), b)
 		}
-		sum += time.Duration(ns)
+		run += time.Duration(ns)
+		slices += n
 	}
-	return sum, nil
+	return run, slices, nil
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"os"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -35,9 +36,9 @@ func TestProcCPUMatchesRusage(t *testing.T) {
 	}
 }
 
-// procRunTime, in nanoseconds, agrees with the process's own account
+// procSched's run time, in nanoseconds, agrees with the process's own account
 // (getrusage) of a busy loop, within 5 ms.
-func TestProcRunTimeSeesABusyLoop(t *testing.T) {
+func TestProcSchedSeesABusyLoop(t *testing.T) {
 	cpu := func() time.Duration {
 		var ru syscall.Rusage
 		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -45,7 +46,7 @@ func TestProcRunTimeSeesABusyLoop(t *testing.T) {
 		}
 		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	r0, err := procRunTime(os.Getpid())
+	r0, _, err := procSched(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,11 +55,37 @@ func TestProcRunTimeSeesABusyLoop(t *testing.T) {
 		_ = x * x
 	}
 	c1 := cpu()
-	r1, err := procRunTime(os.Getpid())
+	r1, _, err := procSched(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d, want := r1-r0, c1-c0; want < 5*time.Millisecond || d < want-5*time.Millisecond || d > want+5*time.Millisecond {
 		t.Errorf("a 30 ms busy loop: schedstat grew %v, getrusage %v", d, c1-c0)
+	}
+}
+
+// procSched counts a thread's every wake-up: one that sleeps 20 times was put
+// on a CPU at least 20 times more.
+func TestProcSchedCountsWakeUps(t *testing.T) {
+	_, s0, err := procSched(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // the sleeps are this thread's, not another's spin
+		defer runtime.UnlockOSThread()
+		for range 20 {
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	<-done
+	_, s1, err := procSched(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1-s0 < 20 {
+		t.Errorf("20 sleeps: %d more times on a CPU", s1-s0)
 	}
 }

@@ -39,7 +39,8 @@ var nmpModes = []string{"passthrough", "offline"}
 // yardstick issue 31 was filed with: the binary runs one passthrough and one
 // offline route to one server.js, client.js logs players in through each in
 // turn (the order alternating between rounds), and the proxy's CPU is read
-// around each batch, to the nanosecond (procRunTime). Many short rounds rather
+// around each batch, to the nanosecond, with how many times its threads were
+// put on a CPU (procSched). Many short rounds rather
 // than a few long ones: the machine's speed drifts (a VM's neighbours), and
 // each round's two batches, back to back, share the drift. A client counts
 // once it spawned in the world, so the whole join is inside every figure.
@@ -96,14 +97,14 @@ func NMPLogins(o NMPLoginOptions) error {
 			return err
 		}
 	}
-	perLogin := map[string][]float64{}
+	perLogin, wakes := map[string][]float64{}, map[string][]float64{}
 	for r := range o.Rounds {
 		order := slices.Clone(modes)
 		if r%2 == 1 {
 			slices.Reverse(order)
 		}
 		for _, m := range order {
-			cpu0, err := procRunTime(proxy.Pid())
+			cpu0, runs0, err := procSched(proxy.Pid())
 			if err != nil {
 				return err
 			}
@@ -113,13 +114,15 @@ func NMPLogins(o NMPLoginOptions) error {
 				return err
 			}
 			took := time.Since(start)
-			cpu1, err := procRunTime(proxy.Pid())
+			cpu1, runs1, err := procSched(proxy.Pid())
 			if err != nil {
 				return err
 			}
 			us := float64((cpu1 - cpu0).Microseconds()) / float64(o.Logins)
+			runs := float64(runs1-runs0) / float64(o.Logins)
 			perLogin[m] = append(perLogin[m], us)
-			fmt.Fprintf(o.Out, "round %d %-12s %7.1f µs/login  %5.1f logins/s  %d failed\n", r+1, m, us, float64(o.Logins)/took.Seconds(), failed)
+			wakes[m] = append(wakes[m], runs)
+			fmt.Fprintf(o.Out, "round %d %-12s %7.1f µs/login  %5.1f thread runs/login  %5.1f logins/s  %d failed\n", r+1, m, us, runs, float64(o.Logins)/took.Seconds(), failed)
 		}
 	}
 	if o.Only != "" {
@@ -140,8 +143,8 @@ func NMPLogins(o NMPLoginOptions) error {
 		ratios = append(ratios, perLogin["offline"][r]/perLogin["passthrough"][r])
 	}
 	slices.Sort(ratios)
-	fmt.Fprintf(o.Out, "\n| proxy CPU per login (%d rounds of %d) | passthrough | offline | offline / passthrough | each round's: median (range) |\n|---|---:|---:|---:|---|\n| %s, %d at once | %.1f µs | %.1f µs | **%.2f×** | %.2f× (%.2f–%.2f) |\n",
-		o.Rounds, o.Logins, o.Version, o.Clients, pt, off, off/pt, ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1])
+	fmt.Fprintf(o.Out, "\n| proxy CPU per login (%d rounds of %d) | passthrough | offline | offline / passthrough | each round's: median (range) | thread runs per login: passthrough, offline |\n|---|---:|---:|---:|---|---|\n| %s, %d at once | %.1f µs | %.1f µs | **%.2f×** | %.2f× (%.2f–%.2f) | %.1f, %.1f |\n",
+		o.Rounds, o.Logins, o.Version, o.Clients, pt, off, off/pt, ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1], mean(wakes["passthrough"]), mean(wakes["offline"]))
 	return nil
 }
 
