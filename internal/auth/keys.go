@@ -2,7 +2,6 @@ package auth
 
 import (
 	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
@@ -26,29 +25,22 @@ var ErrBadEncryption = errors.New("auth: encryption response does not match this
 // KeyPair is the proxy's RSA key for the Encryption Request, generated once
 // per start and shared by every login; safe for concurrent use.
 type KeyPair struct {
-	priv *rsa.PrivateKey
-	der  []byte
+	key *loginKey
+	der []byte
 }
 
-// GenerateKeyPair makes the per-start key pair (KeyBits, as vanilla).
+// GenerateKeyPair makes the per-start key pair: KeyBits, as vanilla, with
+// three primes (loginKey says why).
 func GenerateKeyPair() (*KeyPair, error) {
-	priv, err := rsa.GenerateKey(rand.Reader, KeyBits)
+	key, err := newLoginKey(rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("auth: generate the RSA key for logins: %w", err)
 	}
-	return NewKeyPair(priv)
-}
-
-// NewKeyPair wraps an existing key, for tests that want a fixed key.
-func NewKeyPair(priv *rsa.PrivateKey) (*KeyPair, error) {
-	if priv == nil {
-		return nil, errors.New("auth: nil RSA key")
-	}
-	der, err := x509.MarshalPKIXPublicKey(&priv.PublicKey)
+	der, err := x509.MarshalPKIXPublicKey(&key.pub)
 	if err != nil {
 		return nil, fmt.Errorf("auth: encode the RSA public key: %w", err)
 	}
-	return &KeyPair{priv: priv, der: der}, nil
+	return &KeyPair{key: key, der: der}, nil
 }
 
 // PublicKeyDER is the X.509 SubjectPublicKeyInfo the Encryption Request
@@ -56,20 +48,21 @@ func NewKeyPair(priv *rsa.PrivateKey) (*KeyPair, error) {
 func (k *KeyPair) PublicKeyDER() []byte { return k.der }
 
 // DecryptSharedSecret returns the client's 16-byte shared secret. It is
-// decrypted without revealing padding errors (Go's session-key decryption): a
+// decrypted without revealing padding errors (loginKey.decryptSessionKey): a
 // malformed secret yields a random one, the session server then refuses the
 // hash and the player gets the usual "Failed to verify username!" instead of a
-// padding oracle. Only a ciphertext of the wrong size for the key is an error.
+// padding oracle. Only a ciphertext that cannot be one for the key (its size,
+// or a value past the modulus) is an error.
 func (k *KeyPair) DecryptSharedSecret(encSecret []byte) ([]byte, error) {
-	if len(encSecret) != k.priv.Size() {
-		return nil, fmt.Errorf("%w (shared secret is %d bytes, want %d)", ErrBadEncryption, len(encSecret), k.priv.Size())
+	if len(encSecret) != k.key.size() {
+		return nil, fmt.Errorf("%w (shared secret is %d bytes, want %d)", ErrBadEncryption, len(encSecret), k.key.size())
 	}
 	secret := make([]byte, SharedSecretLen)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, fmt.Errorf("auth: random bytes: %w", err)
 	}
-	// PKCS#1 v1.5 (deprecated in Go) is what every Minecraft client sends; the protocol leaves no choice.
-	if err := rsa.DecryptPKCS1v15SessionKey(nil, k.priv, encSecret, secret); err != nil {
+	// PKCS#1 v1.5 is what every Minecraft client sends; the protocol leaves no choice.
+	if err := k.key.decryptSessionKey(encSecret, secret); err != nil {
 		return nil, fmt.Errorf("%w (shared secret)", ErrBadEncryption)
 	}
 	return secret, nil
