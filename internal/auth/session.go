@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -63,6 +65,9 @@ type SessionConfig struct {
 	Timeout time.Duration
 	// HTTPClient sends the requests; nil means a client over http.DefaultTransport (honours HTTPS_PROXY).
 	HTTPClient *http.Client
+	// Dial, when set and HTTPClient is not, connects to the session server
+	// (or the HTTPS proxy) instead of Go's net: the proxy's raw sockets.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// UserAgent is sent with every request; empty means "infrarust".
 	UserAgent string
 }
@@ -72,6 +77,7 @@ type SessionClient struct {
 	endpoint  string
 	timeout   time.Duration
 	hc        *http.Client
+	own       *http.Transport // made for Dial; Close ends its connections
 	userAgent string
 }
 
@@ -104,7 +110,14 @@ func NewSessionClient(cfg SessionConfig) (*SessionClient, error) {
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
 	}
-	if c.hc == nil {
+	switch {
+	case c.hc != nil:
+	case cfg.Dial != nil:
+		c.own = sessionTransport.Clone()
+		c.own.DialContext = cfg.Dial
+		ownTransports.Store(c.own, nil)
+		c.hc = &http.Client{Transport: c.own}
+	default:
 		c.hc = &http.Client{Transport: sessionTransport}
 	}
 	if c.userAgent == "" {
@@ -126,9 +139,27 @@ var sessionTransport = func() *http.Transport {
 	return t
 }()
 
+// ownTransports are the session clients' own transports (SessionConfig.Dial)
+// until their Close.
+var ownTransports sync.Map
+
 // CloseIdleConnections closes the connections to the session server kept
-// between logins (an in-process measurement counts sessions only).
-func CloseIdleConnections() { sessionTransport.CloseIdleConnections() }
+// between logins, every client's (an in-process measurement counts sessions only).
+func CloseIdleConnections() {
+	sessionTransport.CloseIdleConnections()
+	ownTransports.Range(func(t, _ any) bool {
+		t.(*http.Transport).CloseIdleConnections()
+		return true
+	})
+}
+
+// Close closes the connections a client with its own Dial keeps between logins.
+func (c *SessionClient) Close() {
+	if c.own != nil {
+		c.own.CloseIdleConnections()
+		ownTransports.Delete(c.own)
+	}
+}
 
 // Timeout is the bound applied to each HasJoined call.
 func (c *SessionClient) Timeout() time.Duration { return c.timeout }

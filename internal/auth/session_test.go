@@ -335,3 +335,54 @@ func TestHasJoinedKeepsABurstsConnections(t *testing.T) {
 		t.Fatalf("connections opened: %d by the first burst of %d, %d more by the second; want %d and 0", first, burst, opened.Load()-first, burst)
 	}
 }
+
+// With its own Dial, a client connects through it (the proxy's raw sockets),
+// keeps the connection between calls, and Close ends the kept connection.
+func TestHasJoinedThroughItsOwnDial(t *testing.T) {
+	srv := authtest.New(t)
+	acct := srv.AddAccount("Alice")
+	hash := auth.ServerIDHash("", []byte("0123456789abcdef"), []byte("key"))
+	if err := srv.ClientJoin(acct, hash); err != nil {
+		t.Fatal(err)
+	}
+	var dials atomic.Int32
+	closed := make(chan struct{}, 4)
+	c, err := auth.NewSessionClient(auth.SessionConfig{BaseURL: srv.URL, Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+		dials.Add(1)
+		conn, err := (&net.Dialer{}).DialContext(ctx, network, address)
+		if err != nil {
+			return nil, err
+		}
+		return &noticedClose{Conn: conn, closed: closed}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if p, err := c.HasJoined(context.Background(), "Alice", hash, netip.Addr{}); err != nil || p.ID != acct.ID {
+			t.Fatalf("HasJoined = %+v, %v", p, err)
+		}
+	}
+	if n := dials.Load(); n != 1 {
+		t.Fatalf("%d dials for three calls, want one kept connection", n)
+	}
+	c.Close()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close left the kept connection open")
+	}
+}
+
+type noticedClose struct {
+	net.Conn
+	closed chan struct{}
+}
+
+func (c *noticedClose) Close() error {
+	select {
+	case c.closed <- struct{}{}:
+	default:
+	}
+	return c.Conn.Close()
+}

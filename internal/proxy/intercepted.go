@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"compress/zlib"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -37,14 +38,14 @@ type interception struct {
 	velocity *forwarding.Velocity
 }
 
-func newInterception(cfg *config.Config) (*interception, error) {
+func newInterception(cfg *config.Config, dial func(ctx context.Context, network, address string) (net.Conn, error)) (*interception, error) {
 	// BestSpeed: the proxy only deflates what it re-frames (a threshold differs
 	// between the two sides) and its own packets; CPU matters more than bytes here.
 	z, err := mc.NewZlib(zlib.BestSpeed)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := auth.NewSessionClient(auth.SessionConfig{BaseURL: cfg.Auth.SessionServer, Timeout: cfg.Auth.Timeout.D()})
+	sc, err := auth.NewSessionClient(auth.SessionConfig{BaseURL: cfg.Auth.SessionServer, Timeout: cfg.Auth.Timeout.D(), Dial: dial})
 	if err != nil {
 		return nil, fmt.Errorf("[auth] session_server: %w", err)
 	}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/forward"
+	"github.com/infrarust-go/infrarust/internal/rawtcp"
 )
 
 // The players' listener carries [keepalive] and every accepted socket inherits it,
@@ -107,5 +110,56 @@ func TestListenerDefersAcceptUntilBytesArrive(t *testing.T) {
 	_ = rc.Control(func(fd uintptr) { n, rerr = unix.Read(int(fd), buf) }) // one non-blocking read, no waiting
 	if rerr != nil || string(buf[:n]) != "hello" {
 		t.Fatalf("first read of the accepted socket: %q, %v; want the bytes already there", buf[:n], rerr)
+	}
+}
+
+// The session server is dialled with raw sockets, by host name too (resolved
+// by Go's resolver); a refused connect and an unknown name are errors.
+func TestSessionServerDialledWithRawSockets(t *testing.T) {
+	fwd, err := forward.New(forward.Epoll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fwd.Close()
+	s, err := newSockets(fwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	dial := s.sessionDial()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := dial(ctx, "tcp", net.JoinHostPort("localhost", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok := c.(*rawtcp.Conn); !ok {
+		t.Fatalf("the session server's connection is a %T, want a raw socket", c)
+	}
+	peer, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	if _, err := c.Write([]byte("GET")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 3)
+	if _, err := io.ReadFull(peer, buf); err != nil || string(buf) != "GET" {
+		t.Fatalf("read %q, %v", buf, err)
+	}
+	ln.Close()
+	if _, err := dial(ctx, "tcp", net.JoinHostPort("127.0.0.1", port)); err == nil {
+		t.Fatal("a closed port was dialled")
+	}
+	if _, err := dial(ctx, "tcp", "no-such-host.invalid:443"); err == nil {
+		t.Fatal("an unknown host was dialled")
 	}
 }

@@ -213,9 +213,6 @@ func New(opts Options) (*Proxy, error) {
 	}
 	p.limiter = ratelimit.New(rateLimitConfig(opts.Config.RateLimit))
 	var err error
-	if p.icpt, err = newInterception(opts.Config); err != nil {
-		return nil, err
-	}
 	if p.fwd, err = forward.New(opts.Config.Forwarder); err != nil {
 		return nil, fmt.Errorf("forwarder: %w", err)
 	}
@@ -223,16 +220,28 @@ func New(opts Options) (*Proxy, error) {
 		_ = p.fwd.Close()
 		return nil, fmt.Errorf("raw sockets: %w", err)
 	}
+	if p.icpt, err = newInterception(opts.Config, p.sockets.sessionDial()); err != nil {
+		_ = p.fwd.Close()
+		p.sockets.close()
+		return nil, err
+	}
 	p.dialer = opts.Dialer
 	if p.dialer == nil {
 		p.dialer = p.sockets.dialer()
 	}
 	if err := p.Apply(opts.Config); err != nil {
 		_ = p.fwd.Close()
-		p.sockets.close()
+		p.closeSockets()
 		return nil, err
 	}
 	return p, nil
+}
+
+// closeSockets stops the raw sockets' Poller and closes the session server's
+// connections kept through it.
+func (p *Proxy) closeSockets() {
+	p.icpt.sessions.Close()
+	p.sockets.close()
 }
 
 func rateLimitConfig(rl config.RateLimit) ratelimit.Config {
@@ -347,7 +356,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	go func() { p.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		defer p.sockets.close()
+		defer p.closeSockets()
 		return p.fwd.Close()
 	case <-ctx.Done():
 	}
@@ -360,7 +369,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	p.connMu.Unlock()
 	_ = p.fwd.Close() // ends the sessions it moves, whose sockets it owns
 	<-done
-	p.sockets.close()
+	p.closeSockets()
 	if n > 0 {
 		return fmt.Errorf("shutdown timeout: closed %d connections", n)
 	}

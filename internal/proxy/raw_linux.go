@@ -54,6 +54,46 @@ func (s sockets) dialer() Dialer {
 	return rawDialer{poller: s.poller, named: defaultDialer()}
 }
 
+// sessionDial connects to the session server with raw sockets, so that its
+// reads and writes are raw system calls as a player's are: Go's net enters
+// each through entersyscall, which wakes the runtime's sysmon thread, and sysmon
+// then polls every 20 µs for a millisecond or more (a client_only login on a
+// quiet proxy paid a dozen such wake-ups). A host name is resolved first by
+// Go's resolver and its addresses tried in turn.
+func (s sockets) sessionDial() func(ctx context.Context, network, address string) (net.Conn, error) {
+	if s.poller == nil {
+		return nil
+	}
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(address)
+		if err != nil {
+			return nil, err
+		}
+		pn, err := net.DefaultResolver.LookupPort(ctx, network, port)
+		if err != nil {
+			return nil, err
+		}
+		ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		if err != nil {
+			return nil, err
+		}
+		var first error
+		for _, ip := range ips {
+			c, err := rawtcp.Dial(ctx, s.poller, netip.AddrPortFrom(ip.Unmap(), uint16(pn)), time.Time{})
+			if err == nil {
+				return c, nil
+			}
+			if first == nil {
+				first = err
+			}
+		}
+		if first == nil {
+			first = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+		}
+		return nil, first
+	}
+}
+
 // close stops the Poller once no connection is left to wait in it.
 func (s sockets) close() {
 	if s.poller != nil {

@@ -3,6 +3,7 @@
 package proxy
 
 import (
+	"context"
 	"log/slog"
 	"net"
 
@@ -20,3 +21,7 @@ func (sockets) listener(ln net.Listener, _ *slog.Logger) net.Listener { return l
 func (sockets) dialer() Dialer { return defaultDialer() }
 
 func (sockets) close() {}
+
+func (sockets) sessionDial() func(ctx context.Context, network, address string) (net.Conn, error) {
+	return nil
+}
