@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/infrarust-go/infrarust/internal/auth/authtest"
 )
 
 // NMPLoginOptions configure NMPLogins.
@@ -28,8 +30,15 @@ type NMPLoginOptions struct {
 	// Only, when set, runs that mode alone (passthrough or offline), for a
 	// profiler attached to the proxy to see one mode's logins only.
 	Only string
-	Out  io.Writer
+	// ClientOnly adds a client_only route (online-mode clients against a
+	// stand-in session server in this process) and reports its login's extra
+	// CPU over offline's.
+	ClientOnly bool
+	Out        io.Writer
 }
+
+// routeHost is the host name of mode's route (a host name has no underscore).
+func routeHost(mode string) string { return strings.ReplaceAll(mode, "_", "") + ".bench" }
 
 // nmpModes are the routes NMPLogins compares, both to the same backend.
 var nmpModes = []string{"passthrough", "offline"}
@@ -46,9 +55,12 @@ var nmpModes = []string{"passthrough", "offline"}
 // once it spawned in the world, so the whole join is inside every figure.
 func NMPLogins(o NMPLoginOptions) error {
 	modes := nmpModes
+	if o.ClientOnly {
+		modes = append(slices.Clone(modes), "client_only")
+	}
 	if o.Only != "" {
-		if !slices.Contains(nmpModes, o.Only) {
-			return fmt.Errorf("--only %q: the modes are passthrough and offline", o.Only)
+		if !slices.Contains(modes, o.Only) {
+			return fmt.Errorf("--only %q: the modes are %s", o.Only, strings.Join(modes, ", "))
 		}
 		modes = []string{o.Only}
 	}
@@ -58,16 +70,30 @@ func NMPLogins(o NMPLoginOptions) error {
 	if err != nil {
 		return err
 	}
+	// The clients' joins and the proxy's hasJoined go to a stand-in here: its
+	// work (it signs each answer's textures) is this process's, not the proxy's.
+	ss, err := authtest.Start()
+	if err != nil {
+		return err
+	}
+	defer ss.Close()
+	online := func(mode, name string) map[string]any {
+		if mode != "client_only" {
+			return nil
+		}
+		a := ss.AddAccount(name)
+		return map[string]any{"online": true, "session-server": ss.URL, "access-token": a.AccessToken, "profile-id": a.ID.Undashed()}
+	}
 	dir, addrs, err := childDir("nmplogin", 1, func(dir string, addrs []string) error {
 		if err := os.Mkdir(filepath.Join(dir, "servers"), 0o755); err != nil {
 			return err
 		}
-		cfg := fmt.Sprintf("bind = %q\nservers_dir = \"servers\"\n", addrs[0])
+		cfg := fmt.Sprintf("bind = %q\nservers_dir = \"servers\"\n\n[auth]\nsession_server = %q\n", addrs[0], ss.URL)
 		if err := os.WriteFile(filepath.Join(dir, "infrarust.toml"), []byte(cfg), 0o644); err != nil {
 			return err
 		}
-		for _, m := range nmpModes {
-			srv := fmt.Sprintf("domains = [%q]\naddresses = [\"127.0.0.1:%d\"]\nproxy_mode = %q\n", m+".bench", port, m)
+		for _, m := range append(slices.Clone(nmpModes), "client_only") {
+			srv := fmt.Sprintf("domains = [%q]\naddresses = [\"127.0.0.1:%d\"]\nproxy_mode = %q\n", routeHost(m), port, m)
 			if err := os.WriteFile(filepath.Join(dir, "servers", m+".toml"), []byte(srv), 0o644); err != nil {
 				return err
 			}
@@ -93,7 +119,7 @@ func NMPLogins(o NMPLoginOptions) error {
 	fmt.Fprintf(o.Out, "nmplogin: %s clients and backend (node-minecraft-protocol), %d logins per mode and round, %d at once; load average %s\n",
 		o.Version, o.Logins, o.Clients, loadAverage())
 	for _, m := range modes { // warm-up: the proxy's pools, node's JIT
-		if _, err := cl.batch(addrs[0], m+".bench", o.Version, 30, o.Clients); err != nil {
+		if _, err := cl.batch(addrs[0], m, o.Version, 30, o.Clients, online); err != nil {
 			return err
 		}
 	}
@@ -109,7 +135,7 @@ func NMPLogins(o NMPLoginOptions) error {
 				return err
 			}
 			start := time.Now()
-			failed, err := cl.batch(addrs[0], m+".bench", o.Version, o.Logins, o.Clients)
+			failed, err := cl.batch(addrs[0], m, o.Version, o.Logins, o.Clients, online)
 			if err != nil {
 				return err
 			}
@@ -136,6 +162,18 @@ func NMPLogins(o NMPLoginOptions) error {
 		return sum / float64(len(v))
 	}
 	pt, off := mean(perLogin["passthrough"]), mean(perLogin["offline"])
+	defer func() {
+		if !o.ClientOnly {
+			return
+		}
+		var extra []float64
+		for r := range o.Rounds {
+			extra = append(extra, perLogin["client_only"][r]-perLogin["offline"][r])
+		}
+		slices.Sort(extra)
+		fmt.Fprintf(o.Out, "\n| client_only login (same rounds) | CPU per login | its extra over offline | each round's extra: median (range) | thread runs per login |\n|---|---:|---:|---|---:|\n| %s, %d at once | %.1f µs | %.1f µs | %.1f µs (%.1f–%.1f) | %.1f |\n",
+			o.Version, o.Clients, mean(perLogin["client_only"]), mean(perLogin["client_only"])-off, extra[len(extra)/2], extra[0], extra[len(extra)-1], mean(wakes["client_only"]))
+	}()
 	// Each round's own ratio too: the two modes run back to back, so a drift of
 	// the machine's speed between rounds cancels out of it.
 	var ratios []float64
@@ -248,9 +286,10 @@ func (c *nmpClient) close() {
 	_ = c.cmd.Wait()
 }
 
-// batch logs n players in through addr with host in the handshake, at most
-// conc at once, and returns how many failed.
-func (c *nmpClient) batch(addr, host, version string, n, conc int) (failed int, err error) {
+// batch logs n players in through addr to mode's route, at most conc at once,
+// and returns how many failed; online gives a player's online-mode fields
+// (nil: an offline client).
+func (c *nmpClient) batch(addr, mode, version string, n, conc int, online func(mode, name string) map[string]any) (failed int, err error) {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return 0, err
@@ -259,9 +298,14 @@ func (c *nmpClient) batch(addr, host, version string, n, conc int) (failed int, 
 	for done := 0; done < n; done++ {
 		for running < conc && sent < n {
 			c.next++
-			job, _ := json.Marshal(map[string]any{"id": c.next, "port": port, "server-host": host, "version": version,
-				"username": fmt.Sprintf("nmp%d", c.next%100000), "timeout-ms": 30000})
-			if _, err := c.in.Write(append(job, '\n')); err != nil {
+			name := fmt.Sprintf("nmp%d", c.next%100000)
+			job := map[string]any{"id": c.next, "port": port, "server-host": routeHost(mode), "version": version,
+				"username": name, "timeout-ms": 30000}
+			for k, v := range online(mode, name) {
+				job[k] = v
+			}
+			line, _ := json.Marshal(job)
+			if _, err := c.in.Write(append(line, '\n')); err != nil {
 				return failed, fmt.Errorf("client.js: %w", err)
 			}
 			sent++

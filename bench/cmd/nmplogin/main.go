@@ -23,7 +23,8 @@ func main() {
 	flag.IntVar(&o.Logins, "logins", 60, "logins per mode in each round")
 	flag.IntVar(&o.Clients, "clients", 8, "logins at once")
 	flag.IntVar(&o.Rounds, "rounds", 16, "rounds (each runs both modes; the order alternates)")
-	flag.StringVar(&o.Only, "only", "", "run one mode alone (passthrough or offline), to profile the proxy meanwhile")
+	flag.StringVar(&o.Only, "only", "", "run one mode alone (passthrough, offline, or client_only with --client-only), to profile the proxy meanwhile")
+	flag.BoolVar(&o.ClientOnly, "client-only", false, "also log in online-mode clients through a client_only route (a stand-in session server in this process), and report their extra CPU over offline")
 	flag.Parse()
 	if o.Binary == "" || o.Logins < 1 || o.Clients < 1 || o.Rounds < 1 {
 		fmt.Fprintln(os.Stderr, "nmplogin: --binary is required; --logins, --clients and --rounds must be at least 1")
