@@ -475,6 +475,18 @@ func (p *Proxy) finish(cn *conn) {
 	p.wg.Done()
 }
 
+// ending runs a session's end (its accounting, log line, events and finish)
+// where it is, often on an event loop every relay shares; with a plugin's
+// Disconnect handler to call, on a goroutine of its own instead, as a handler
+// may take its whole timeout.
+func (p *Proxy) ending(end func()) {
+	if p.opts.Hooks.Wants(hooks.KindDisconnect) {
+		go end()
+		return
+	}
+	end()
+}
+
 // detach runs a forwarded session on a fresh goroutine and lets the admission's
 // goroutine end: the deep stack the handshake grew is freed (the goroutine
 // forwarder, which copies each direction on a goroutine of its own).

@@ -289,9 +289,11 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	leave := p.welcome(cn, pl, address)
 	cn.detached = true
 	done := func(up, down int64) {
-		client.Conn.Release()
-		leave(up, down)
-		p.finish(cn)
+		p.ending(func() {
+			client.Conn.Release()
+			leave(up, down)
+			p.finish(cn)
+		})
 	}
 	// A limbo stay holds its goroutine, and so does a socket that cannot park:
 	// those start on a fresh goroutine, so the stack the login grew is freed now.

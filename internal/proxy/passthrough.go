@@ -131,10 +131,12 @@ func (p *Proxy) passthroughSession(cn *conn, backend net.Conn, pending, first []
 	leave := p.welcome(cn, pl, cn.lease.Address())
 	cn.detached = true
 	end := p.fwd.Forward(cn.c, backend, func(r forward.Result) {
-		p.untrack(backend)
-		cn.lease.Release(p.now())
-		leave(r.Up+up0, r.Down+down0)
-		p.finish(cn)
+		p.ending(func() {
+			p.untrack(backend)
+			cn.lease.Release(p.now())
+			leave(r.Up+up0, r.Down+down0)
+			p.finish(cn)
+		})
 	})
 	pl.setEnd(func(string) { end() })
 }

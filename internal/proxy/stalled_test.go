@@ -1,14 +1,17 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"net"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
@@ -178,4 +181,56 @@ func TestALeaverDuringAFallbackHoldsUpNoOne(t *testing.T) {
 	}
 	watcher.drain()
 	watcher.await(t, "hello from C")
+}
+
+// A plugin's Disconnect handler that takes its time holds up no one: the end
+// of a session that calls it runs on a goroutine of its own, not on the loop
+// that relays every player (passthrough's forwarder, or the intercepted
+// relays' Poller).
+func TestASlowDisconnectHandlerHoldsUpNoOne(t *testing.T) {
+	for _, mode := range []config.ProxyMode{config.ModePassthrough, config.ModeOffline} {
+		t.Run(string(mode), func(t *testing.T) {
+			b := startPlayBackend(t, "B")
+			release := make(chan struct{})
+			t.Cleanup(func() { close(release) })
+			gone := make(chan string, 4)
+			r := hooks.NewRegistry()
+			hooks.On(r, "slow", func(ctx context.Context, e *hooks.Disconnect) {
+				gone <- e.Profile.Name
+				<-release // past the watcher's patience below, well within the handler's timeout
+			}, hooks.Timeout(time.Minute))
+			d, err := hooks.New(hooks.Options{Handlers: r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := interceptedServer("s", mode, b.addr)
+			tp := startProxyOpts(t, func(c *config.Config) { c.CompressionThreshold = -1 }, Options{Hooks: d}, srv)
+			leaver := joinAndPlay(t, tp.addr, "s.test", "Leaver")
+			leaver.await(t, "hello from B")
+			// One watcher per forwarder shard (sessions are dealt to them in
+			// turn), so one shares the leaver's loop in either mode.
+			var watchers []*playClient
+			for i := range runtime.GOMAXPROCS(0) {
+				w := joinAndPlay(t, tp.addr, "s.test", fmt.Sprintf("Watcher%d", i))
+				w.await(t, "hello from B")
+				watchers = append(watchers, w)
+			}
+
+			leaver.net.Close()
+			select {
+			case name := <-gone:
+				if name != "Leaver" {
+					t.Fatalf("Disconnect for %q", name)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no Disconnect for the leaver")
+			}
+			for range 3 {
+				for _, w := range watchers {
+					w.drain()
+					w.await(t, "hello from B")
+				}
+			}
+		})
+	}
 }
