@@ -5,6 +5,7 @@ go 1.26.0
 require github.com/infrarust-go/infrarust v0.0.0
 
 require (
+	filippo.io/bigmod v0.1.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
