@@ -163,3 +163,16 @@ func TestSessionServerDialledWithRawSockets(t *testing.T) {
 		t.Fatal("an unknown host was dialled")
 	}
 }
+
+// Each of a name's addresses gets an equal share of the time left, the last
+// one all of it.
+func TestShareOfTime(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	if d := time.Until(shareOfTime(ctx, 4)); d > time.Second || d < 900*time.Millisecond {
+		t.Fatalf("one of four addresses gets %v of 4 s", d)
+	}
+	if !shareOfTime(ctx, 1).IsZero() || !shareOfTime(context.Background(), 3).IsZero() {
+		t.Fatal("the last address, or a dial without a deadline, must be bounded by the context alone")
+	}
+}

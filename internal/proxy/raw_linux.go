@@ -59,7 +59,7 @@ func (s sockets) dialer() Dialer {
 // each through entersyscall, which wakes the runtime's sysmon thread, and sysmon
 // then polls every 20 µs for a millisecond or more (a client_only login on a
 // quiet proxy paid a dozen such wake-ups). A host name is resolved first by
-// Go's resolver and its addresses tried in turn.
+// Go's resolver and its addresses tried in turn, each with a share of the time.
 func (s sockets) sessionDial() func(ctx context.Context, network, address string) (net.Conn, error) {
 	if s.poller == nil {
 		return nil
@@ -78,8 +78,8 @@ func (s sockets) sessionDial() func(ctx context.Context, network, address string
 			return nil, err
 		}
 		var first error
-		for _, ip := range ips {
-			c, err := rawtcp.Dial(ctx, s.poller, netip.AddrPortFrom(ip.Unmap(), uint16(pn)), time.Time{})
+		for i, ip := range ips {
+			c, err := rawtcp.Dial(ctx, s.poller, netip.AddrPortFrom(ip.Unmap(), uint16(pn)), shareOfTime(ctx, len(ips)-i))
 			if err == nil {
 				return c, nil
 			}
@@ -92,6 +92,17 @@ func (s sockets) sessionDial() func(ctx context.Context, network, address string
 		}
 		return nil, first
 	}
+}
+
+// shareOfTime is the deadline of one of n addresses still to try: an equal
+// share of what is left of ctx's, as Go's own dialer gives each, so one
+// address that swallows its packets leaves time for the next.
+func shareOfTime(ctx context.Context, n int) time.Time {
+	deadline, ok := ctx.Deadline()
+	if !ok || n <= 1 {
+		return time.Time{} // ctx's own deadline, if any, still ends the dial
+	}
+	return time.Now().Add(time.Until(deadline) / time.Duration(n))
 }
 
 // close stops the Poller once no connection is left to wait in it.
