@@ -3,6 +3,7 @@ module github.com/infrarust-go/infrarust
 go 1.26.0
 
 require (
+	filippo.io/bigmod v0.1.0
 	github.com/Tnze/go-mc v1.20.2
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/charmbracelet/bubbletea v1.3.10
@@ -31,7 +32,6 @@ require (
 )
 
 require (
-	filippo.io/bigmod v0.1.0 // indirect
 	github.com/aymanbagabas/go-osc52/v2 v2.0.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
