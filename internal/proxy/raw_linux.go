@@ -45,8 +45,8 @@ func (s sockets) listener(ln net.Listener, log *slog.Logger) net.Listener {
 	return rl
 }
 
-// dialer is the default backend dialer: rawtcp for addresses that are IPs, Go's
-// net for the rest (host names, which need resolving).
+// dialer is the default backend dialer: rawtcp, for host names too (resolved by
+// Go's resolver); Go's net for networks other than "tcp".
 func (s sockets) dialer() Dialer {
 	if s.poller == nil {
 		return defaultDialer()
@@ -58,40 +58,12 @@ func (s sockets) dialer() Dialer {
 // reads and writes are raw system calls as a player's are: Go's net enters
 // each through entersyscall, which wakes the runtime's sysmon thread, and sysmon
 // then polls every 20 µs for a millisecond or more (a client_only login on a
-// quiet proxy paid a dozen such wake-ups). A host name is resolved first by
-// Go's resolver and its addresses tried in turn, each with a share of the time.
+// quiet proxy paid a dozen such wake-ups).
 func (s sockets) sessionDial() func(ctx context.Context, network, address string) (net.Conn, error) {
 	if s.poller == nil {
 		return nil
 	}
-	return func(ctx context.Context, network, address string) (net.Conn, error) {
-		host, port, err := net.SplitHostPort(address)
-		if err != nil {
-			return nil, err
-		}
-		pn, err := net.DefaultResolver.LookupPort(ctx, network, port)
-		if err != nil {
-			return nil, err
-		}
-		ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		if err != nil {
-			return nil, err
-		}
-		var first error
-		for i, ip := range ips {
-			c, err := rawtcp.Dial(ctx, s.poller, netip.AddrPortFrom(ip.Unmap(), uint16(pn)), shareOfTime(ctx, len(ips)-i))
-			if err == nil {
-				return c, nil
-			}
-			if first == nil {
-				first = err
-			}
-		}
-		if first == nil {
-			first = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
-		}
-		return nil, first
-	}
+	return s.dialer().DialContext
 }
 
 // shareOfTime is the deadline of one of n addresses still to try: an equal
@@ -124,8 +96,7 @@ func (d rawDialer) DialContext(ctx context.Context, network, address string) (ne
 // DialDeadline is DialContext bounded by a time instead of a context's timer: a
 // connect that completes at once (loopback, a fast LAN) then arms no timer at all.
 func (d rawDialer) DialDeadline(ctx context.Context, network, address string, deadline time.Time) (net.Conn, error) {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil || network != "tcp" {
+	if network != "tcp" {
 		if !deadline.IsZero() {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithDeadline(ctx, deadline)
@@ -133,9 +104,46 @@ func (d rawDialer) DialDeadline(ctx context.Context, network, address string, de
 		}
 		return d.named.DialContext(ctx, network, address)
 	}
-	c, err := rawtcp.Dial(ctx, d.poller, ap, deadline)
+	if ap, err := netip.ParseAddrPort(address); err == nil {
+		c, err := rawtcp.Dial(ctx, d.poller, ap, deadline)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	return d.dialName(ctx, address, deadline)
+}
+
+// dialName resolves address's host name (Go's resolver) and dials its
+// addresses in turn, each with a share of the time left (shareOfTime), as Go's
+// dialer does but without racing the two address families.
+func (d rawDialer) dialName(ctx context.Context, address string, deadline time.Time) (net.Conn, error) {
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	host, port, err := net.SplitHostPort(address)
 	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	pn, err := net.DefaultResolver.LookupPort(ctx, "tcp", port)
+	if err != nil {
+		return nil, err
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, err
+	}
+	first := error(&net.DNSError{Err: "no addresses", Name: host, IsNotFound: true})
+	for i, ip := range ips {
+		c, err := rawtcp.Dial(ctx, d.poller, netip.AddrPortFrom(ip.Unmap(), uint16(pn)), shareOfTime(ctx, len(ips)-i))
+		if err == nil {
+			return c, nil
+		}
+		if i == 0 {
+			first = err
+		}
+	}
+	return nil, first
 }
