@@ -63,9 +63,7 @@ func newLoginKey(random io.Reader) (*loginKey, error) {
 		if ps[0].Cmp(ps[1]) == 0 || ps[0].Cmp(ps[2]) == 0 || ps[1].Cmp(ps[2]) == 0 {
 			continue
 		}
-		p01 := new(big.Int).Mul(ps[0], ps[1])
-		n := new(big.Int).Mul(p01, ps[2])
-		if n.BitLen() != KeyBits {
+		if n := new(big.Int).Mul(ps[0], ps[1]); n.Mul(n, ps[2]).BitLen() != KeyBits {
 			continue // each prime has its top two bits set; the product may still be a bit short
 		}
 		var ds [3]*big.Int
@@ -77,12 +75,15 @@ func newLoginKey(random io.Reader) (*loginKey, error) {
 		if ds[0] == nil || ds[1] == nil || ds[2] == nil {
 			continue
 		}
-		return assembleLoginKey(n, ps, ds, p01)
+		return assembleLoginKey(ps, ds)
 	}
 }
 
-// assembleLoginKey precomputes what each decryption needs.
-func assembleLoginKey(n *big.Int, ps, ds [3]*big.Int, p01 *big.Int) (*loginKey, error) {
+// assembleLoginKey precomputes what each decryption needs from the primes and
+// their exponents.
+func assembleLoginKey(ps, ds [3]*big.Int) (*loginKey, error) {
+	p01 := new(big.Int).Mul(ps[0], ps[1])
+	n := new(big.Int).Mul(p01, ps[2])
 	k := &loginKey{pub: rsa.PublicKey{N: n, E: loginKeyExponent}}
 	var err error
 	if k.n, err = bigmod.NewModulus(n.Bytes()); err != nil {
