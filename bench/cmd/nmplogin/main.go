@@ -1,7 +1,8 @@
 // Command nmplogin measures the proxy's CPU per login with real Minecraft
 // clients and a real backend (node-minecraft-protocol, test/nmp), passthrough
 // against offline through one built binary: the yardstick issue 31 was filed
-// with. It needs node and test/nmp's npm packages (npm ci in test/nmp).
+// with (--client-only adds online-mode clients through a client_only route).
+// It needs node and test/nmp's npm packages (npm ci in test/nmp).
 //
 //	go build -o /tmp/infrarust ./cmd/infrarust
 //	go run ./bench/cmd/nmplogin --binary /tmp/infrarust --nmp test/nmp
@@ -22,7 +23,7 @@ func main() {
 	flag.StringVar(&o.Version, "version", "1.20.4", "Minecraft version of the clients and the backend")
 	flag.IntVar(&o.Logins, "logins", 60, "logins per mode in each round")
 	flag.IntVar(&o.Clients, "clients", 8, "logins at once")
-	flag.IntVar(&o.Rounds, "rounds", 16, "rounds (each runs both modes; the order alternates)")
+	flag.IntVar(&o.Rounds, "rounds", 16, "rounds (each runs every mode; the order alternates)")
 	flag.StringVar(&o.Only, "only", "", "run one mode alone (passthrough, offline, or client_only with --client-only), to profile the proxy meanwhile")
 	flag.BoolVar(&o.ClientOnly, "client-only", false, "also log in online-mode clients through a client_only route (a stand-in session server in this process), and report their extra CPU over offline")
 	flag.Parse()
