@@ -11,14 +11,7 @@ import (
 // secret (and only that: see Challenge). BenchmarkCryptoRSADecrypt is the
 // same with crypto/rsa and a two-prime key, the yardstick issue 31 names.
 func BenchmarkRSADecrypt(b *testing.B) {
-	k, err := GenerateKeyPair()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ct, err := rsa.EncryptPKCS1v15(rand.Reader, &k.key.pub, make([]byte, SharedSecretLen))
-	if err != nil {
-		b.Fatal(err)
-	}
+	k, ct := keyAndSecret(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := k.DecryptSharedSecret(ct); err != nil {
@@ -49,14 +42,7 @@ func BenchmarkCryptoRSADecrypt(b *testing.B) {
 // caches hold other work's data (16 MiB written between decryptions, outside
 // the timing), as between two logins a hundred milliseconds apart.
 func BenchmarkRSADecryptCold(b *testing.B) {
-	k, err := GenerateKeyPair()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ct, err := rsa.EncryptPKCS1v15(rand.Reader, &k.key.pub, make([]byte, SharedSecretLen))
-	if err != nil {
-		b.Fatal(err)
-	}
+	k, ct := keyAndSecret(b)
 	other := make([]byte, 16<<20)
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
@@ -68,4 +54,17 @@ func BenchmarkRSADecryptCold(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// keyAndSecret is a fresh login key and a shared secret encrypted to it.
+func keyAndSecret(b *testing.B) (*KeyPair, []byte) {
+	k, err := GenerateKeyPair()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ct, err := rsa.EncryptPKCS1v15(rand.Reader, &k.key.pub, make([]byte, SharedSecretLen))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return k, ct
 }
