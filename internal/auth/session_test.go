@@ -108,13 +108,21 @@ func TestHasJoinedRefusals(t *testing.T) {
 	}
 }
 
-func TestHasJoinedServerTrouble(t *testing.T) {
-	srv := authtest.New(t)
-	acct := srv.AddAccount("Dave")
-	hash := auth.ServerIDHash("", []byte("0123456789abcdef"), []byte("k"))
+// joined registers name with srv and has its client join with some hash,
+// which it returns: what a proxy's hasJoined then asks about.
+func joined(t *testing.T, srv *authtest.Server, name string) (authtest.Account, string) {
+	t.Helper()
+	acct := srv.AddAccount(name)
+	hash := auth.ServerIDHash("", []byte("0123456789abcdef"), []byte("key"))
 	if err := srv.ClientJoin(acct, hash); err != nil {
 		t.Fatal(err)
 	}
+	return acct, hash
+}
+
+func TestHasJoinedServerTrouble(t *testing.T) {
+	srv := authtest.New(t)
+	_, hash := joined(t, srv, "Dave")
 	c := newClient(t, srv.URL, 200*time.Millisecond)
 	for _, mode := range []authtest.Mode{authtest.Unavailable, authtest.Garbage, authtest.Hang} {
 		srv.SetMode(mode)
@@ -340,11 +348,7 @@ func TestHasJoinedKeepsABurstsConnections(t *testing.T) {
 // keeps the connection between calls, and Close ends the kept connection.
 func TestHasJoinedThroughItsOwnDial(t *testing.T) {
 	srv := authtest.New(t)
-	acct := srv.AddAccount("Alice")
-	hash := auth.ServerIDHash("", []byte("0123456789abcdef"), []byte("key"))
-	if err := srv.ClientJoin(acct, hash); err != nil {
-		t.Fatal(err)
-	}
+	acct, hash := joined(t, srv, "Alice")
 	var dials atomic.Int32
 	closed := make(chan struct{}, 4)
 	c, err := auth.NewSessionClient(auth.SessionConfig{BaseURL: srv.URL, Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
