@@ -29,7 +29,8 @@ type loginKey struct {
 	pub rsa.PublicKey
 	n   *bigmod.Modulus
 	p   [3]*bigmod.Modulus
-	d   [3][]byte // d mod (p_i - 1), each as long as its prime
+	f   [3]*montField // the exponentiations modulo each prime
+	d   [3][]byte     // d mod (p_i - 1), each as long as its prime
 	// Garner's recombination: p0·p1 as a modulus, p1 modulo it, p1⁻¹ mod p0,
 	// p0·p1 modulo n, and (p0·p1)⁻¹ mod p2.
 	p01    *bigmod.Modulus
@@ -93,6 +94,9 @@ func assembleLoginKey(ps, ds [3]*big.Int) (*loginKey, error) {
 		if k.p[i], err = bigmod.NewModulus(p.Bytes()); err != nil {
 			return nil, err
 		}
+		if k.f[i], err = newMontField(p); err != nil {
+			return nil, err
+		}
 		k.d[i] = ds[i].FillBytes(make([]byte, k.p[i].Size()))
 	}
 	if k.p01, err = bigmod.NewModulus(p01.Bytes()); err != nil {
@@ -131,8 +135,16 @@ func (k *loginKey) decrypt(ciphertext []byte) ([]byte, error) {
 		return nil, errCiphertextRange
 	}
 	var m [3]*bigmod.Nat
-	for i, p := range k.p {
-		m[i] = bigmod.NewNat().Exp(bigmod.NewNat().Mod(c, p), k.d[i], p)
+	var buf [montLimbs * 8]byte
+	for i, f := range k.f {
+		x := f.fromBytes(ciphertext)
+		var r montNat
+		f.exp(&r, &x, k.d[i])
+		b := buf[:k.p[i].Size()]
+		r.fillBytes(b)
+		if m[i], err = bigmod.NewNat().SetBytes(b, k.p[i]); err != nil {
+			return nil, errRSAFault // exp's result is below its prime
+		}
 	}
 	// Garner: x = m1 + p1·((m0 - m1)·p1⁻¹ mod p0) is c^d mod p0·p1 (it is
 	// below p0·p1, so no step wraps); then the same with p2 gives c^d mod n.
