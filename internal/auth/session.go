@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,8 +67,13 @@ type SessionConfig struct {
 	// HTTPClient sends the requests; nil means a client over http.DefaultTransport (honours HTTPS_PROXY).
 	HTTPClient *http.Client
 	// Dial, when set and HTTPClient is not, connects to the session server
-	// (or the HTTPS proxy) instead of Go's net: the proxy's raw sockets.
+	// (or the HTTPS proxy) instead of Go's net: the proxy's raw sockets. With
+	// no proxy from the environment, each call then runs on the caller's own
+	// goroutine (directTransport) instead of through net/http's Transport.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// TLSConfig is the TLS of an https session server reached through Dial;
+	// nil means the system's roots.
+	TLSConfig *tls.Config
 	// UserAgent is sent with every request; empty means "infrarust".
 	UserAgent string
 }
@@ -77,7 +83,7 @@ type SessionClient struct {
 	endpoint  string
 	timeout   time.Duration
 	hc        *http.Client
-	own       *http.Transport // made for Dial; Close ends its connections
+	own       idleCloser // made for Dial; Close ends its connections
 	userAgent string
 }
 
@@ -113,10 +119,22 @@ func NewSessionClient(cfg SessionConfig) (*SessionClient, error) {
 	switch {
 	case c.hc != nil:
 	case cfg.Dial != nil:
-		c.own = sessionTransport.Clone()
-		c.own.DialContext = cfg.Dial
+		var rt http.RoundTripper
+		if proxy, err := http.ProxyFromEnvironment(&http.Request{URL: u}); err == nil && proxy == nil {
+			port := u.Port()
+			if port == "" {
+				port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+			}
+			d := newDirectTransport(cfg.Dial, u.Hostname(), port, u.Scheme == "https", cfg.TLSConfig)
+			c.own, rt = d, d
+		} else {
+			t := sessionTransport.Clone()
+			t.DialContext = cfg.Dial
+			t.TLSClientConfig = cfg.TLSConfig
+			c.own, rt = t, t
+		}
 		ownTransports.Store(c.own, nil)
-		c.hc = &http.Client{Transport: c.own}
+		c.hc = &http.Client{Transport: rt}
 	default:
 		c.hc = &http.Client{Transport: sessionTransport}
 	}
@@ -143,12 +161,15 @@ var sessionTransport = func() *http.Transport {
 // until their Close.
 var ownTransports sync.Map
 
+// idleCloser is a transport whose kept connections can be closed.
+type idleCloser interface{ CloseIdleConnections() }
+
 // CloseIdleConnections closes the connections to the session server kept
 // between logins, every client's (an in-process measurement counts sessions only).
 func CloseIdleConnections() {
 	sessionTransport.CloseIdleConnections()
 	ownTransports.Range(func(t, _ any) bool {
-		t.(*http.Transport).CloseIdleConnections()
+		t.(idleCloser).CloseIdleConnections()
 		return true
 	})
 }
@@ -156,7 +177,11 @@ func CloseIdleConnections() {
 // Close closes the connections a client with its own Dial keeps between logins.
 func (c *SessionClient) Close() {
 	if c.own != nil {
-		c.own.CloseIdleConnections()
+		if d, ok := c.own.(*directTransport); ok {
+			d.close()
+		} else {
+			c.own.CloseIdleConnections()
+		}
 		ownTransports.Delete(c.own)
 	}
 }

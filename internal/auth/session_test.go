@@ -22,18 +22,32 @@ import (
 	"github.com/infrarust-go/infrarust/internal/testutil"
 )
 
-func newClient(t *testing.T, base string, timeout time.Duration) *auth.SessionClient {
+// dialFunc is SessionConfig.Dial: nil for net/http's Transport (another
+// system, or a proxy from the environment), a dialer for the proxy's own
+// transport on Linux.
+type dialFunc = func(ctx context.Context, network, address string) (net.Conn, error)
+
+// eachTransport runs a test over both of a session client's transports.
+func eachTransport(t *testing.T, test func(t *testing.T, dial dialFunc)) {
+	t.Run("net/http", func(t *testing.T) { test(t, nil) })
+	t.Run("direct", func(t *testing.T) { test(t, (&net.Dialer{}).DialContext) })
+}
+
+func newClient(t *testing.T, dial dialFunc, base string, timeout time.Duration) *auth.SessionClient {
 	t.Helper()
-	c, err := auth.NewSessionClient(auth.SessionConfig{BaseURL: base, Timeout: timeout})
+	c, err := auth.NewSessionClient(auth.SessionConfig{BaseURL: base, Timeout: timeout, Dial: dial})
 	if err != nil {
 		t.Fatalf("NewSessionClient: %v", err)
 	}
+	t.Cleanup(c.Close)
 	return c
 }
 
 // A login as the proxy sees it: the client joined with the hash of its
 // secret and our key, then the proxy asks hasJoined with its own hash.
-func TestHasJoinedAuthenticates(t *testing.T) {
+func TestHasJoinedAuthenticates(t *testing.T) { eachTransport(t, testHasJoinedAuthenticates) }
+
+func testHasJoinedAuthenticates(t *testing.T, dial dialFunc) {
 	srv := authtest.New(t)
 	acct := srv.AddAccount("Alice")
 	der := []byte("public key DER stands in here")
@@ -43,7 +57,7 @@ func TestHasJoinedAuthenticates(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c := newClient(t, srv.URL, 0)
+	c := newClient(t, dial, srv.URL, 0)
 	// Vanilla sends the name the client typed; the answer's capitalisation wins.
 	p, err := c.HasJoined(context.Background(), "alice", hash, netip.Addr{})
 	if err != nil {
@@ -71,7 +85,9 @@ func TestHasJoinedAuthenticates(t *testing.T) {
 	}
 }
 
-func TestHasJoinedRefusals(t *testing.T) {
+func TestHasJoinedRefusals(t *testing.T) { eachTransport(t, testHasJoinedRefusals) }
+
+func testHasJoinedRefusals(t *testing.T, dial dialFunc) {
 	srv := authtest.New(t)
 	acct := srv.AddAccount("Bob")
 	der := []byte("key")
@@ -79,7 +95,7 @@ func TestHasJoinedRefusals(t *testing.T) {
 	if err := srv.ClientJoin(acct, joined); err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(t, srv.URL, 0)
+	c := newClient(t, dial, srv.URL, 0)
 	for _, tc := range []struct {
 		name, user, hash string
 		ip               netip.Addr
@@ -120,10 +136,12 @@ func joined(t *testing.T, srv *authtest.Server, name string) (authtest.Account, 
 	return acct, hash
 }
 
-func TestHasJoinedServerTrouble(t *testing.T) {
+func TestHasJoinedServerTrouble(t *testing.T) { eachTransport(t, testHasJoinedServerTrouble) }
+
+func testHasJoinedServerTrouble(t *testing.T, dial dialFunc) {
 	srv := authtest.New(t)
 	_, hash := joined(t, srv, "Dave")
-	c := newClient(t, srv.URL, 200*time.Millisecond)
+	c := newClient(t, dial, srv.URL, 200*time.Millisecond)
 	for _, mode := range []authtest.Mode{authtest.Unavailable, authtest.Garbage, authtest.Hang} {
 		srv.SetMode(mode)
 		_, err := c.HasJoined(context.Background(), "Dave", hash, netip.Addr{})
@@ -143,10 +161,12 @@ func TestHasJoinedServerTrouble(t *testing.T) {
 	}
 }
 
-func TestHasJoinedContext(t *testing.T) {
+func TestHasJoinedContext(t *testing.T) { eachTransport(t, testHasJoinedContext) }
+
+func testHasJoinedContext(t *testing.T, dial dialFunc) {
 	srv := authtest.New(t)
 	srv.SetMode(authtest.Hang)
-	c := newClient(t, srv.URL, time.Minute)
+	c := newClient(t, dial, srv.URL, time.Minute)
 
 	t.Run("caller cancels: the player left, no kick text needed", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -171,15 +191,19 @@ func TestHasJoinedContext(t *testing.T) {
 	})
 }
 
-func TestHasJoinedUnreachable(t *testing.T) {
-	c := newClient(t, "http://"+testutil.RefusedAddr(t), time.Second)
+func TestHasJoinedUnreachable(t *testing.T) { eachTransport(t, testHasJoinedUnreachable) }
+
+func testHasJoinedUnreachable(t *testing.T, dial dialFunc) {
+	c := newClient(t, dial, "http://"+testutil.RefusedAddr(t), time.Second)
 	_, err := c.HasJoined(context.Background(), "Frank", "h", netip.Addr{})
 	if !errors.Is(err, auth.ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
 }
 
-func TestHasJoinedBoundsTheAnswer(t *testing.T) {
+func TestHasJoinedBoundsTheAnswer(t *testing.T) { eachTransport(t, testHasJoinedBoundsTheAnswer) }
+
+func testHasJoinedBoundsTheAnswer(t *testing.T, dial dialFunc) {
 	huge := `{"id":"069a79f444e94726a5befca90e38aaf5","name":"Notch","properties":[{"name":"textures","value":"` +
 		strings.Repeat("A", auth.MaxResponseBytes) + `"}]}`
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -190,21 +214,23 @@ func TestHasJoinedBoundsTheAnswer(t *testing.T) {
 		_, _ = w.Write([]byte(huge))
 	}))
 	t.Cleanup(ts.Close)
-	_, err := newClient(t, ts.URL, time.Second).HasJoined(context.Background(), "Notch", "h", netip.Addr{})
+	_, err := newClient(t, dial, ts.URL, time.Second).HasJoined(context.Background(), "Notch", "h", netip.Addr{})
 	if !errors.Is(err, auth.ErrUnavailable) || !strings.Contains(err.Error(), "bytes") {
 		t.Fatalf("err = %v, want ErrUnavailable for the size", err)
 	}
 }
 
 // A base URL with a path prefix (an authlib-injector style server) keeps it.
-func TestHasJoinedBasePath(t *testing.T) {
+func TestHasJoinedBasePath(t *testing.T) { eachTransport(t, testHasJoinedBasePath) }
+
+func testHasJoinedBasePath(t *testing.T, dial dialFunc) {
 	var gotPath, gotUA string
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gotPath, gotUA = r.URL.Path, r.UserAgent()
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(ts.Close)
-	_, err := newClient(t, ts.URL+"/api/yggdrasil/sessionserver/", time.Second).HasJoined(context.Background(), "a", "h", netip.Addr{})
+	_, err := newClient(t, dial, ts.URL+"/api/yggdrasil/sessionserver/", time.Second).HasJoined(context.Background(), "a", "h", netip.Addr{})
 	if !errors.Is(err, auth.ErrNotJoined) {
 		t.Fatalf("err = %v", err)
 	}
@@ -301,6 +327,10 @@ func FuzzParseHasJoined(f *testing.F) {
 // the next time: the client keeps as many idle as logins ran at once, not two
 // (each new one would be a TLS handshake with Mojang's).
 func TestHasJoinedKeepsABurstsConnections(t *testing.T) {
+	eachTransport(t, testHasJoinedKeepsABurstsConnections)
+}
+
+func testHasJoinedKeepsABurstsConnections(t *testing.T, dial dialFunc) {
 	var opened atomic.Int64
 	release := make(chan struct{})
 	var inFlight sync.WaitGroup
@@ -317,7 +347,7 @@ func TestHasJoinedKeepsABurstsConnections(t *testing.T) {
 	}
 	ts.Start()
 	defer ts.Close()
-	c := newClient(t, ts.URL, 5*time.Second)
+	c := newClient(t, dial, ts.URL, 5*time.Second)
 	const burst = 16
 	round := func() {
 		release = make(chan struct{})
