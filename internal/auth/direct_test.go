@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/auth"
+	"github.com/infrarust-go/infrarust/internal/testutil"
 )
 
 const notchAnswer = `{"id":"069a79f444e94726a5befca90e38aaf5","name":"Notch","properties":[]}`
@@ -70,36 +71,12 @@ func TestHasJoinedOverTLSThroughItsOwnDial(t *testing.T) {
 	}
 }
 
-// serveRaw answers each connection's requests with what answer writes, from
-// a listener of its own, and returns its base URL.
-func serveRaw(t *testing.T, answer func(c net.Conn, br *bufio.Reader)) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				answer(c, bufio.NewReader(c))
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String()
-}
-
 // A kept connection the server closed while it sat idle (without saying so:
 // no Connection: close) fails on its next use; the call is made again on a
 // new connection instead of kicking the player.
 func TestHasJoinedRetriesAConnectionClosedWhileIdle(t *testing.T) {
-	base := serveRaw(t, func(c net.Conn, br *bufio.Reader) {
-		if _, err := http.ReadRequest(br); err != nil {
+	base := "http://" + testutil.ServeTCP(t, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
 			return
 		}
 		_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
@@ -138,8 +115,8 @@ func TestHasJoinedKeepsAChunkedAnswersConnection(t *testing.T) {
 // An answer whose head never ends is cut off at its quota: servers down,
 // at once rather than at the timeout, and nothing held past the quota.
 func TestHasJoinedCutsOffAnEndlessHead(t *testing.T) {
-	base := serveRaw(t, func(c net.Conn, br *bufio.Reader) {
-		if _, err := http.ReadRequest(br); err != nil {
+	base := "http://" + testutil.ServeTCP(t, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
 			return
 		}
 		_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\n"))

@@ -19,6 +19,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 	"github.com/infrarust-go/infrarust/internal/proxy/health"
+	"github.com/infrarust-go/infrarust/internal/testutil"
 )
 
 // clientKind is one of the four ways a client can open a connection; the
@@ -100,31 +101,17 @@ func readLegacyKick(c net.Conn) (string, error) {
 // greeting that names it, so a test sees where the login landed.
 func legacyBackend(t *testing.T, name string) (string, *atomic.Int64) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var logins atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-				ll, _, err := mc.ReadLegacyLogin(bufio.NewReader(c))
-				if err != nil {
-					return
-				}
-				logins.Add(1)
-				_, _ = c.Write(mc.EncodeLegacyKick("You reached " + name + " (as " + ll.Username + ")"))
-			}()
+	addr := testutil.ServeTCP(t, func(c net.Conn) {
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		ll, _, err := mc.ReadLegacyLogin(bufio.NewReader(c))
+		if err != nil {
+			return
 		}
-	}()
-	t.Cleanup(func() { ln.Close() })
-	return ln.Addr().String(), &logins
+		logins.Add(1)
+		_, _ = c.Write(mc.EncodeLegacyKick("You reached " + name + " (as " + ll.Username + ")"))
+	})
+	return addr, &logins
 }
 
 // Every kind of client is refused by the same steps, and a refused client never

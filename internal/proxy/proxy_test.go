@@ -610,44 +610,29 @@ func TestDomainRewriteKeepsForgeMarkerAndCoversLegacy(t *testing.T) {
 // or login names, then answers.
 func legacyHostRecorder(t *testing.T, hosts chan<- string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
+	return testutil.ServeTCP(t, func(c net.Conn) {
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		br := bufio.NewReader(c)
+		first, err := br.Peek(1)
+		if err != nil {
+			return
+		}
+		if first[0] == 0xFE {
+			ping, _, err := mc.ReadLegacyPing(br)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-				br := bufio.NewReader(c)
-				first, err := br.Peek(1)
-				if err != nil {
-					return
-				}
-				if first[0] == 0xFE {
-					ping, _, err := mc.ReadLegacyPing(br)
-					if err != nil {
-						return
-					}
-					hosts <- ping.Host
-					_, _ = c.Write(mc.EncodeLegacyPingReply(ping.Form, mc.LegacyStatus{Protocol: 78, MOTD: "old"}))
-					return
-				}
-				ll, _, err := mc.ReadLegacyLogin(br)
-				if err != nil {
-					return
-				}
-				hosts <- ll.Host
-				_, _ = c.Write(mc.EncodeLegacyKick("bye"))
-			}()
+			hosts <- ping.Host
+			_, _ = c.Write(mc.EncodeLegacyPingReply(ping.Form, mc.LegacyStatus{Protocol: 78, MOTD: "old"}))
+			return
 		}
-	}()
-	t.Cleanup(func() { ln.Close() })
-	return ln.Addr().String()
+		ll, _, err := mc.ReadLegacyLogin(br)
+		if err != nil {
+			return
+		}
+		hosts <- ll.Host
+		_, _ = c.Write(mc.EncodeLegacyKick("bye"))
+	})
 }
 
 // Pings with made-up protocol numbers cannot multiply the backend's status queries:

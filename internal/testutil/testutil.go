@@ -1,5 +1,6 @@
 // Package testutil holds the small helpers several packages' tests share: a clock
-// the test moves by hand and a buffer that collects logs from many goroutines.
+// the test moves by hand, a buffer that collects logs from many goroutines, and
+// a loopback server for one-off peers.
 // Only tests import it.
 package testutil
 
