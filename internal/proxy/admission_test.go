@@ -392,31 +392,18 @@ func (f dialFunc) DialContext(ctx context.Context, network, addr string) (net.Co
 // A relayed legacy ping ends as soon as the backend's reply is complete, not when
 // the backend closes (which some never do before connect_timeout).
 func TestLegacyPingRelayStopsAtReply(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	release := make(chan struct{})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				ping, _, err := mc.ReadLegacyPing(bufio.NewReader(c))
-				if err != nil {
-					return
-				}
-				_, _ = c.Write(mc.EncodeLegacyPingReply(ping.Form, mc.LegacyStatus{Protocol: 78, Version: "1.6.4", MOTD: "held open", Max: 5}))
-				<-release // keep the connection open after the reply
-			}()
+	addr := testutil.ServeTCP(t, func(c net.Conn) {
+		ping, _, err := mc.ReadLegacyPing(bufio.NewReader(c))
+		if err != nil {
+			return
 		}
-	}()
-	t.Cleanup(func() { close(release); ln.Close() })
+		_, _ = c.Write(mc.EncodeLegacyPingReply(ping.Form, mc.LegacyStatus{Protocol: 78, Version: "1.6.4", MOTD: "held open", Max: 5}))
+		<-release // keep the connection open after the reply
+	})
+	t.Cleanup(func() { close(release) }) // before the listener's own cleanup
 	tp := startProxy(t, func(c *config.Config) { c.ConnectTimeout = config.Duration(time.Hour) },
-		newServer("old", []string{"old.com"}, ln.Addr().String()))
+		newServer("old", []string{"old.com"}, addr))
 	c, err := net.Dial("tcp", tp.addr)
 	if err != nil {
 		t.Fatal(err)
