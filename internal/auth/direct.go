@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -48,6 +49,16 @@ const directIdleTimeout = 90 * time.Second
 const directAnswerQuota = 1<<20 + MaxResponseBytes
 
 var errAnswerTooLarge = errors.New("the answer is over its quota")
+
+// maxInformational bounds the 1xx answers skipped before the real one, as
+// net/http's five.
+const maxInformational = 5
+
+// isInformational is a 1xx status other than 101 (which no GET asks for, and
+// which is then an error answer like any other).
+func isInformational(status int) bool {
+	return status >= 100 && status < 200 && status != http.StatusSwitchingProtocols
+}
 
 func newDirectTransport(dial func(ctx context.Context, network, address string) (net.Conn, error), host, port string, useTLS bool, tlsConf *tls.Config) *directTransport {
 	t := &directTransport{dial: dial, addr: net.JoinHostPort(host, port)}
@@ -101,8 +112,16 @@ func (t *directTransport) exchange(ctx context.Context, c *directConn, req *http
 		err = c.bw.Flush()
 	}
 	var resp *http.Response
-	if err == nil {
-		resp, err = http.ReadResponse(c.br, req)
+	// Informational answers (103 Early Hints) come before the real one and
+	// have no body: skipped, as net/http does, or the real one would be left
+	// on the kept connection for the next call to read as its own.
+	for informational := 0; err == nil && informational <= maxInformational; informational++ {
+		if resp, err = http.ReadResponse(c.br, req); err == nil && !isInformational(resp.StatusCode) {
+			break
+		}
+	}
+	if err == nil && isInformational(resp.StatusCode) {
+		err = fmt.Errorf("more than %d informational answers", maxInformational)
 	}
 	if err != nil {
 		stop()

@@ -133,3 +133,46 @@ func TestHasJoinedCutsOffAnEndlessHead(t *testing.T) {
 		t.Fatalf("err = %v, want ErrUnavailable for the answer's quota", err)
 	}
 }
+
+// Early Hints (103) before the answer are skipped, and the connection is
+// kept in step: the next call reads its own answer, not a late one. Endless
+// informational answers are an error, not a loop.
+func TestHasJoinedSkipsInformationalAnswers(t *testing.T) {
+	answer := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+		strconv.Itoa(len(notchAnswer)) + "\r\n\r\n" + notchAnswer
+	hints := "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+	base := "http://" + testutil.ServeTCP(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+			if _, err := c.Write([]byte(hints + answer)); err != nil {
+				return
+			}
+		}
+	})
+	var dials atomic.Int32
+	c := newClient(t, countingDial(&dials), base, 5*time.Second)
+	for range 3 {
+		hasJoinedNotch(t, c)
+	}
+	if n := dials.Load(); n != 1 {
+		t.Fatalf("%d dials for three calls, want one kept connection", n)
+	}
+
+	endless := "http://" + testutil.ServeTCP(t, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		for {
+			if _, err := c.Write([]byte(hints)); err != nil {
+				return
+			}
+		}
+	})
+	_, err := newClient(t, (&net.Dialer{}).DialContext, endless, 20*time.Second).HasJoined(context.Background(), "Notch", "h", netip.Addr{})
+	if !errors.Is(err, auth.ErrUnavailable) || !strings.Contains(err.Error(), "informational") {
+		t.Fatalf("endless 103s: err = %v, want ErrUnavailable naming the informational answers", err)
+	}
+}
