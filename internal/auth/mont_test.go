@@ -8,9 +8,16 @@ import (
 	"testing"
 )
 
-// montPrimes are primes of the login key's sizes, and the largest a montField
-// takes (383 bits), where its sums come closest to overflowing.
-func montPrimes(t testing.TB) []*big.Int {
+// montCase is a prime and its field.
+type montCase struct {
+	p *big.Int
+	f *montField
+}
+
+// montFields are fields modulo primes of the login key's sizes, and modulo the
+// largest a montField takes (383 bits), where its sums come closest to
+// overflowing.
+func montFields(t testing.TB) []montCase {
 	t.Helper()
 	var ps []*big.Int
 	for _, bits := range []int{341, 342, 383} {
@@ -28,7 +35,15 @@ func montPrimes(t testing.TB) []*big.Int {
 	if !p.ProbablyPrime(32) {
 		t.Fatal("2^383 - 31 is not prime")
 	}
-	return append(ps, p)
+	var cases []montCase
+	for _, p := range append(ps, p) {
+		f, err := newMontField(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, montCase{p, f})
+	}
+	return cases
 }
 
 var montR = new(big.Int).Lsh(big.NewInt(1), montLimbs*64)
@@ -53,11 +68,8 @@ func montEdges(p *big.Int) []*big.Int {
 
 func TestMontFieldMulAgreesWithMathBig(t *testing.T) {
 	rng := mrand.New(mrand.NewPCG(1, 2))
-	for _, p := range montPrimes(t) {
-		f, err := newMontField(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range montFields(t) {
+		p, f := c.p, c.f
 		rInv := new(big.Int).ModInverse(montR, p)
 		xs := montEdges(p)
 		// x may be anything under R (fromBytes hands it raw 384-bit pieces).
@@ -97,11 +109,8 @@ func randBelow(rng *mrand.Rand, max *big.Int) *big.Int {
 
 func TestMontFieldExpAgreesWithMathBig(t *testing.T) {
 	rng := mrand.New(mrand.NewPCG(3, 4))
-	for _, p := range montPrimes(t) {
-		f, err := newMontField(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range montFields(t) {
+		p, f := c.p, c.f
 		size := (p.BitLen() + 7) / 8
 		ciphers := [][]byte{
 			make([]byte, KeyBits/8),
@@ -157,27 +166,20 @@ func TestMontFieldRefusesWhatItCannotHold(t *testing.T) {
 // any ciphertext bytes and exponent, modulo a login-key-sized prime and the
 // largest a montField takes.
 func FuzzMontFieldExp(f *testing.F) {
-	ps := montPrimes(f)
-	fields := make([]*montField, len(ps))
-	for i, p := range ps {
-		var err error
-		if fields[i], err = newMontField(p); err != nil {
-			f.Fatal(err)
-		}
-	}
+	cases := montFields(f)
 	f.Add([]byte{0xff, 0xfe}, []byte{0x80, 0x01}, uint8(0))
 	f.Add(bytes.Repeat([]byte{0xff}, KeyBits/8), bytes.Repeat([]byte{0xff}, 43), uint8(3))
 	f.Fuzz(func(t *testing.T, c, e []byte, which uint8) {
 		if len(c) > KeyBits/8 || len(e) > 48 {
 			return
 		}
-		i := int(which) % len(ps)
-		x := fields[i].fromBytes(c)
+		m := cases[int(which)%len(cases)]
+		x := m.f.fromBytes(c)
 		var z montNat
-		fields[i].exp(&z, &x, e)
-		want := new(big.Int).Exp(new(big.Int).SetBytes(c), new(big.Int).SetBytes(e), ps[i])
+		m.f.exp(&z, &x, e)
+		want := new(big.Int).Exp(new(big.Int).SetBytes(c), new(big.Int).SetBytes(e), m.p)
 		if got := bigOfMont(&z); got.Cmp(want) != 0 {
-			t.Fatalf("c=%x e=%x p=%x: got %x, want %x", c, e, ps[i], got, want)
+			t.Fatalf("c=%x e=%x p=%x: got %x, want %x", c, e, m.p, got, want)
 		}
 	})
 }
