@@ -37,6 +37,7 @@ type Conn struct {
 	fd         int        // -1 once closed or taken
 	poller     *Poller
 	registered bool      // fd is in the poller's set (since the first wait)
+	watchOut   bool      // its registration includes EPOLLOUT (since the first wait to write)
 	rdl, wdl   time.Time // deadlines
 	local      net.Addr  // filled on first LocalAddr
 	remote     *net.TCPAddr
@@ -126,7 +127,7 @@ func (c *Conn) WaitReadable() error {
 		c.mu.Unlock()
 		return c.opError("read", os.ErrDeadlineExceeded)
 	}
-	err := c.registerLocked()
+	err := c.registerLocked(dirRead)
 	c.mu.Unlock()
 	if err == nil {
 		err = c.wait(dirRead, deadline)
@@ -155,7 +156,7 @@ func (c *Conn) OnReadable(fn func(onLoop bool) bool) bool {
 	// first (and is seen here) or finds fn armed (and runs it).
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.fd < 0 || !c.rdl.IsZero() || c.registerLocked() != nil {
+	if c.fd < 0 || !c.rdl.IsZero() || c.registerLocked(dirRead) != nil {
 		return false
 	}
 	armed, _ := c.arm(dirRead, nil, fn)
@@ -209,7 +210,7 @@ func (c *Conn) readNow(b []byte) (n int, deadline time.Time, err error) {
 		}
 		return n, deadline, nil
 	}
-	err = c.registerLocked()
+	err = c.registerLocked(dirRead)
 	c.mu.Unlock()
 	if err != nil {
 		return 0, deadline, c.opError("read", err)
@@ -249,7 +250,7 @@ func (c *Conn) Write(b []byte) (int, error) {
 			c.mu.Unlock()
 			return written, nil
 		}
-		err := c.registerLocked()
+		err := c.registerLocked(dirWrite)
 		c.mu.Unlock()
 		if err == nil {
 			err = c.wait(dirWrite, deadline)
@@ -290,15 +291,27 @@ func (c *Conn) TryWrite(b []byte) (int, error) {
 	return written, nil
 }
 
-// registerLocked puts the socket in the poller's set at its first wait (c.mu held).
-func (c *Conn) registerLocked() error {
-	if c.registered {
-		return nil
+// registerLocked puts the socket in the poller's set at its first wait (c.mu
+// held), for input only; the first wait to write adds EPOLLOUT. A fresh socket is
+// writable, and with EPOLLOUT in every registration each one (two a login) woke
+// the Poller at its ADD for nothing, as did every ACK that freed room after a
+// write: the epoll forwarder registers the same way for the same reason. The
+// ADD or MOD that adds EPOLLOUT reports the socket writable at once if room came
+// since the try that failed, so no edge is slept through.
+func (c *Conn) registerLocked(dir int) error {
+	out := dir == dirWrite
+	switch {
+	case !c.registered:
+		if err := c.poller.add(c, out); err != nil {
+			return err
+		}
+		c.registered = true
+	case out && !c.watchOut:
+		if err := c.poller.watchOut(c); err != nil {
+			return err
+		}
 	}
-	if err := c.poller.add(c); err != nil {
-		return err
-	}
-	c.registered = true
+	c.watchOut = c.watchOut || out
 	return nil
 }
 
@@ -481,7 +494,7 @@ func (c *Conn) Close() error {
 	c.fd = -1
 	if c.registered {
 		c.poller.remove(c) // close takes the socket out of the epoll set
-		c.registered = false
+		c.registered, c.watchOut = false, false
 	}
 	err := epoll.Close(fd)
 	c.mu.Unlock()
@@ -518,7 +531,7 @@ func (c *Conn) TakeFD() (int, error) {
 	}
 	if c.registered {
 		c.poller.del(c)
-		c.registered = false
+		c.registered, c.watchOut = false, false
 	}
 	fd := c.fd
 	c.fd = -1

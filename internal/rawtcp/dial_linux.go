@@ -90,7 +90,7 @@ func (c *Conn) waitConnected(ctx context.Context, deadline time.Time) error {
 		c.mu.Lock()
 		err := c.connectResultLocked()
 		if err == errStillConnecting {
-			err = c.registerLocked()
+			err = c.registerLocked(dirWrite)
 			c.mu.Unlock()
 			if err == nil {
 				err = c.wait(dirWrite, deadline)

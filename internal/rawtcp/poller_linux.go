@@ -186,20 +186,37 @@ func (p *Poller) waiter() *waiter {
 
 func (p *Poller) putWaiter(w *waiter) { p.waiters.Put(w) }
 
-// add registers c's socket (c.mu held, so the fd is c's): the event data names the
-// Conn by slot and generation (epoll.Table), never by fd number.
-func (p *Poller) add(c *Conn) error {
+// add registers c's socket (c.mu held, so the fd is c's) for input, and for
+// output too when out: the event data names the Conn by slot and generation
+// (epoll.Table), never by fd number.
+func (p *Poller) add(c *Conn, out bool) error {
 	if p.closed() {
 		return ErrPollerClosed
 	}
 	p.mu.Lock()
 	c.slot, c.gen = p.conns.Add(c)
 	p.mu.Unlock()
-	if err := p.set.Add(c.fd, unix.EPOLLIN|unix.EPOLLOUT|unix.EPOLLRDHUP|unix.EPOLLET, int32(c.slot), int32(c.gen)); err != nil {
+	if err := p.set.Add(c.fd, pollEvents(out), int32(c.slot), int32(c.gen)); err != nil {
 		p.remove(c)
 		return err
 	}
 	return nil
+}
+
+// watchOut adds EPOLLOUT to c's registration (c.mu held, registered).
+func (p *Poller) watchOut(c *Conn) error {
+	if p.closed() {
+		return ErrPollerClosed
+	}
+	return p.set.Modify(c.fd, pollEvents(true), int32(c.slot), int32(c.gen))
+}
+
+func pollEvents(out bool) uint32 {
+	ev := uint32(unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLET)
+	if out {
+		ev |= unix.EPOLLOUT
+	}
+	return ev
 }
 
 // remove gives c's slot back; the caller closes the fd or deletes it from the set.

@@ -7,12 +7,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -325,6 +327,65 @@ func TestReadAndWriteWaitAtOnce(t *testing.T) {
 	}
 	if err := <-wrote; err != nil {
 		t.Fatalf("the waiting write: %v", err)
+	}
+}
+
+// watched is fd's event mask in p's epoll set, from /proc/self/fdinfo (false:
+// not registered).
+func watched(t *testing.T, p *Poller, fd int) (uint32, bool) {
+	t.Helper()
+	info, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", p.set.FD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(info), "\n") {
+		var tfd int
+		var events uint32
+		if n, _ := fmt.Sscanf(line, "tfd: %d events: %x", &tfd, &events); n == 2 && tfd == fd {
+			return events, true
+		}
+	}
+	return 0, false
+}
+
+// TestWritableWatchedOnlyOnceAWriteWaits: a socket joins the Poller for input
+// only (a fresh socket is writable, and EPOLLOUT in its registration woke the
+// Poller at the ADD and at every ACK for nothing); the first write that waits
+// adds EPOLLOUT, and is woken by it. Both ways in: a socket that waited to read
+// first (EPOLL_CTL_MOD) and one whose first wait is the write's (ADD).
+func TestWritableWatchedOnlyOnceAWriteWaits(t *testing.T) {
+	for _, readFirst := range []bool{true, false} {
+		a, d := pair(t)
+		if readFirst {
+			_ = a.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+			if _, err := a.Read(make([]byte, 1)); !isTimeout(err) {
+				t.Fatalf("read with nothing sent: %v, want a timeout", err)
+			}
+			ev, ok := watched(t, a.poller, a.fd)
+			if !ok {
+				t.Fatal("a socket that waited to read is not in the Poller's set")
+			}
+			if ev&unix.EPOLLOUT != 0 || ev&unix.EPOLLIN == 0 {
+				t.Fatalf("a socket that only read is watched for %#x, want EPOLLIN without EPOLLOUT", ev)
+			}
+		}
+		msg := bytes.Repeat([]byte("w"), 8<<20) // more than the socket buffers: the write waits
+		wrote := make(chan error, 1)
+		_ = a.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		go func() { _, err := a.Write(msg); wrote <- err }()
+		eventually(t, "the waiting write's socket watched for EPOLLOUT", func() bool {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			ev, _ := watched(t, a.poller, a.fd)
+			return ev&unix.EPOLLOUT != 0 && ev&unix.EPOLLIN != 0
+		})
+		_ = d.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.CopyN(io.Discard, d, int64(len(msg))); err != nil {
+			t.Fatalf("readFirst=%v: peer reading the big write: %v", readFirst, err)
+		}
+		if err := <-wrote; err != nil {
+			t.Fatalf("readFirst=%v: the waiting write: %v", readFirst, err)
+		}
 	}
 }
 
