@@ -236,10 +236,7 @@ func TestTakeFD(t *testing.T) {
 	for _, waited := range []bool{false, true} {
 		a, d := pair(t)
 		if waited {
-			_ = a.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
-			if _, err := a.Read(make([]byte, 1)); !isTimeout(err) {
-				t.Fatalf("read with nothing sent: %v, want a timeout", err)
-			}
+			readTimesOut(t, a) // the socket waited once: it is in the Poller's set
 		}
 		own := a.fd
 		fd, err := a.TakeFD()
@@ -273,6 +270,16 @@ func TestTakeFD(t *testing.T) {
 		if n, err := d.Read(b); n != 0 || err != io.EOF {
 			t.Fatalf("after the taker closed its fd the peer read %d, %v; want EOF", n, err)
 		}
+	}
+}
+
+// readTimesOut makes c wait to read once (nothing is sent), so that its socket
+// joins the Poller's set.
+func readTimesOut(t *testing.T, c *Conn) {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+	if _, err := c.Read(make([]byte, 1)); !isTimeout(err) {
+		t.Fatalf("read with nothing sent: %v, want a timeout", err)
 	}
 }
 
@@ -357,10 +364,7 @@ func TestWritableWatchedOnlyOnceAWriteWaits(t *testing.T) {
 	for _, readFirst := range []bool{true, false} {
 		a, d := pair(t)
 		if readFirst {
-			_ = a.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
-			if _, err := a.Read(make([]byte, 1)); !isTimeout(err) {
-				t.Fatalf("read with nothing sent: %v, want a timeout", err)
-			}
+			readTimesOut(t, a) // the socket waited once: it is in the Poller's set
 			ev, ok := watched(t, a.poller, a.fd)
 			if !ok {
 				t.Fatal("a socket that waited to read is not in the Poller's set")
