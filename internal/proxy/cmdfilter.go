@@ -303,7 +303,7 @@ func (p *Proxy) permissionsFor(pl *onlinePlayer) func(string) bool {
 		name, ok := strings.CutPrefix(perm, permPrefix)
 		return ok && p.state.Load().cfg.Permissions.IsPlayerCommand(name)
 	}
-	if d := p.opts.Hooks; d != nil {
+	if d := p.opts.Hooks; d.Wants(hooks.KindPermissionsSetup) {
 		ev := hooks.PermissionsSetup{Connection: pl.origin.ev.conn, Profile: hooks.ProfileFromAuth(pl.origin.profile),
 			OnlineMode: pl.authenticated, Admin: admin.Load(), Permission: perm}
 		hooks.Fire(d, pl.origin.ev.ctx, &ev)

@@ -175,10 +175,12 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		}
 	}
 	// Handlers may change the profile; bans and the backends see the final one.
-	gpr := hooks.GameProfileRequest{Connection: cn.ev.conn, Server: srv.id, Profile: hooks.ProfileFromAuth(profile), OnlineMode: srv.cfg.ProxyMode == config.ModeClientOnly || cn.premium}
-	hooks.Fire(p.opts.Hooks, cn.ev.ctx, &gpr)
-	if changed, err := gpr.Profile.Auth(); err == nil {
-		profile = changed
+	if p.opts.Hooks.Wants(hooks.KindGameProfileRequest) {
+		gpr := hooks.GameProfileRequest{Connection: cn.ev.conn, Server: srv.id, Profile: hooks.ProfileFromAuth(profile), OnlineMode: srv.cfg.ProxyMode == config.ModeClientOnly || cn.premium}
+		hooks.Fire(p.opts.Hooks, cn.ev.ctx, &gpr)
+		if changed, err := gpr.Profile.Auth(); err == nil {
+			profile = changed
+		}
 	}
 	cn.player, cn.uuid, cn.profile = profile.Name, profile.ID.String(), profile
 	cn.ev.trace.SetPlayer(profile.Name, cn.uuid)

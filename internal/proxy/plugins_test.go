@@ -97,3 +97,28 @@ func waitID(t *testing.T, ch <-chan uint64) uint64 {
 		return 0
 	}
 }
+
+// A GameProfileRequest handler decides the profile the backend logs in (the
+// event is built only when a handler listens): the backend sees the new name.
+func TestGameProfileRequestRenamesThePlayer(t *testing.T) {
+	b := startPlayBackend(t, "LOBBY")
+	reg := hooks.NewRegistry()
+	hooks.On(reg, "rename", func(_ context.Context, e *hooks.GameProfileRequest) {
+		if e.Profile.Name == "Steve" {
+			e.Profile.Name = "Stevie"
+		}
+	})
+	d, err := hooks.New(hooks.Options{Handlers: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := startProxyOpts(t, nil, Options{Hooks: d}, interceptedServer("lobby", config.ModeOffline, b.addr))
+	pc := joinAndPlay(t, tp.addr, "lobby.test", "Steve")
+	pc.await(t, "hello from LOBBY")
+	b.mu.Lock()
+	order := append([]string(nil), b.order...)
+	b.mu.Unlock()
+	if len(order) != 1 || order[0] != "Stevie" {
+		t.Fatalf("the backend saw %q, want the handler's [Stevie]", order)
+	}
+}
