@@ -305,13 +305,13 @@ func (c *Conn) registerLocked(dir int) error {
 		if err := c.poller.add(c, out); err != nil {
 			return err
 		}
-		c.registered = true
+		c.registered, c.watchOut = true, out
 	case out && !c.watchOut:
 		if err := c.poller.watchOut(c); err != nil {
 			return err
 		}
+		c.watchOut = true
 	}
-	c.watchOut = c.watchOut || out
 	return nil
 }
 
