@@ -122,8 +122,12 @@ func NewSessionClient(cfg SessionConfig) (*SessionClient, error) {
 		var rt http.RoundTripper
 		if proxy, err := http.ProxyFromEnvironment(&http.Request{URL: u}); err == nil && proxy == nil {
 			port := u.Port()
-			if port == "" {
-				port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+			switch {
+			case port != "":
+			case u.Scheme == "https":
+				port = "443"
+			default:
+				port = "80"
 			}
 			d := newDirectTransport(cfg.Dial, u.Hostname(), port, u.Scheme == "https", cfg.TLSConfig)
 			c.own, rt = d, d
