@@ -45,7 +45,19 @@ type claim struct {
 // there would let a stranger end a real player's session; those backends judge
 // their own duplicates, as vanilla does.
 func identityKey(cn *conn) string {
-	return "uuid:" + strings.ReplaceAll(strings.ToLower(cn.uuid), "-", "")
+	var b strings.Builder // one allocation: a login makes one of these
+	b.Grow(len("uuid:") + 32)
+	b.WriteString("uuid:")
+	for i := 0; i < len(cn.uuid); i++ {
+		switch c := cn.uuid[i]; {
+		case c == '-':
+		case 'A' <= c && c <= 'Z':
+			b.WriteByte(c + 'a' - 'A')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // claimIdentity takes cn's identity for its login. Under "refuse" a login whose

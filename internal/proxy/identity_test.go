@@ -195,3 +195,15 @@ func TestOfflineNamesStayBannable(t *testing.T) {
 		}
 	}
 }
+
+// Two spellings of one UUID are one identity; two UUIDs are two.
+func TestIdentityKeyIgnoresCaseAndDashes(t *testing.T) {
+	a := identityKey(&conn{uuid: "069A79F4-44E9-4726-A5BE-FCA90E38AAF5"})
+	b := identityKey(&conn{uuid: "069a79f444e94726a5befca90e38aaf5"})
+	if a != "uuid:069a79f444e94726a5befca90e38aaf5" || a != b {
+		t.Fatalf("keys %q and %q, want both uuid:069a79f444e94726a5befca90e38aaf5", a, b)
+	}
+	if c := identityKey(&conn{uuid: "069a79f4-44e9-4726-a5be-fca90e38aaf6"}); c == a {
+		t.Fatalf("two UUIDs share the key %q", c)
+	}
+}

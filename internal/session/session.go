@@ -257,7 +257,7 @@ func (s *Session) startPump(b *Backend) {
 	p := &backendPump{s: s, b: b}
 	p.resume = p.run // one closure for every park
 	if s.policy.StallTimeout > 0 {
-		p.stall = watchStall(b.Net, s.policy.StallTimeout)
+		p.stall.watch(b.Net, s.policy.StallTimeout)
 	}
 	// A backend that has sent nothing yet (the usual case: it has just been
 	// logged in) parks at once, without a goroutine started for one empty read.
@@ -274,7 +274,7 @@ func (s *Session) startPump(b *Backend) {
 type backendPump struct {
 	s        *Session
 	b        *Backend
-	stall    *stallWatch
+	stall    stallWatch // idle unless the policy has a StallTimeout
 	resume   mc.Resume
 	fromLoop handOff
 }
@@ -298,9 +298,7 @@ func (p *backendPump) run(onLoop bool) (again bool) {
 	case pumpOffLoop:
 		return true
 	}
-	if p.stall != nil {
-		p.stall.stop()
-	}
+	p.stall.stop()
 	if end == pumpLost {
 		p.s.lost(p.b, gone) // off the loop: a read error or a kick is handed off
 	}
@@ -823,7 +821,7 @@ func (s *Session) pumpBackend(p *backendPump, onLoop bool) (gone Gone, end pumpE
 					continue // parks, or reads what came meanwhile
 				}
 			}
-			if err == nil && p.stall != nil {
+			if err == nil {
 				p.stall.frame()
 			}
 		}

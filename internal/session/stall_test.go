@@ -38,7 +38,8 @@ func tcpPair(t *testing.T) (a, b net.Conn) {
 func TestStallWatchEndsTheReadOnlyAfterSilence(t *testing.T) {
 	const timeout = 120 * time.Millisecond
 	backend, proxySide := tcpPair(t)
-	w := watchStall(proxySide, timeout)
+	var w stallWatch
+	w.watch(proxySide, timeout)
 	defer w.stop()
 
 	buf := make([]byte, 1)
@@ -66,7 +67,8 @@ func TestStallWatchEndsTheReadOnlyAfterSilence(t *testing.T) {
 func TestStallWatchStopped(t *testing.T) {
 	const timeout = 40 * time.Millisecond
 	backend, proxySide := tcpPair(t)
-	w := watchStall(proxySide, timeout)
+	var w stallWatch
+	w.watch(proxySide, timeout)
 	w.stop()
 	time.Sleep(4 * timeout)
 	if _, err := backend.Write([]byte{1}); err != nil {
@@ -74,5 +76,93 @@ func TestStallWatchStopped(t *testing.T) {
 	}
 	if _, err := proxySide.Read(make([]byte, 1)); err != nil {
 		t.Fatalf("read after the watch stopped: %v", err)
+	}
+}
+
+// One clock watches many backends: only the silent one stalls, the others
+// keep their reads; once nothing is watched the clock stops ticking, and a
+// later watch starts it again.
+func TestStallClockSharedByManyBackends(t *testing.T) {
+	const timeout = 80 * time.Millisecond
+	const n = 5
+	var ws [n]stallWatch
+	var backends, proxySides [n]net.Conn
+	for i := range n {
+		backends[i], proxySides[i] = tcpPair(t)
+		ws[i].watch(proxySides[i], timeout)
+	}
+	clock := ws[0].clock
+	if ws[n-1].clock != clock {
+		t.Fatal("two clocks for one timeout")
+	}
+	// All but the last keep sending for three timeouts.
+	silent := make(chan error, 1)
+	go func() {
+		_, err := proxySides[n-1].Read(make([]byte, 1))
+		silent <- err
+	}()
+	buf := make([]byte, 1)
+	for range 12 {
+		time.Sleep(timeout / 4)
+		for i := range n - 1 {
+			if _, err := backends[i].Write([]byte{1}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := proxySides[i].Read(buf); err != nil {
+				t.Fatalf("backend %d, sending, saw: %v", i, err)
+			}
+			ws[i].frame()
+		}
+	}
+	select {
+	case err := <-silent:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("the silent backend's read: %v, want a deadline error", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("the silent backend was not taken for stalled")
+	}
+	clock.mu.Lock()
+	left := len(clock.watches)
+	clock.mu.Unlock()
+	if left != n-1 {
+		t.Fatalf("%d watches left after one stalled, want %d", left, n-1)
+	}
+	for i := range n - 1 {
+		ws[i].stop()
+	}
+	ws[n-1].stop() // already gone: a no-op
+	waitFor(t, func() bool { clock.mu.Lock(); defer clock.mu.Unlock(); return !clock.ticking })
+
+	// A later watch starts the clock again and is stalled in its turn.
+	var w stallWatch
+	_, proxySide := tcpPair(t)
+	start := time.Now()
+	w.watch(proxySide, timeout)
+	defer w.stop()
+	go func() {
+		_, err := proxySide.Read(buf)
+		silent <- err
+	}()
+	select {
+	case err := <-silent:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("a watch after the clock stopped: %v, want a deadline error", err)
+		}
+		if quiet := time.Since(start); quiet < timeout {
+			t.Fatalf("stalled after %s, before the %s timeout", quiet, timeout)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("a watch after the clock stopped was never taken for stalled")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 2s")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
