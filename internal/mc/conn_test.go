@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -786,4 +787,23 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	k := copy(p, c.b[:min(len(c.b), c.n)])
 	c.b = c.b[k:]
 	return k, nil
+}
+
+// IsEOF is errors.Is(err, io.EOF), fast path or not.
+func TestIsEOF(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&streamError{"read frame length", io.EOF}, true},
+		{fmt.Errorf("relay: %w", &streamError{"read frame length", io.EOF}), true},
+		{io.EOF, true},
+		{&streamError{"read frame length", io.ErrUnexpectedEOF}, false},
+		{&streamError{"read frame length", os.ErrDeadlineExceeded}, false},
+		{nil, false},
+	} {
+		if got := IsEOF(c.err); got != c.want {
+			t.Errorf("IsEOF(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
 }

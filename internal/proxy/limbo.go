@@ -100,7 +100,8 @@ func (p *Proxy) asleep(srv *server) bool {
 // loginStay is the limbo stay a login for target needs before any backend: the
 // server asleep, with the wake handler. nil: connect now.
 func (p *Proxy) loginStay(cn *conn, target *server) *session.Stay {
-	if limboCovers(cn.protocol) && p.asleep(target) && target.cfg.HasLimbo(config.LimboWake) {
+	// The server's own setting first: most logins stop there.
+	if target.cfg.HasLimbo(config.LimboWake) && p.asleep(target) && limboCovers(cn.protocol) {
 		return p.wakeStay(cn, target, "Waking up "+target.id)
 	}
 	return nil

@@ -161,4 +161,20 @@ func (s *Session) TellComponent(js json.RawMessage) error {
 }
 
 // Done is closed when the player has left.
-func (s *Session) Done() <-chan struct{} { return s.done }
+func (s *Session) Done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.doneLocked()
+}
+
+// doneLocked is Done under s.mu. The channel is made at the first ask (a
+// switch, a command waiting on the player), not for every login.
+func (s *Session) doneLocked() <-chan struct{} {
+	if s.done == nil {
+		s.done = make(chan struct{})
+		if s.closed {
+			close(s.done)
+		}
+	}
+	return s.done
+}

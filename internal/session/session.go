@@ -3,7 +3,6 @@ package session
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"sync"
@@ -103,7 +102,7 @@ type Session struct {
 	// deadline may interrupt it without losing data; poked: one was set to.
 	awaiting, poked bool
 
-	done chan struct{} // closed when the client is gone
+	done chan struct{} // closed when the client is gone; made under mu at the first ask (doneLocked)
 
 	// live counts the sides still running: the client's and each backend pump
 	// (one may still be replacing a lost backend when the client leaves). The
@@ -184,7 +183,7 @@ var ErrNotPlaying = errors.New("the player is still joining; try again in a mome
 func New(client *Client, clientNet net.Conn, policy Policy) *Session {
 	return &Session{
 		client: client, clientNet: clientNet, policy: policy, toClient: client.State, toServer: client.State,
-		done: make(chan struct{}), watch: newWatchSet(client.Registry, policy.Filter),
+		watch: newWatchSet(client.Registry, policy.Filter),
 	}
 }
 
@@ -312,7 +311,9 @@ func (p *backendPump) run(onLoop bool) (again bool) {
 func (s *Session) end() {
 	s.mu.Lock()
 	s.closed = true
-	close(s.done)
+	if s.done != nil {
+		close(s.done)
+	}
 	b, p := s.backend, s.pending
 	s.backend, s.pending = nil, nil
 	s.mu.Unlock()
@@ -408,7 +409,7 @@ func (s *Session) Switch(next *Backend, wait time.Duration) error {
 	old := s.backend
 	s.backend, s.pending = nil, next
 	s.attached = make(chan struct{})
-	attached := s.attached
+	attached, done := s.attached, s.doneLocked()
 	// The client's stream turns to configuration now: what the old server still
 	// sends is dropped (its pump ends when its connection is closed below).
 	s.toClient = mc.ConfigState
@@ -428,7 +429,7 @@ func (s *Session) Switch(next *Backend, wait time.Duration) error {
 	}
 	select {
 	case <-attached:
-	case <-s.done:
+	case <-done:
 		s.failSwitch(next)
 		return errors.New("the player left")
 	case <-time.After(wait):
@@ -635,9 +636,10 @@ func (s *Session) pumpClient(onLoop bool) pumpEnd {
 					return pumpOffLoop
 				}
 				var got bool
-				if f, got, err = s.client.Conn.TryReadRelay(); errors.Is(err, os.ErrDeadlineExceeded) {
-					return pumpOffLoop // a poke came after the look above: readClient acts on it
-				} else if err != nil {
+				if f, got, err = s.client.Conn.TryReadRelay(); err != nil {
+					if !mc.IsEOF(err) && errors.Is(err, os.ErrDeadlineExceeded) {
+						return pumpOffLoop // a poke came after the look above: readClient acts on it
+					}
 					return pumpLeft // the client is gone: the session ends here, on the loop
 				}
 				if !got {
@@ -830,7 +832,7 @@ func (s *Session) pumpBackend(p *backendPump, onLoop bool) (gone Gone, end pumpE
 				h.err = err
 				return gone, pumpOffLoop
 			}
-			if !errors.Is(err, io.EOF) {
+			if !mc.IsEOF(err) {
 				gone.Err = err
 			}
 			return gone, pumpLost
