@@ -110,6 +110,8 @@ type lender struct {
 	// nowait makes every read a TryRead (TryReadRelay): what has not arrived
 	// is errWouldBlock, never a wait.
 	nowait bool
+	// blocked: a read since fill cleared it was errWouldBlock.
+	blocked bool
 }
 
 // errCannotTry: TryReadRelay on a Conn that does not lend its buffers.
@@ -125,6 +127,7 @@ func (l *lender) Read(p []byte) (int, error) {
 	l.first = false
 	n, err := l.src.TryRead(p)
 	if n == 0 && err == nil {
+		l.blocked = true
 		return 0, errWouldBlock
 	}
 	return n, err
@@ -151,23 +154,25 @@ func (c *Conn) refill() error {
 // goes back on an error too, so a session's end leaves none to the collector;
 // the end of the stream is remembered, so it costs one read(2), not one per call.
 func (c *Conn) fill() (bool, error) {
-	if c.br != nil {
-		if c.br.Buffered() > 0 {
-			return true, nil
-		}
-		PutReader(c.br)
-		c.br = nil
-	}
-	if c.lend.eof {
+	br := c.br
+	switch {
+	case br != nil && br.Buffered() > 0:
+		return true, nil
+	case c.lend.eof:
+		c.Release()
 		return false, io.EOF
+	case br == nil:
+		br = readerPool.Get().(*bufio.Reader)
 	}
-	br := readerPool.Get().(*bufio.Reader)
-	c.lend.first = true
+	// An empty buffer this Conn holds is read into again rather than given
+	// back and taken from the pool anew: it goes back below if nothing came.
+	c.br = nil
+	c.lend.first, c.lend.blocked = true, false
 	br.Reset(c.lend)
 	_, err := br.Peek(1)
 	if err != nil { // nothing buffered: Peek(1) fails only short of a byte
 		PutReader(br)
-		if err == errWouldBlock {
+		if c.lend.blocked { // not err == errWouldBlock: no interface compare on every park
 			return false, nil
 		}
 		c.lend.eof = err == io.EOF
