@@ -178,11 +178,13 @@ func (e *mcEnv) idleMode(r *runner, u *underTest, mode string, n int, inProcess 
 	return id, nil
 }
 
-// keepAliveCPU measures the proxy's CPU with the idle sessions open: two
-// seconds of nothing (per player-second), then five of one keep-alive
+// keepAliveCPU measures the proxy's CPU with the idle sessions open: eight
+// seconds of nothing (per player-second: longer than the stall watch's look,
+// every 7.5 s at the default stall_timeout, and 0.16 µs per player-second a
+// 10 ms tick of the CPU clock at 8 000 players), then five of one keep-alive
 // exchange per player a second (per exchange, the idle share taken off).
 func (e *mcEnv) keepAliveCPU(px target, clients []*mcClient, id *Idle) error {
-	const quiet, busy = 2 * time.Second, 5 * time.Second
+	const quiet, busy = 8 * time.Second, 5 * time.Second
 	c0, ok := px.CPU()
 	if !ok {
 		return nil
