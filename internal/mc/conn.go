@@ -44,6 +44,7 @@ type Conn struct {
 
 	wmu        sync.Mutex
 	w          io.Writer
+	tw         TryWriter // w, when it can write without waiting (TryWriteRelay); nil otherwise
 	wThreshold int
 	enc        *CFB8
 	// pend holds relayed frames (already encrypted) not written yet, so a burst
@@ -279,7 +280,8 @@ func (c *Conn) FrameBuffered() bool {
 // they are decrypted as they are read once encryption is on). z may be nil
 // for a side that never compresses; SetCompression then fails.
 func NewConn(br *bufio.Reader, w io.Writer, z *Zlib) *Conn {
-	return &Conn{br: br, w: w, z: z, rThreshold: -1, wThreshold: -1, readLimit: MaxUncompressedSize}
+	tw, _ := w.(TryWriter) // asked once here, not on every relayed frame
+	return &Conn{br: br, w: w, tw: tw, z: z, rThreshold: -1, wThreshold: -1, readLimit: MaxUncompressedSize}
 }
 
 // SetCompression switches on compressed framing with the given threshold
@@ -808,8 +810,8 @@ type TryWriter interface {
 // socket did not accept at once stays in c's batch: held says so, and someone
 // who may wait must Flush it (any other write sends it first, so order holds).
 func (c *Conn) TryWriteRelay(f RawFrame, more bool) (taken, held bool, err error) {
-	tw, ok := c.w.(TryWriter)
-	if !ok || !c.wmu.TryLock() {
+	tw := c.tw
+	if tw == nil || !c.wmu.TryLock() {
 		return false, false, nil
 	}
 	defer c.wmu.Unlock()
