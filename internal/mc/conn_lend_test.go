@@ -316,3 +316,57 @@ func TestConnGivesItsBufferBackAtTheEnd(t *testing.T) {
 		t.Fatalf("%d reads of the source, want 2", tries)
 	}
 }
+
+// drainingWaiter is a pipeWaiter that can tell it is empty (a Drainer).
+type drainingWaiter struct{ *pipeWaiter }
+
+func (d drainingWaiter) Drained() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.buf.Len() == 0 && !d.closed
+}
+
+// Over a source that can tell it is empty, a Conn that finds nothing makes no
+// read to learn it and holds no buffer; what arrives is read as before, to
+// the end.
+func TestConnAsksADrainerBeforeItReads(t *testing.T) {
+	frames := encodedFrames(t, 3, func(i int) int { return 10 + i }, false)
+	for _, drains := range []bool{false, true} {
+		p := newPipeWaiter()
+		var src Waiter = p
+		if drains {
+			src = drainingWaiter{p}
+		}
+		r := NewConn(GetReader(src), io.Discard, nil)
+		r.LendBuffers(src)
+		for range 5 {
+			if _, got, err := r.TryReadRelay(); got || err != nil {
+				t.Fatalf("drains=%v: TryReadRelay with nothing sent = %v, %v", drains, got, err)
+			}
+		}
+		switch {
+		case drains && p.tries != 0:
+			t.Fatalf("%d reads made to a source that said it was empty", p.tries)
+		case !drains && p.tries == 0:
+			t.Fatal("no read made to a source that cannot tell it is empty: the test proves nothing")
+		}
+		if r.br != nil {
+			t.Fatalf("drains=%v: a buffer held with nothing read", drains)
+		}
+		for i, f := range frames {
+			p.send(f)
+			got, ok, err := r.TryReadRelay()
+			if err != nil || !ok {
+				t.Fatalf("drains=%v: frame %d: %v, %v", drains, i, ok, err)
+			}
+			if !bytes.Equal(got.Bytes, f) {
+				t.Fatalf("drains=%v: frame %d reads % x, want % x", drains, i, got.Bytes, f)
+			}
+			Recycle(got)
+		}
+		p.close()
+		if _, _, err := r.TryReadRelay(); !IsEOF(err) {
+			t.Fatalf("drains=%v: at the end: %v, want io.EOF", drains, err)
+		}
+	}
+}

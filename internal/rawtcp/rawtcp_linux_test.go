@@ -991,3 +991,52 @@ func TestUnpark(t *testing.T) {
 		t.Fatal("the callback handed back did not run as called")
 	}
 }
+
+// Drained is true only while a read would surely find nothing: after a short
+// read with no event since, never before the socket waited, with a read
+// deadline set, once bytes came, at the end or after Close.
+func TestDrained(t *testing.T) {
+	a, b := pair(t)
+	buf := make([]byte, 64)
+	if a.Drained() {
+		t.Fatal("Drained before the socket ever waited")
+	}
+	readTimesOut(t, a) // it waits once: registered, deadline set
+	_ = a.SetReadDeadline(time.Time{})
+	send := func(p string) {
+		t.Helper()
+		if _, err := b.Write([]byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("hello")
+	eventually(t, "the bytes' event", func() bool { return !a.Drained() })
+	if n, err := a.TryRead(buf); n != 5 || err != nil {
+		t.Fatalf("TryRead = %d, %v; want 5 bytes", n, err)
+	}
+	if !a.Drained() {
+		t.Fatal("not Drained after a short read and no event since")
+	}
+	_ = a.SetReadDeadline(time.Now().Add(time.Hour))
+	if a.Drained() {
+		t.Fatal("Drained with a read deadline set (the read must report it)")
+	}
+	_ = a.SetReadDeadline(time.Time{})
+	send("again")
+	eventually(t, "the second event", func() bool { return !a.Drained() })
+	if n, _ := a.TryRead(buf); n != 5 {
+		t.Fatalf("TryRead after the second event = %d, want 5", n)
+	}
+	_ = b.Close()
+	eventually(t, "the end's event", func() bool { return !a.Drained() })
+	if n, err := a.TryRead(buf); n != 0 || !errors.Is(err, io.EOF) {
+		t.Fatalf("TryRead at the end = %d, %v; want io.EOF", n, err)
+	}
+	if a.Drained() {
+		t.Fatal("Drained after the end was seen")
+	}
+	_ = a.Close()
+	if a.Drained() {
+		t.Fatal("Drained after Close")
+	}
+}
