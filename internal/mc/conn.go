@@ -89,16 +89,7 @@ type Waiter interface {
 // what br reads from. From here c owns br: Release gives it back.
 func (c *Conn) LendBuffers(src Waiter) {
 	p, _ := src.(Parker)
-	d, _ := src.(Drainer)
-	c.lend = &lender{src: src, parker: p, drainer: d}
-}
-
-// A Drainer is a Waiter that can tell a read would find nothing without
-// making it (rawtcp.Conn is one): a Conn about to wait then takes no buffer
-// from the pool only to give it back.
-type Drainer interface {
-	// Drained is true only when a read now would surely find nothing.
-	Drained() bool
+	c.lend = &lender{src: src, parker: p}
 }
 
 // Release gives c's read buffer back to the pool; the owner calls it once
@@ -113,11 +104,10 @@ func (c *Conn) Release() {
 // lender is the source of a lent buffer: its first read after a loan does not
 // wait, so a buffer is only ever held while bytes are there to read.
 type lender struct {
-	src     Waiter
-	parker  Parker  // src, when it can call back (Park); nil otherwise
-	drainer Drainer // src, when it can tell it is empty; nil otherwise
-	first   bool
-	eof     bool // src has ended: no read is made again
+	src    Waiter
+	parker Parker // src, when it can call back (Park); nil otherwise
+	first  bool
+	eof    bool // src has ended: no read is made again
 	// nowait makes every read a TryRead (TryReadRelay): what has not arrived
 	// is errWouldBlock, never a wait.
 	nowait bool
@@ -172,11 +162,6 @@ func (c *Conn) fill() (bool, error) {
 	case c.lend.eof:
 		c.Release()
 		return false, io.EOF
-	case c.lend.drainer != nil && c.lend.drainer.Drained():
-		// Nothing to read: the try (a buffer reset, a read through bufio and
-		// the lender, and the pool trips) is skipped on every park of a relay.
-		c.Release()
-		return false, nil
 	case br == nil:
 		br = readerPool.Get().(*bufio.Reader)
 	}

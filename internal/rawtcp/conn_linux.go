@@ -163,24 +163,6 @@ func (c *Conn) OnReadable(fn func(onLoop bool) bool) bool {
 	return armed
 }
 
-// Drained reports, without a system call, that a read now would find nothing:
-// the last read came short of its buffer and no event has come since (the set
-// is edge-triggered, so the socket holds nothing more). It is false whenever
-// a read must be made to learn more: a read deadline set, the end seen, the
-// Conn closed or not waiting in the Poller yet. A relay about to park asks
-// this before it takes a buffer to read into (mc.Conn.Park).
-func (c *Conn) Drained() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fd < 0 || !c.registered || !c.rdl.IsZero() {
-		return false
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	d := &c.dirs[dirRead]
-	return d.drained && !d.ready && !d.ended
-}
-
 // Unpark takes back the callback OnReadable armed, if it has not run yet: the
 // caller runs it itself (a session that ends runs its parked pump's end on its
 // own goroutine rather than have Close hand it to another). nil: none is armed.
