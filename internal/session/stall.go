@@ -32,18 +32,22 @@ type stallClock struct {
 
 	mu      sync.Mutex
 	watches []*stallWatch
-	timer   *time.Timer // armed while watches is not empty
-	ticking bool
+	timer   *time.Timer // armed while ticking
+	ticking bool        // false once a look found nothing to watch; add arms the timer again
 }
 
 // clocks holds a clock per timeout in use (a reload may change stall_timeout:
 // sessions that started before keep theirs until they end).
 var clocks struct {
 	sync.Mutex
-	by map[time.Duration]*stallClock
+	by   map[time.Duration]*stallClock
+	last atomic.Pointer[stallClock] // the one asked for last: every login asks, nearly always for it
 }
 
 func clockFor(timeout time.Duration) *stallClock {
+	if c := clocks.last.Load(); c != nil && c.limit == timeout {
+		return c // no process-wide lock on a login's path
+	}
 	clocks.Lock()
 	defer clocks.Unlock()
 	c := clocks.by[timeout]
@@ -54,6 +58,7 @@ func clockFor(timeout time.Duration) *stallClock {
 		c = &stallClock{limit: timeout, step: max(timeout/4, time.Millisecond)}
 		clocks.by[timeout] = c
 	}
+	clocks.last.Store(c)
 	return c
 }
 
@@ -115,7 +120,10 @@ func (c *stallClock) removeLocked(w *stallWatch) {
 
 // look is the clock's tick: a watch whose count has not moved for the timeout
 // leaves the clock, and its connection's pending read fails with
-// os.ErrDeadlineExceeded (the stall the pump reports).
+// os.ErrDeadlineExceeded (the stall the pump reports). The deadline is set
+// after the lock is let go (setting it may wake the pump, which may stop its
+// watch): a pump that ends meanwhile may still get it on a connection it is
+// done with, which closes anyway.
 func (c *stallClock) look() {
 	var stalled []net.Conn
 	c.mu.Lock()

@@ -166,3 +166,17 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// One timeout, one clock, however the clocks were asked for in between.
+func TestClockForGivesOneClockPerTimeout(t *testing.T) {
+	a, b := clockFor(70*time.Millisecond), clockFor(90*time.Millisecond)
+	if a == b {
+		t.Fatal("two timeouts share a clock")
+	}
+	if clockFor(70*time.Millisecond) != a || clockFor(90*time.Millisecond) != b || clockFor(90*time.Millisecond) != b {
+		t.Fatal("a timeout asked for again got a clock of its own")
+	}
+	if a.limit != 70*time.Millisecond || a.step != 70*time.Millisecond/4 {
+		t.Fatalf("clock of 70ms: limit %s, step %s", a.limit, a.step)
+	}
+}
