@@ -124,15 +124,16 @@ func TestFleetWiring(t *testing.T) {
 	// Eventually: on a loaded machine a heartbeat can miss its one-second
 	// timeout and a proxy leave the view for a moment before it is back.
 	var last string
-	seen := false
-	for deadline := time.Now().Add(10 * time.Second); !seen && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	defer func() {
+		if t.Failed() {
+			t.Logf("fleet view from b, last asked: %s", last)
+		}
+	}()
+	eventually(t, "b's fleet view shows both proxies", func() bool {
 		st, err := cb.Fleet(ctx)
 		last = fmt.Sprintf("%+v %v", st, err)
-		seen = err == nil && st.Enabled && st.Connected && st.LiveProxies == 2 && len(st.Proxies) == 2 && st.Proxies[0].Address == a.proxyAddr
-	}
-	if !seen {
-		t.Fatalf("fleet view from b: %s", last)
-	}
+		return err == nil && st.Enabled && st.Connected && st.LiveProxies == 2 && len(st.Proxies) == 2 && st.Proxies[0].Address == a.proxyAddr
+	})
 	eventually(t, "a's metrics show the fleet", func() bool {
 		body := scrapeAdmin(t, a.adminAddr)
 		return strings.Contains(body, "infrarust_fleet_connected 1") && strings.Contains(body, "infrarust_fleet_proxies 2")
