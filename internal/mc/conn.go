@@ -365,6 +365,18 @@ type streamError struct {
 func (e *streamError) Error() string { return "mc: " + e.step + ": " + e.err.Error() }
 func (e *streamError) Unwrap() error { return e.err }
 
+// cleanEnd is how every relay's read ends when its peer closes between frames:
+// one value for all of them, not one allocated per session.
+var cleanEnd error = &streamError{"read frame length", io.EOF}
+
+// lengthError is a failed read of a frame's length.
+func lengthError(err error) error {
+	if err == io.EOF {
+		return cleanEnd
+	}
+	return &streamError{"read frame length", err}
+}
+
 // IsEOF reports errors.Is(err, io.EOF). A relay's reads end that way once a
 // session, and the read's own wrap is told without errors.Is's walk of
 // interface checks (a few microseconds on a cold cache, where the relay runs).
@@ -401,7 +413,7 @@ func Recycle(f RawFrame) {
 func (c *Conn) readRaw(pooled bool) (RawFrame, error) {
 	c.short = false
 	if err := c.refill(); err != nil {
-		return RawFrame{}, &streamError{"read frame length", err}
+		return RawFrame{}, lengthError(err)
 	}
 	if c.part.raw == nil {
 		if err := c.readHead(pooled); err != nil {
@@ -439,7 +451,7 @@ func (c *Conn) TryReadRelay() (f RawFrame, ok bool, err error) {
 	defer func() { c.lend.nowait = false }()
 	if got, err := c.fill(); !got {
 		if err != nil {
-			err = &streamError{"read frame length", err}
+			err = lengthError(err)
 		}
 		return RawFrame{}, false, err
 	}
@@ -492,7 +504,7 @@ func (c *Conn) readHead(pooled bool) error {
 	var prefix [maxVarIntLen]byte
 	n, plen, err := c.readVarInt(&prefix)
 	if err != nil {
-		return &streamError{"read frame length", err}
+		return lengthError(err)
 	}
 	if n <= 0 {
 		return fmt.Errorf("mc: frame length %d: %w", n, ErrMalformed)
@@ -733,8 +745,12 @@ func (c *Conn) appendFrameLocked(dst []byte, id int32, payload []byte) ([]byte, 
 			return nil, fmt.Errorf("mc: packet of %d bytes exceeds %d: %w", bodyLen, MaxUncompressedSize, ErrFrameTooLarge)
 		}
 		// Deflate behind room for both prefixes, then write them right-aligned.
+		// The id goes to the compressor from an array of this branch: what the
+		// compressor is given escapes, and idb would then be allocated on every
+		// write, compressed or not.
 		const reserve = 2 * maxVarIntLen
-		buf = c.z.deflate(make([]byte, reserve, reserve+bodyLen/2+64), head, payload)
+		var zid [maxVarIntLen]byte
+		buf = c.z.deflate(make([]byte, reserve, reserve+bodyLen/2+64), zid[:copy(zid[:], head)], payload)
 		dlSize := VarIntSize(int32(bodyLen))
 		frameLen := dlSize + len(buf) - reserve
 		if frameLen > MaxFrameSize {

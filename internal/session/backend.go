@@ -48,11 +48,12 @@ func (b BackendLogin) Run(conn *mc.Conn) (Outcome, error) {
 	start := mc.LoginStart{Name: b.Player.Profile.Name, UUID: b.Player.Profile.ID, HasUUID: true}
 	lsID, _ := reg.ID(mc.LoginState, mc.Serverbound, mc.PacketLoginStart)
 	// One write for both (a server reads a stream; TCP may join them anyway): a
-	// system call fewer on every login and every switch.
-	if err := conn.WritePackets(
-		mc.OutPacket{ID: hsID, Payload: b.Handshake.AppendPayload(nil)},
-		mc.OutPacket{ID: lsID, Payload: start.AppendPayload(nil, p)},
-	); err != nil {
+	// system call fewer on every login and every switch. Both payloads are built
+	// in one buffer, which holds a usual handshake and login start whole.
+	var scratch [256]byte
+	hs := b.Handshake.AppendPayload(scratch[:0])
+	ls := start.AppendPayload(hs[len(hs):len(hs)], p)
+	if err := conn.WritePackets(mc.OutPacket{ID: hsID, Payload: hs}, mc.OutPacket{ID: lsID, Payload: ls}); err != nil {
 		return Outcome{}, err
 	}
 	for {

@@ -102,13 +102,18 @@ func (a *Authenticator) Authenticate(ctx context.Context, c *Client) (auth.Profi
 // reads: the proxy logs in to the backend meanwhile, so both answers are waited
 // for once.
 func (c *Client) FinishLogin(p auth.Profile, threshold int) error {
+	// Both payloads are built in one buffer (one allocation, not one per field:
+	// what is written escapes to the compressor).
+	scratch := make([]byte, 0, 256)
 	if threshold >= 0 && c.Protocol.AtLeast(mc.V1_8) {
 		id, ok := c.Registry.ID(mc.LoginState, mc.Clientbound, mc.PacketSetCompression)
 		if !ok {
 			return fmt.Errorf("protocol %d has no %s packet", c.Protocol, mc.PacketSetCompression)
 		}
 		// Queued: it leaves with Login Success, in one write.
-		if err := c.Conn.QueuePacket(id, mc.SetCompression{Threshold: int32(threshold)}.AppendPayload(nil)); err != nil {
+		sc := mc.SetCompression{Threshold: int32(threshold)}.AppendPayload(scratch)
+		scratch = sc[len(sc):]
+		if err := c.Conn.QueuePacket(id, sc); err != nil {
 			return err
 		}
 		if err := c.Conn.SetCompression(threshold); err != nil {
@@ -116,7 +121,7 @@ func (c *Client) FinishLogin(p auth.Profile, threshold int) error {
 		}
 	}
 	ok := mc.LoginSuccess{UUID: p.ID, Name: p.Name, Properties: mcProperties(p.Properties)}
-	if err := c.write(mc.PacketLoginSuccess, ok.AppendPayload(nil, c.Protocol)); err != nil {
+	if err := c.write(mc.PacketLoginSuccess, ok.AppendPayload(scratch, c.Protocol)); err != nil {
 		return err
 	}
 	if !c.Protocol.AtLeast(mc.V1_20_2) {

@@ -25,6 +25,8 @@ type Backend struct {
 	// Failed counts the backend's loss as a health failure of its address (a
 	// stall); the proxy's policy calls it, the session never does.
 	Failed func(reason string)
+
+	pump *backendPump // the one relaying it, once the session has started one
 }
 
 // Gone says why a backend stopped serving the player.
@@ -255,6 +257,7 @@ func (s *Session) startPump(b *Backend) {
 	s.live.Add(1)
 	p := &backendPump{s: s, b: b}
 	p.resume = p.run // one closure for every park
+	b.pump = p
 	if s.policy.StallTimeout > 0 {
 		p.stall.watch(b.Net, s.policy.StallTimeout)
 	}
@@ -297,12 +300,21 @@ func (p *backendPump) run(onLoop bool) (again bool) {
 	case pumpOffLoop:
 		return true
 	}
-	p.stall.stop()
 	if end == pumpLost {
+		p.stall.stop()
 		p.s.lost(p.b, gone) // off the loop: a read error or a kick is handed off
+		p.s.sideDone()
+		return false
 	}
-	p.s.sideDone()
+	p.finish()
 	return false
+}
+
+// finish ends a pump that left its backend (or whose parked run the session's
+// end took back: mc.Conn.Unpark): nothing is read or reported any more.
+func (p *backendPump) finish() {
+	p.stall.stop()
+	p.s.sideDone()
 }
 
 // end releases what the session still holds once the client is gone. Nothing
@@ -323,7 +335,11 @@ func (s *Session) end() {
 			x.Net.Close()
 			x.Release()
 			if parked != nil {
-				parked(false) // the pump ends here, not on a goroutine Close would wake
+				// The pump ends here, not on a goroutine Close would wake, and
+				// without reading the connection just closed to learn that it is;
+				// nothing reads it now, so a buffer it held goes back too.
+				x.Conn.Release()
+				x.pump.finish()
 			}
 		}
 	}
