@@ -50,7 +50,7 @@ func (b BackendLogin) Run(conn *mc.Conn) (Outcome, error) {
 	// One write for both (a server reads a stream; TCP may join them anyway): a
 	// system call fewer on every login and every switch. Both payloads are built
 	// in one buffer, which holds a usual handshake and login start whole.
-	var scratch [256]byte
+	var scratch [128]byte
 	hs := b.Handshake.AppendPayload(scratch[:0])
 	ls := start.AppendPayload(hs[len(hs):len(hs)], p)
 	if err := conn.WritePackets(mc.OutPacket{ID: hsID, Payload: hs}, mc.OutPacket{ID: lsID, Payload: ls}); err != nil {

@@ -104,7 +104,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, c *Client) (auth.Profi
 func (c *Client) FinishLogin(p auth.Profile, threshold int) error {
 	// Both payloads are built in one buffer (one allocation, not one per field:
 	// what is written escapes to the compressor).
-	scratch := make([]byte, 0, 256)
+	scratch := make([]byte, 0, 128)
 	if threshold >= 0 && c.Protocol.AtLeast(mc.V1_8) {
 		id, ok := c.Registry.ID(mc.LoginState, mc.Clientbound, mc.PacketSetCompression)
 		if !ok {
