@@ -536,17 +536,10 @@ func (c *Conn) frameOf(raw []byte, plen int, box *[]byte) (RawFrame, error) {
 			return RawFrame{}, fmt.Errorf("mc: data length: %w", err)
 		}
 		f.body += cur.off
-		switch {
-		case dl < 0:
-			return RawFrame{}, fmt.Errorf("mc: data length %d: %w", dl, ErrMalformed)
-		case dl == 0:
-		case int(dl) < c.rThreshold:
-			return RawFrame{}, fmt.Errorf("mc: compressed packet of %d bytes is below the threshold %d: %w", dl, c.rThreshold, ErrMalformed)
-		case int(dl) > c.readLimit:
-			return RawFrame{}, fmt.Errorf("mc: packet inflates to %d bytes, limit %d: %w", dl, c.readLimit, ErrFrameTooLarge)
-		default:
-			f.dataLen = dl
+		if err := c.dataLenError(dl); err != nil {
+			return RawFrame{}, err
 		}
+		f.dataLen = dl
 	}
 	if f.body >= len(raw) {
 		return RawFrame{}, fmt.Errorf("mc: frame without a packet id: %w", ErrMalformed)
@@ -555,6 +548,20 @@ func (c *Conn) frameOf(raw []byte, plen int, box *[]byte) (RawFrame, error) {
 		return RawFrame{}, fmt.Errorf("mc: packet of %d bytes exceeds limit %d: %w", len(raw)-f.body, c.readLimit, ErrFrameTooLarge)
 	}
 	return f, nil
+}
+
+// dataLenError is the rule a compressed frame's declared uncompressed size dl
+// breaks, if any (0: the packet is not compressed).
+func (c *Conn) dataLenError(dl int32) error {
+	switch {
+	case dl < 0:
+		return fmt.Errorf("mc: data length %d: %w", dl, ErrMalformed)
+	case dl > 0 && int(dl) < c.rThreshold:
+		return fmt.Errorf("mc: compressed packet of %d bytes is below the threshold %d: %w", dl, c.rThreshold, ErrMalformed)
+	case int(dl) > c.readLimit:
+		return fmt.Errorf("mc: packet inflates to %d bytes, limit %d: %w", dl, c.readLimit, ErrFrameTooLarge)
+	}
+	return nil
 }
 
 // wireLimit bounds a frame's wire length before any of it is read: the frame

@@ -318,8 +318,18 @@ func networkServers(a, b *playBackend) (*config.Server, *config.Server) {
 // A player is moved from one server to another without a disconnect: the client
 // goes through its configuration phase again, the new backend gets its settings,
 // and the player keeps receiving the new server's messages; the counts, the
-// players list and a player.switch event follow.
+// players list and a player.switch event follow. "as is": the client's
+// compression off like the fake backends', so the relay passes frames straight
+// from its buffer (session/pass.go) and must still follow the states.
 func TestSendPlayerBetweenServers(t *testing.T) {
+	for _, asIs := range []bool{false, true} {
+		t.Run(map[bool]string{false: "reframed", true: "as is"}[asIs], func(t *testing.T) {
+			testSendPlayerBetweenServers(t, asIs)
+		})
+	}
+}
+
+func testSendPlayerBetweenServers(t *testing.T, asIs bool) {
 	a, b := startPlayBackend(t, "A"), startPlayBackend(t, "B")
 	lobby, games := networkServers(a, b)
 	other := interceptedServer("elsewhere", config.ModeOffline, b.addr)
@@ -327,7 +337,11 @@ func TestSendPlayerBetweenServers(t *testing.T) {
 	bus := events.NewBus()
 	sub := bus.Subscribe(16, events.PlayerSwitch)
 	defer sub.Close()
-	tp := startProxyOpts(t, nil, Options{Bus: bus}, lobby, games, other)
+	tp := startProxyOpts(t, func(c *config.Config) {
+		if asIs {
+			c.CompressionThreshold = -1
+		}
+	}, Options{Bus: bus}, lobby, games, other)
 
 	pc := joinAndPlay(t, tp.addr, "lobby.test", "Alex")
 	pc.await(t, "hello from A")
@@ -377,7 +391,10 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 
 // A player whose backend goes away (closed, kicked, or silent past stall_timeout)
 // lands on the server's fallback instead of being disconnected; a kick matching
-// fallback_skip_kicks ends the session with its text.
+// fallback_skip_kicks ends the session with its text. The fake backends do not
+// compress: with the client's compression off too ("as is"), frames leave as
+// they came and the relay passes them straight from its buffer on the event
+// loop (session/pass.go), where a kick must be stopped all the same.
 func TestFallbackOnLoss(t *testing.T) {
 	cases := []struct {
 		name string
@@ -386,13 +403,20 @@ func TestFallbackOnLoss(t *testing.T) {
 		{"closed", func(b *playBackend) { b.closeAll() }},
 		{"kicked", func(b *playBackend) { b.kickAll("Server restarting") }},
 		{"stalled", func(b *playBackend) { b.silent.Store(true) }},
+		{"kicked as is", func(b *playBackend) { b.kickAll("Server restarting") }},
+		{"stalled as is", func(b *playBackend) { b.silent.Store(true) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := startPlayBackend(t, "A"), startPlayBackend(t, "B")
 			lobby, games := networkServers(a, b)
 			games.FallbackServers = []string{"lobby"}
-			tp := startProxy(t, func(c *config.Config) { c.StallTimeout = config.Duration(300 * time.Millisecond) }, lobby, games)
+			tp := startProxy(t, func(c *config.Config) {
+				c.StallTimeout = config.Duration(300 * time.Millisecond)
+				if strings.HasSuffix(tc.name, "as is") {
+					c.CompressionThreshold = -1
+				}
+			}, lobby, games)
 			pc := joinAndPlay(t, tp.addr, "games.test", "Steve")
 			pc.await(t, "hello from B")
 			tc.lose(b)
@@ -401,7 +425,7 @@ func TestFallbackOnLoss(t *testing.T) {
 			if info := tp.Players(""); len(info) != 1 || info[0].Server != "lobby" {
 				t.Fatalf("after the fallback: %+v", info)
 			}
-			if tc.name == "stalled" {
+			if strings.HasPrefix(tc.name, "stalled") {
 				g, _ := tp.Server("games", time.Now())
 				if g.Backends[0].LastFailure.IsZero() {
 					t.Fatal("a stalled address must count a failure")

@@ -651,6 +651,13 @@ func (s *Session) pumpClient(onLoop bool) pumpEnd {
 				if budget <= 0 {
 					return pumpOffLoop
 				}
+				if n, end := s.passClient(); n > 0 {
+					if end != pumpNext {
+						return end
+					}
+					budget -= n
+					continue
+				}
 				var got bool
 				if f, got, err = s.client.Conn.TryReadRelay(); err != nil {
 					if !mc.IsEOF(err) && errors.Is(err, os.ErrDeadlineExceeded) {
@@ -834,6 +841,13 @@ func (s *Session) pumpBackend(p *backendPump, onLoop bool) (gone Gone, end pumpE
 			} else if budget <= 0 {
 				return gone, pumpOffLoop
 			} else {
+				if n, end := s.passBackend(p); n > 0 {
+					if end != pumpNext {
+						return gone, end
+					}
+					budget -= n
+					continue
+				}
 				var got bool
 				if f, got, err = b.Conn.TryReadRelay(); err == nil && !got {
 					continue // parks, or reads what came meanwhile
