@@ -106,6 +106,13 @@ func encodedFrames(t *testing.T, n int, size func(i int) int, encrypted bool) []
 			t.Fatal(err)
 		}
 	}
+	return writtenFrames(t, w, &wire, n, size)
+}
+
+// writtenFrames writes n packets (id i, size(i) bytes of i) with w, whose
+// writer is wire, and returns each one's frame as it went out.
+func writtenFrames(t *testing.T, w *Conn, wire *bytes.Buffer, n int, size func(i int) int) [][]byte {
+	t.Helper()
 	frames := make([][]byte, n)
 	for i := range frames {
 		start := wire.Len()

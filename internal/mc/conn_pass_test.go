@@ -9,7 +9,7 @@ import (
 )
 
 // passFrames is a stream of n packets (id i, size(i) bytes of i) framed with
-// threshold (-1: no compression), and each frame's wire bytes.
+// threshold (-1: no compression), as each frame went out.
 func passFrames(t *testing.T, z *Zlib, threshold, n int, size func(int) int) [][]byte {
 	t.Helper()
 	var wire bytes.Buffer
@@ -17,15 +17,7 @@ func passFrames(t *testing.T, z *Zlib, threshold, n int, size func(int) int) [][
 	if err := w.SetCompression(threshold); err != nil {
 		t.Fatal(err)
 	}
-	frames := make([][]byte, n)
-	for i := range frames {
-		start := wire.Len()
-		if err := w.WritePacket(int32(i), bytes.Repeat([]byte{byte(i)}, size(i))); err != nil {
-			t.Fatal(err)
-		}
-		frames[i] = append([]byte(nil), wire.Bytes()[start:]...)
-	}
-	return frames
+	return writtenFrames(t, w, &wire, n, size)
 }
 
 // A relay on the event loop that passes what keep accepts straight from the
