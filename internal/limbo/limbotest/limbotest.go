@@ -26,7 +26,7 @@ type Script func(ctx context.Context, p *limbo.Player, name string) error
 type Options struct {
 	// Threshold is the compression threshold given to players (-1: off).
 	Threshold int
-	// ReaderSize is each connection's read buffer (the proxy uses 4096).
+	// ReaderSize is each connection's read buffer (default mc.ReaderSize, as the proxy's).
 	ReaderSize int
 	// Script runs after the login; the connection closes when it returns.
 	Script Script
@@ -53,7 +53,7 @@ func Listen(addr string, opts Options) (*Server, error) {
 		return nil, errors.New("limbotest: a Script is required")
 	}
 	if opts.ReaderSize <= 0 {
-		opts.ReaderSize = 4096
+		opts.ReaderSize = mc.ReaderSize
 	}
 	z, err := mc.NewZlib(zlib.BestSpeed)
 	if err != nil {
