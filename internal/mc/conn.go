@@ -26,10 +26,11 @@ type Conn struct {
 	rThreshold int   // -1: frames are not in compressed form
 	dec        *CFB8 // nil until EnableEncryption
 	readLimit  int   // bound on a declared uncompressed size
-	// lend, when set, makes br a buffer on loan from readerPool: given back
+	// lend, when on, makes br a buffer on loan from readerPool: given back
 	// whenever everything in it has been read, taken again when bytes arrive,
 	// so a waiting reader (an idle player) holds none. br is nil meanwhile.
-	lend *lender
+	// Held in the Conn, not beside it: a relay event touches it every time.
+	lend lender
 	// plain is how many bytes at the front of br's buffer are decrypted
 	// already: an encrypted stream is decrypted as far as it has arrived, so
 	// a frame's length can be read ahead (FrameBuffered) and the buffer is
@@ -89,7 +90,7 @@ type Waiter interface {
 // what br reads from. From here c owns br: Release gives it back.
 func (c *Conn) LendBuffers(src Waiter) {
 	p, _ := src.(Parker)
-	c.lend = &lender{src: src, parker: p}
+	c.lend = lender{on: true, src: src, parker: p}
 }
 
 // Release gives c's read buffer back to the pool; the owner calls it once
@@ -104,6 +105,7 @@ func (c *Conn) Release() {
 // lender is the source of a lent buffer: its first read after a loan does not
 // wait, so a buffer is only ever held while bytes are there to read.
 type lender struct {
+	on     bool // LendBuffers was called
 	src    Waiter
 	parker Parker // src, when it can call back (Park); nil otherwise
 	first  bool
@@ -137,7 +139,7 @@ func (l *lender) Read(p []byte) (int, error) {
 // refill is called before a frame is read: with a lender, an empty buffer goes
 // back to the pool and one is taken again once bytes have arrived.
 func (c *Conn) refill() error {
-	if c.lend == nil {
+	if !c.lend.on {
 		return nil
 	}
 	for {
@@ -169,7 +171,7 @@ func (c *Conn) fill() (bool, error) {
 	// back and taken from the pool anew: it goes back below if nothing came.
 	c.br = nil
 	c.lend.first, c.lend.blocked = true, false
-	br.Reset(c.lend)
+	br.Reset(&c.lend)
 	_, err := br.Peek(1)
 	if err != nil { // nothing buffered: Peek(1) fails only short of a byte
 		PutReader(br)
@@ -202,7 +204,7 @@ type Resume = func(onLoop bool) (again bool)
 // once more bytes do, and returns true: the caller's goroutine returns. false:
 // read on (a frame or an error is there, or c's source cannot park).
 func (c *Conn) Park(resume Resume) bool {
-	if c.lend == nil || c.lend.parker == nil {
+	if c.lend.parker == nil {
 		return false
 	}
 	if !c.short {
@@ -221,9 +223,6 @@ type Unparker interface {
 // Unpark takes back the resume a Park armed, if it has not run: the caller
 // runs it itself. nil: none is armed, or c's source cannot take it back.
 func (c *Conn) Unpark() Resume {
-	if c.lend == nil {
-		return nil
-	}
 	if u, ok := c.lend.parker.(Unparker); ok {
 		return u.Unpark()
 	}
@@ -446,7 +445,7 @@ type partFrame struct {
 // the next read. Only a Conn lending its buffers can read without waiting;
 // another gets errCannotTry (an ok false would have its caller try forever).
 func (c *Conn) TryReadRelay() (f RawFrame, ok bool, err error) {
-	if c.lend == nil {
+	if !c.lend.on {
 		return RawFrame{}, false, errCannotTry
 	}
 	c.short = false

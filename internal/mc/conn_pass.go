@@ -12,7 +12,7 @@ package mc
 // neither side encrypts, both frame with one compression threshold, and dst can
 // write without waiting.
 func (c *Conn) CanPassTo(dst *Conn) bool {
-	return c.lend != nil && c.br != nil && c.part.raw == nil && c.dec == nil &&
+	return c.lend.on && c.br != nil && c.part.raw == nil && c.dec == nil &&
 		c.rThreshold == dst.wThreshold && dst.enc == nil && dst.tw != nil
 }
 
