@@ -41,6 +41,9 @@ type Conn struct {
 	rdl, wdl   time.Time // deadlines
 	local      net.Addr  // filled on first LocalAddr
 	remote     *net.TCPAddr
+	// shortOut: the last read(2), made while not registered, filled less than
+	// its buffer. A TryRead then joins the set instead of reading (readNow).
+	shortOut bool
 
 	slot, gen uint32 // the Conn's place in the poller (set by Poller.add under its mu)
 
@@ -91,7 +94,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
 	for {
-		n, deadline, err := c.readNow(b)
+		n, deadline, err := c.readNow(b, false)
 		if n > 0 || err != nil || len(b) == 0 {
 			return n, err
 		}
@@ -102,12 +105,14 @@ func (c *Conn) Read(b []byte) (int, error) {
 }
 
 // TryRead reads what has arrived without waiting; 0 and no error mean nothing
-// has (the end of the stream is io.EOF). With WaitReadable it lets a reader
-// hold no buffer while it waits (mc.Conn lends its buffer out).
+// has (the end of the stream is io.EOF), or, right after a short read of a
+// socket that never waited, that it joined the Poller's set instead of reading
+// again: a wait then ends at once for whatever came. With WaitReadable it lets
+// a reader hold no buffer while it waits (mc.Conn lends its buffer out).
 func (c *Conn) TryRead(b []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
-	n, _, err := c.readNow(b)
+	n, _, err := c.readNow(b, true)
 	return n, err
 }
 
@@ -176,8 +181,9 @@ func (c *Conn) Unpark() func(onLoop bool) bool {
 
 // readNow is one read(2) without waiting: n bytes, or 0 and no error when the
 // socket had nothing (then the Conn is registered for the wait, and deadline
-// is the one to wait under).
-func (c *Conn) readNow(b []byte) (n int, deadline time.Time, err error) {
+// is the one to wait under). try: a TryRead, which may report nothing without
+// the read (see shortOut).
+func (c *Conn) readNow(b []byte, try bool) (n int, deadline time.Time, err error) {
 	c.mu.Lock()
 	if c.fd < 0 {
 		c.mu.Unlock()
@@ -196,10 +202,31 @@ func (c *Conn) readNow(b []byte) (n int, deadline time.Time, err error) {
 		c.mu.Unlock()
 		return 0, deadline, nil // as EAGAIN, without the system call
 	}
+	if try && c.shortOut && !c.registered {
+		// A relay about to park tries its socket right after the login's last
+		// short read: the read would be an EAGAIN. The socket joins the set
+		// instead, as drained; whatever came since that read is reported by
+		// the ADD itself (epoll polls a socket as it joins), so nothing is
+		// slept through. An intercepted login's client saves a read(2) so.
+		err = c.registerLocked(dirRead)
+		if err == nil {
+			c.readShort()
+		}
+		c.mu.Unlock()
+		if err != nil {
+			return 0, deadline, c.opError("read", err)
+		}
+		return 0, deadline, nil
+	}
 	n, err = ignoringEINTR(func() (int, error) { return epoll.Read(c.fd, b) })
 	if err != unix.EAGAIN {
-		if err == nil && n > 0 && n < len(b) && c.registered {
-			c.readShort()
+		short := err == nil && n > 0 && n < len(b)
+		if c.registered {
+			if short {
+				c.readShort()
+			}
+		} else {
+			c.shortOut = short
 		}
 		c.mu.Unlock()
 		switch {

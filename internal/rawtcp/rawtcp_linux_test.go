@@ -991,3 +991,52 @@ func TestUnpark(t *testing.T) {
 		t.Fatal("the callback handed back did not run as called")
 	}
 }
+
+// A TryRead right after a short read of a socket that never waited (a relay
+// parking after the login's last read) joins the Poller's set instead of
+// reading: no read(2) that would find nothing. What came after that short
+// read is not lost: joining the set reports it, and a parked reader runs.
+func TestTryReadAfterAShortReadJoinsTheSet(t *testing.T) {
+	a, b := pair(t)
+	if _, err := b.Write([]byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	if n, err := a.Read(buf); err != nil || string(buf[:n]) != "first" {
+		t.Fatalf("Read = %q, %v", buf[:n], err)
+	}
+	before := registeredIn(a.poller)
+	if _, err := b.Write([]byte("second")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // on loopback the bytes are there now
+	if n, err := a.TryRead(buf); n != 0 || err != nil {
+		t.Fatalf("TryRead after a short read = %q, %v; want nothing (the socket joins the set instead)", buf[:n], err)
+	}
+	if got := registeredIn(a.poller); got != before+1 {
+		t.Fatalf("sockets in the Poller's set: %d, want %d", got, before+1)
+	}
+	ran := make(chan struct{})
+	if a.OnReadable(func(bool) bool { close(ran); return false }) {
+		select {
+		case <-ran:
+		case <-time.After(5 * time.Second):
+			t.Fatal("bytes that came before the socket joined the set never woke its parked reader")
+		}
+	}
+	if n, err := a.TryRead(buf); err != nil || string(buf[:n]) != "second" {
+		t.Fatalf("TryRead after the wake = %q, %v; want \"second\"", buf[:n], err)
+	}
+	// A read that fills its buffer says nothing of what is left: the next try reads.
+	c, d := pair(t)
+	if _, err := d.Write([]byte("abcd")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n, err := c.Read(buf[:2]); err != nil || n != 2 {
+		t.Fatalf("Read = %d, %v", n, err)
+	}
+	if n, err := c.TryRead(buf); err != nil || string(buf[:n]) != "cd" {
+		t.Fatalf("TryRead after a full read = %q, %v; want \"cd\"", buf[:n], err)
+	}
+}
