@@ -80,11 +80,23 @@ func (p *Proxy) connectTo(cn *conn, srv *server, lease *balance.Lease, avoid []s
 	if maxAttempts == 0 {
 		maxAttempts = len(srv.cfg.Addresses)
 	}
-	tried := append([]string(nil), avoid...)
+	var triedHere [4]string // a login tries one address or a few: no allocation for the list
+	tried := append(triedHere[:0], avoid...)
+	// What each address did, for the debug log only: a login builds no strings
+	// nobody reads.
 	var outcomes []string
+	debug := p.log.Enabled(context.Background(), slog.LevelDebug)
+	note := func(addr, what string) {
+		if debug {
+			outcomes = append(outcomes, addr+": "+what)
+		}
+	}
 	var lastFull string
-	if p.log.Enabled(context.Background(), slog.LevelDebug) {
+	if debug {
 		defer func() {
+			if len(outcomes) == 0 {
+				outcomes = append(outcomes, "no address to try")
+			}
 			p.log.Debug("login routing", "server", srv.id, "player", cn.player, "client", cn.client, "attempts", len(outcomes), "outcomes", strings.Join(outcomes, "; "))
 		}()
 	}
@@ -98,7 +110,7 @@ func (p *Proxy) connectTo(cn *conn, srv *server, lease *balance.Lease, avoid []s
 			// A legacy login reads no answer, so it cannot be the Minecraft-level
 			// proof a frozen address owes before it is trusted again.
 			lease.Skipped(p.now())
-			outcomes = append(outcomes, addr+": owes a Minecraft answer, not tried by a legacy login")
+			note(addr, "owes a Minecraft answer, not tried by a legacy login")
 			continue
 		}
 		backend, dialTime, full, err := p.attempt(cn, srv, addr, login)
@@ -108,10 +120,10 @@ func (p *Proxy) connectTo(cn *conn, srv *server, lease *balance.Lease, avoid []s
 			return nil, err
 		case errors.Is(err, errNoLoginAnswer):
 			lease.Unresponsive(p.now(), err.Error())
-			outcomes = append(outcomes, addr+": "+err.Error())
+			note(addr, err.Error())
 		case err != nil:
 			lease.Failed(p.now(), err.Error())
-			outcomes = append(outcomes, addr+": "+err.Error())
+			note(addr, err.Error())
 		case full != "":
 			// The backend answered, so the address is alive: Connected proves it (a
 			// recovery attempt recovers instead of being handed out again on every
@@ -122,15 +134,12 @@ func (p *Proxy) connectTo(cn *conn, srv *server, lease *balance.Lease, avoid []s
 			lease.Skipped(p.now())
 			srv.pool.ReportStatus(addr, 1, 1, p.now())
 			lastFull = full
-			outcomes = append(outcomes, addr+": full")
+			note(addr, "full")
 		default:
 			lease.Connected(p.now(), dialTime)
-			outcomes = append(outcomes, addr+": ok")
+			note(addr, "ok")
 			return backend, nil
 		}
-	}
-	if len(outcomes) == 0 {
-		outcomes = append(outcomes, "no address to try")
 	}
 	if lastFull != "" {
 		return nil, &fullError{kick: lastFull}
