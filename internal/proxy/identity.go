@@ -28,14 +28,30 @@ var ErrAmbiguousPlayer = errors.New("ambiguous player name")
 // connection ends: a second login with the same identity replaces or is refused
 // (duplicate_login), so a player is online once.
 type claim struct {
-	key  string
-	at   time.Time     // when the login claimed it, to settle a duplicate on another proxy
-	done chan struct{} // closed when the holder's connection ended
+	key string
+	at  time.Time // when the login claimed it, to settle a duplicate on another proxy
 
 	mu       sync.Mutex
 	end      func(text string) // ends the holder's session; nil until it has one
 	replaced bool              // the holder is to end (a newer login, or the fleet's rule)
 	text     string            // what it is told then
+	gone     bool              // the holder's connection ended
+	done     chan struct{}     // closed once gone; made by the first to wait (ended)
+}
+
+// ended is closed once the holder's connection has ended. Only a login that
+// replaces the holder waits for it, so the channel is made then, not at every
+// claim.
+func (c *claim) ended() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		if c.gone {
+			close(c.done)
+		}
+	}
+	return c.done
 }
 
 // identityKey is what makes two logins the same player: the UUID the proxy
@@ -66,7 +82,7 @@ func identityKey(cn *conn) string {
 // The claim is released when the connection ends (finish).
 func (p *Proxy) claimIdentity(cn *conn) error {
 	key := identityKey(cn)
-	c := &claim{key: key, at: p.now(), done: make(chan struct{})}
+	c := &claim{key: key, at: p.now()}
 	ps := &p.roster
 	ps.mu.Lock()
 	old := ps.claims[key]
@@ -89,7 +105,7 @@ func (p *Proxy) claimIdentity(cn *conn) error {
 		p.log.Info("a second login replaces a player's session", "player", cn.player, "client", cn.client, "identity", key)
 		old.supersede()
 		select {
-		case <-old.done:
+		case <-old.ended():
 		case <-time.After(replacedWait):
 		}
 	}
@@ -172,7 +188,12 @@ func (p *Proxy) releaseClaim(cn *conn) {
 		delete(p.roster.claims, c.key)
 	}
 	p.roster.mu.Unlock()
-	close(c.done)
+	c.mu.Lock()
+	c.gone = true
+	if c.done != nil {
+		close(c.done)
+	}
+	c.mu.Unlock()
 }
 
 // player is the online player called name (exact case first): ErrUnknownPlayer
