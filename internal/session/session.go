@@ -26,7 +26,9 @@ type Backend struct {
 	// stall); the proxy's policy calls it, the session never does.
 	Failed func(reason string)
 
-	pump *backendPump // the one relaying it, once the session has started one
+	// pump relays it, once the session has started it; held here, not beside
+	// it: a backend is pumped once, and a relay event touches both.
+	pump backendPump
 }
 
 // Gone says why a backend stopped serving the player.
@@ -255,9 +257,9 @@ func (s *Session) relayClient() {
 // startPump starts relaying backend b to the client: a backendPump.
 func (s *Session) startPump(b *Backend) {
 	s.live.Add(1)
-	p := &backendPump{s: s, b: b}
+	p := &b.pump
+	*p = backendPump{s: s, b: b}
 	p.resume = p.run // one closure for every park
-	b.pump = p
 	if s.policy.StallTimeout > 0 {
 		p.stall.watch(b.Net, s.policy.StallTimeout)
 	}
