@@ -34,7 +34,13 @@ type NMPLoginOptions struct {
 	// stand-in session server in this process) and reports its login's extra
 	// CPU over offline's.
 	ClientOnly bool
-	Out        io.Writer
+	// Paired runs two proxy processes of the binary side by side, one mode
+	// each (the two swap every round), and interleaves their logins in one
+	// batch: both see the machine as it is at the same moment, so its drift
+	// cancels out of each round's ratio instead of only between back-to-back
+	// batches. Clients logins at once go to each.
+	Paired bool
+	Out    io.Writer
 }
 
 // routeHost is the host name of mode's route (a host name has no underscore).
@@ -84,63 +90,66 @@ func NMPLogins(o NMPLoginOptions) error {
 		a := ss.AddAccount(name)
 		return map[string]any{"online": true, "session-server": ss.URL, "access-token": a.AccessToken, "profile-id": a.ID.Undashed()}
 	}
-	dir, addrs, err := childDir("nmplogin", 1, func(dir string, addrs []string) error {
-		if err := os.Mkdir(filepath.Join(dir, "servers"), 0o755); err != nil {
+	nproxies := 1
+	if o.Paired {
+		if o.Only != "" || o.ClientOnly {
+			return errors.New("--paired compares passthrough and offline: not with --only or --client-only")
+		}
+		nproxies = 2
+	}
+	var proxies []*child
+	var binds []string
+	for range nproxies {
+		proxy, bind, err := startNMPProxy(o.Binary, ss.URL, port)
+		if err != nil {
 			return err
 		}
-		cfg := fmt.Sprintf("bind = %q\nservers_dir = \"servers\"\n\n[auth]\nsession_server = %q\n", addrs[0], ss.URL)
-		if err := os.WriteFile(filepath.Join(dir, "infrarust.toml"), []byte(cfg), 0o644); err != nil {
-			return err
-		}
-		for _, m := range append(slices.Clone(nmpModes), "client_only") {
-			srv := fmt.Sprintf("domains = [%q]\naddresses = [\"127.0.0.1:%d\"]\nproxy_mode = %q\n", routeHost(m), port, m)
-			if err := os.WriteFile(filepath.Join(dir, "servers", m+".toml"), []byte(srv), 0o644); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+		defer proxy.Close()
+		proxies, binds = append(proxies, proxy), append(binds, bind)
 	}
-	var plog bytes.Buffer
-	proxy, err := startChild(dir, &plog, addrs, o.Binary, "serve", "-c", "infrarust.toml", "--log-level", "warn")
-	if err != nil {
-		os.RemoveAll(dir)
-		return fmt.Errorf("%w\n%s", err, plog.String())
-	}
-	defer proxy.Close()
 	cl, err := startNMPClient(ctx, o.NMPDir)
 	if err != nil {
 		return err
 	}
 	defer cl.close()
 
-	fmt.Fprintf(o.Out, "nmplogin: %s clients and backend (node-minecraft-protocol), %d logins per mode and round, %d at once; load average %s\n",
-		o.Version, o.Logins, o.Clients, loadAverage())
-	for _, m := range modes { // warm-up: the proxy's pools, node's JIT
-		if _, err := cl.batch(addrs[0], m, o.Version, 30, o.Clients, online); err != nil {
-			return err
+	how := ""
+	if o.Paired {
+		how = " per proxy, two proxies side by side (one mode each, swapped every round)"
+	}
+	fmt.Fprintf(o.Out, "nmplogin: %s clients and backend (node-minecraft-protocol), %d logins per mode and round, %d at once%s; load average %s\n",
+		o.Version, o.Logins, o.Clients, how, loadAverage())
+	for _, bind := range binds { // warm-up: the proxies' pools, node's JIT
+		for _, m := range modes {
+			if _, err := cl.batch([]nmpTarget{{bind, m}}, o.Version, 30, o.Clients, online); err != nil {
+				return err
+			}
 		}
 	}
 	perLogin, wakes := map[string][]float64{}, map[string][]float64{}
 	for r := range o.Rounds {
+		if o.Paired {
+			if err := pairedRound(o, cl, r, proxies, binds, perLogin, wakes); err != nil {
+				return err
+			}
+			continue
+		}
 		order := slices.Clone(modes)
 		if r%2 == 1 {
 			slices.Reverse(order)
 		}
 		for _, m := range order {
-			cpu0, runs0, err := procSched(proxy.Pid())
+			cpu0, runs0, err := procSched(proxies[0].Pid())
 			if err != nil {
 				return err
 			}
 			start := time.Now()
-			failed, err := cl.batch(addrs[0], m, o.Version, o.Logins, o.Clients, online)
+			failed, err := cl.batch([]nmpTarget{{binds[0], m}}, o.Version, o.Logins, o.Clients, online)
 			if err != nil {
 				return err
 			}
 			took := time.Since(start)
-			cpu1, runs1, err := procSched(proxy.Pid())
+			cpu1, runs1, err := procSched(proxies[0].Pid())
 			if err != nil {
 				return err
 			}
@@ -181,10 +190,88 @@ func NMPLogins(o NMPLoginOptions) error {
 		ratios = append(ratios, perLogin["offline"][r]/perLogin["passthrough"][r])
 	}
 	slices.Sort(ratios)
-	fmt.Fprintf(o.Out, "\n| proxy CPU per login (%d rounds of %d) | passthrough | offline | offline / passthrough | each round's: median (range) | thread runs per login: passthrough, offline |\n|---|---:|---:|---:|---|---|\n| %s, %d at once | %.1f µs | %.1f µs | **%.2f×** | %.2f× (%.2f–%.2f) | %.1f, %.1f |\n",
-		o.Rounds, o.Logins, o.Version, o.Clients, pt, off, off/pt, ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1], mean(wakes["passthrough"]), mean(wakes["offline"]))
+	rounds := fmt.Sprintf("%d rounds of %d", o.Rounds, o.Logins)
+	if o.Paired {
+		rounds += ", paired"
+	}
+	fmt.Fprintf(o.Out, "\n| proxy CPU per login (%s) | passthrough | offline | offline / passthrough | each round's: median (range) | thread runs per login: passthrough, offline |\n|---|---:|---:|---:|---|---|\n| %s, %d at once | %.1f µs | %.1f µs | **%.2f×** | %.2f× (%.2f–%.2f) | %.1f, %.1f |\n",
+		rounds, o.Version, o.Clients, pt, off, off/pt, ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1], mean(wakes["passthrough"]), mean(wakes["offline"]))
 	return nil
 }
+
+// startNMPProxy runs the binary in a directory of its own (its data, its
+// listeners) with one route per mode to the backend on port, and returns it
+// and the players' address.
+func startNMPProxy(binary, sessionServer string, port int) (*child, string, error) {
+	dir, addrs, err := childDir("nmplogin", 2, func(dir string, addrs []string) error {
+		if err := os.Mkdir(filepath.Join(dir, "servers"), 0o755); err != nil {
+			return err
+		}
+		cfg := fmt.Sprintf("bind = %q\nservers_dir = \"servers\"\n\n[web]\nbind = %q\n\n[auth]\nsession_server = %q\n", addrs[0], addrs[1], sessionServer)
+		if err := os.WriteFile(filepath.Join(dir, "infrarust.toml"), []byte(cfg), 0o644); err != nil {
+			return err
+		}
+		for _, m := range append(slices.Clone(nmpModes), "client_only") {
+			srv := fmt.Sprintf("domains = [%q]\naddresses = [\"127.0.0.1:%d\"]\nproxy_mode = %q\n", routeHost(m), port, m)
+			if err := os.WriteFile(filepath.Join(dir, "servers", m+".toml"), []byte(srv), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	var plog bytes.Buffer
+	proxy, err := startChild(dir, &plog, addrs[:1], binary, "serve", "-c", "infrarust.toml", "--log-level", "warn")
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, "", fmt.Errorf("%w\n%s", err, plog.String())
+	}
+	return proxy, addrs[0], nil
+}
+
+// pairedRound is one round of --paired: proxy r%2 takes the offline logins,
+// the other the passthrough ones, interleaved in one batch, and each proxy's
+// CPU is read around it.
+func pairedRound(o NMPLoginOptions, cl *nmpClient, r int, proxies []*child, binds []string, perLogin, wakes map[string][]float64) error {
+	off, pt := r%2, 1-r%2
+	targets := []nmpTarget{{binds[off], "offline"}, {binds[pt], "passthrough"}}
+	var cpu0 [2]time.Duration
+	var runs0 [2]int64
+	for i, p := range proxies {
+		var err error
+		if cpu0[i], runs0[i], err = procSched(p.Pid()); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	failed, err := cl.batch(targets, o.Version, o.Logins, 2*o.Clients, func(string, string) map[string]any { return nil })
+	if err != nil {
+		return err
+	}
+	took := time.Since(start)
+	for i, p := range proxies {
+		cpu, runs, err := procSched(p.Pid())
+		if err != nil {
+			return err
+		}
+		m := "passthrough"
+		if i == off {
+			m = "offline"
+		}
+		us := float64((cpu - cpu0[i]).Microseconds()) / float64(o.Logins)
+		w := float64(runs-runs0[i]) / float64(o.Logins)
+		perLogin[m] = append(perLogin[m], us)
+		wakes[m] = append(wakes[m], w)
+		fmt.Fprintf(o.Out, "round %d %-12s %7.1f µs/login  %5.1f thread runs/login  (proxy %d)\n", r+1, m, us, w, i+1)
+	}
+	fmt.Fprintf(o.Out, "round %d both: %.1f logins/s, %d failed\n", r+1, float64(2*o.Logins)/took.Seconds(), failed)
+	return nil
+}
+
+// nmpTarget is where a batch's logins go: a proxy's players' address and a route.
+type nmpTarget struct{ addr, mode string }
 
 // NMPEvent is one line server.js reports on stdout ("listening", "login", "join", ...).
 type NMPEvent struct {
@@ -286,20 +373,24 @@ func (c *nmpClient) close() {
 	_ = c.cmd.Wait()
 }
 
-// batch logs n players in through addr to mode's route, at most conc at once,
-// and returns how many failed; online gives a player's online-mode fields
-// (nil: an offline client).
-func (c *nmpClient) batch(addr, mode, version string, n, conc int, online func(mode, name string) map[string]any) (failed int, err error) {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return 0, err
+// batch logs n players in through each target, in turn (one login to each,
+// then the next), at most conc at once, and returns how many failed; online
+// gives a player's online-mode fields (nil: an offline client).
+func (c *nmpClient) batch(targets []nmpTarget, version string, n, conc int, online func(mode, name string) map[string]any) (failed int, err error) {
+	ports := make([]string, len(targets))
+	for i, t := range targets {
+		if _, ports[i], err = net.SplitHostPort(t.addr); err != nil {
+			return 0, err
+		}
 	}
+	total := n * len(targets)
 	sent, running := 0, 0
-	for done := 0; done < n; done++ {
-		for running < conc && sent < n {
+	for done := 0; done < total; done++ {
+		for running < conc && sent < total {
 			c.next++
 			name := fmt.Sprintf("nmp%d", c.next%100000)
-			job := map[string]any{"id": c.next, "port": port, "server-host": routeHost(mode), "version": version,
+			mode := targets[sent%len(targets)].mode
+			job := map[string]any{"id": c.next, "port": ports[sent%len(targets)], "server-host": routeHost(mode), "version": version,
 				"username": name, "timeout-ms": 30000}
 			for k, v := range online(mode, name) {
 				job[k] = v

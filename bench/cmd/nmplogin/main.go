@@ -25,6 +25,7 @@ func main() {
 	flag.IntVar(&o.Clients, "clients", 8, "logins at once")
 	flag.IntVar(&o.Rounds, "rounds", 16, "rounds (each runs every mode; the order alternates)")
 	flag.StringVar(&o.Only, "only", "", "run one mode alone (passthrough, offline, or client_only with --client-only), to profile the proxy meanwhile")
+	flag.BoolVar(&o.Paired, "paired", false, "run two proxies of the binary side by side, one mode each (swapped every round), their logins interleaved in one batch: the machine's drift cancels out of each round's ratio")
 	flag.BoolVar(&o.ClientOnly, "client-only", false, "also log in online-mode clients through a client_only route (a stand-in session server in this process), and report their extra CPU over offline")
 	flag.Parse()
 	if o.Binary == "" || o.Logins < 1 || o.Clients < 1 || o.Rounds < 1 {
