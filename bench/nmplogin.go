@@ -49,6 +49,9 @@ func routeHost(mode string) string { return strings.ReplaceAll(mode, "_", "") + 
 // nmpModes are the routes NMPLogins compares, both to the same backend.
 var nmpModes = []string{"passthrough", "offline"}
 
+// ErrPairedAlone: Paired compares passthrough and offline only.
+var ErrPairedAlone = errors.New("--paired compares passthrough and offline: not with --only or --client-only")
+
 // NMPLogins measures the proxy's CPU per login with real clients and a real
 // backend (node-minecraft-protocol: test/nmp's client.js and server.js), the
 // yardstick issue 31 was filed with: the binary runs one passthrough and one
@@ -60,6 +63,9 @@ var nmpModes = []string{"passthrough", "offline"}
 // each round's two batches, back to back, share the drift. A client counts
 // once it spawned in the world, so the whole join is inside every figure.
 func NMPLogins(o NMPLoginOptions) error {
+	if o.Paired && (o.Only != "" || o.ClientOnly) {
+		return ErrPairedAlone
+	}
 	modes := nmpModes
 	if o.ClientOnly {
 		modes = append(slices.Clone(modes), "client_only")
@@ -92,9 +98,6 @@ func NMPLogins(o NMPLoginOptions) error {
 	}
 	nproxies := 1
 	if o.Paired {
-		if o.Only != "" || o.ClientOnly {
-			return errors.New("--paired compares passthrough and offline: not with --only or --client-only")
-		}
 		nproxies = 2
 	}
 	var proxies []*child

@@ -22,7 +22,7 @@ func main() {
 	flag.StringVar(&o.NMPDir, "nmp", "test/nmp", "test/nmp, with its npm packages installed")
 	flag.StringVar(&o.Version, "version", "1.20.4", "Minecraft version of the clients and the backend")
 	flag.IntVar(&o.Logins, "logins", 60, "logins per mode in each round")
-	flag.IntVar(&o.Clients, "clients", 8, "logins at once")
+	flag.IntVar(&o.Clients, "clients", 8, "logins at once (to each proxy with --paired)")
 	flag.IntVar(&o.Rounds, "rounds", 16, "rounds (each runs every mode; the order alternates)")
 	flag.StringVar(&o.Only, "only", "", "run one mode alone (passthrough, offline, or client_only with --client-only), to profile the proxy meanwhile")
 	flag.BoolVar(&o.Paired, "paired", false, "run two proxies of the binary side by side, one mode each (swapped every round), their logins interleaved in one batch: the machine's drift cancels out of each round's ratio")
@@ -31,6 +31,10 @@ func main() {
 	if o.Binary == "" || o.Logins < 1 || o.Clients < 1 || o.Rounds < 1 {
 		fmt.Fprintln(os.Stderr, "nmplogin: --binary is required; --logins, --clients and --rounds must be at least 1")
 		flag.Usage()
+		os.Exit(2)
+	}
+	if o.Paired && (o.Only != "" || o.ClientOnly) {
+		fmt.Fprintln(os.Stderr, "nmplogin:", bench.ErrPairedAlone)
 		os.Exit(2)
 	}
 	if err := bench.NMPLogins(o); err != nil {
