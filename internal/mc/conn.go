@@ -42,6 +42,8 @@ type Conn struct {
 	// short: TryReadRelay found the buffer holding the start of a frame's
 	// length and nothing more arrived; Park then parks with those bytes held.
 	short bool
+	// sharedHeads: the frames read now reach every player alike (ShareHeads).
+	sharedHeads bool
 
 	wmu        sync.Mutex
 	w          io.Writer
@@ -632,11 +634,25 @@ func (c *Conn) peek(f RawFrame, buf []byte) ([]byte, error) {
 	if c.z == nil {
 		return nil, errors.New("mc: compressed frame on a Conn without a Zlib")
 	}
-	n, err := inflateHead(buf[:min(int(f.dataLen), len(buf))], body)
+	n, err := c.inflateHead(buf[:min(int(f.dataLen), len(buf))], body)
 	if err != nil {
 		return nil, err
 	}
 	return buf[:n], nil
+}
+
+// ShareHeads says whether the frames this side reads from now on are the
+// same for every player (a backend's configuration phase: registries, tags),
+// so the ids of compressed ones are looked up among those other players
+// received before their Huffman headers are decoded again. Only the reading
+// goroutine calls it.
+func (c *Conn) ShareHeads(on bool) { c.sharedHeads = on }
+
+func (c *Conn) inflateHead(buf, stream []byte) (int, error) {
+	if c.sharedHeads {
+		return inflateHeadShared(buf, stream)
+	}
+	return inflateHead(buf, stream)
 }
 
 // maxPeekString bounds what PeekString reads: enough for any plugin channel in use.

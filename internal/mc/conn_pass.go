@@ -83,7 +83,7 @@ func (c *Conn) wholeFrame(b []byte) (wire int, id int32, ok bool) {
 		}
 	default:
 		var head [maxVarIntLen]byte
-		k, err := inflateHead(head[:min(int(dataLen), len(head))], packet)
+		k, err := c.inflateHead(head[:min(int(dataLen), len(head))], packet)
 		if err != nil {
 			return 0, 0, false
 		}

@@ -16,35 +16,48 @@ import (
 // (or the input) ended first. The checksum is not verified: only a prefix is
 // read; Decode verifies the whole packet when it is needed.
 func inflateHead(buf, stream []byte) (int, error) {
+	n, _, _, err := inflateHeadRead(buf, stream)
+	return n, err
+}
+
+// inflateHeadRead is inflateHead that also says how many bytes of stream the
+// decoder looked at (used: none after them can change what it gives) and
+// whether a dynamic block's header was among them (the costly part).
+func inflateHeadRead(buf, stream []byte) (n, used int, dynamic bool, err error) {
 	if len(stream) < 2 {
-		return 0, headMalformed("zlib header cut short")
+		return 0, len(stream), false, headMalformed("zlib header cut short")
 	}
 	cmf, flg := stream[0], stream[1]
 	switch {
 	case cmf&0x0f != 8 || cmf>>4 > 7:
-		return 0, headMalformed("zlib header: not deflate with a window of at most 32 KiB")
+		return 0, 2, false, headMalformed("zlib header: not deflate with a window of at most 32 KiB")
 	case (uint16(cmf)<<8|uint16(flg))%31 != 0:
-		return 0, headMalformed("zlib header check bits")
+		return 0, 2, false, headMalformed("zlib header check bits")
 	}
 	body := stream[2:]
 	if flg&0x20 != 0 {
 		// A preset dictionary: only the empty one (Adler-32 of nothing is 1) can
 		// be honoured, as compress/zlib does with no dictionary given.
 		if len(body) < 4 || body[0]|body[1]|body[2] != 0 || body[3] != 1 {
-			return 0, headMalformed("zlib header asks for a preset dictionary")
+			return 0, len(stream), false, headMalformed("zlib header asks for a preset dictionary")
 		}
 		body = body[4:]
 	}
 	r := headBits{in: body}
-	n := 0
+	n, dynamic, err = r.blocks(buf)
+	return n, len(stream) - len(body) + r.pos, dynamic, err
+}
+
+// blocks decodes blocks into buf until it is full or the stream ends.
+func (r *headBits) blocks(buf []byte) (n int, dynamic bool, err error) {
 	for n < len(buf) {
 		final, err := r.bits(1)
 		if err != nil {
-			return n, nil
+			return n, dynamic, nil
 		}
 		kind, err := r.bits(2)
 		if err != nil {
-			return n, nil
+			return n, dynamic, nil
 		}
 		switch kind {
 		case 0:
@@ -53,6 +66,7 @@ func inflateHead(buf, stream []byte) (int, error) {
 			fixed := fixedHuffman()
 			n, err = r.codes(buf, n, &fixed.lit, &fixed.dist)
 		case 2:
+			dynamic = true
 			var lengths [286 + 30]uint8
 			var nlit int
 			var litCount, distCount [16]uint16
@@ -67,18 +81,18 @@ func inflateHead(buf, stream []byte) (int, error) {
 				}
 			}
 		default:
-			return n, headMalformed("deflate block type 3")
+			return n, dynamic, headMalformed("deflate block type 3")
 		}
 		switch {
 		case err == errHeadShort:
-			return n, nil
+			return n, dynamic, nil
 		case err != nil:
-			return n, err
+			return n, dynamic, err
 		case final == 1:
-			return n, nil
+			return n, dynamic, nil
 		}
 	}
-	return n, nil
+	return n, dynamic, nil
 }
 
 // errHeadShort is the input ending inside a block: a truncated stream, which

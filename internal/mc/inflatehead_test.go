@@ -141,6 +141,14 @@ func FuzzInflateHead(f *testing.F) {
 		if n > size {
 			t.Fatalf("%d bytes for a buffer of %d", n, size)
 		}
+		// The shared heads (remembered, then answered) are inflateHead's too.
+		for range 2 {
+			shared := make([]byte, size)
+			sn, serr := inflateHeadShared(shared, stream)
+			if sn != n || (serr == nil) != (err == nil) || !bytes.Equal(shared[:sn], buf[:n]) {
+				t.Fatalf("inflateHeadShared % x, %v; inflateHead % x, %v", shared[:sn], serr, buf[:n], err)
+			}
+		}
 		want, ok, truncated := goPrefix(stream, size)
 		switch {
 		case !ok || len(want) == 0:
@@ -158,7 +166,8 @@ func FuzzInflateHead(f *testing.F) {
 }
 
 // BenchmarkInflateHead reads the first bytes of one packet: compress/flate
-// (the baseline: what PeekID did before) against inflateHead.
+// (the baseline: what PeekID did before) against inflateHead, and against
+// inflateHeadShared for a packet seen before.
 func BenchmarkInflateHead(b *testing.B) {
 	for _, sz := range benchSizes {
 		stream := zlibOf(b, gamePayload(sz.n), zlib.DefaultCompression)
@@ -182,6 +191,16 @@ func BenchmarkInflateHead(b *testing.B) {
 			var head [maxVarIntLen]byte
 			for b.Loop() {
 				if _, err := inflateHead(head[:], stream); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		// A stream every player receives alike, answered from the memo.
+		b.Run("shared/"+sz.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var head [maxVarIntLen]byte
+			for b.Loop() {
+				if _, err := inflateHeadShared(head[:], stream); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -96,6 +96,8 @@ func (b BackendLogin) Run(conn *mc.Conn) (Outcome, error) {
 				if err := conn.WritePacket(ackID, nil); err != nil {
 					return Outcome{}, err
 				}
+				// Its configuration phase: what every player of the server receives.
+				conn.ShareHeads(true)
 			}
 			return Outcome{Profile: auth.Profile{ID: ls.UUID, Name: ls.Name}}, nil
 		default:

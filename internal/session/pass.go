@@ -39,8 +39,10 @@ func (s *Session) passBackend(p *backendPump) (passed int, end pumpEnd) {
 				return false
 			case state == mc.ConfigState && t == mc.PacketFinishConfiguration:
 				s.toClient, s.spawned = mc.PlayState, true
+				b.Conn.ShareHeads(false)
 			case state == mc.PlayState && t == mc.PacketStartConfiguration:
 				s.toClient = mc.ConfigState
+				b.Conn.ShareHeads(true)
 			}
 		}
 		s.down += int64(wire)

@@ -947,8 +947,10 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 		case known && state == mc.ConfigState && t == mc.PacketFinishConfiguration:
 			s.toClient = mc.PlayState
 			s.spawned = true
+			b.Conn.ShareHeads(false)
 		case known && state == mc.PlayState && t == mc.PacketStartConfiguration:
 			s.toClient = mc.ConfigState
+			b.Conn.ShareHeads(true)
 		case known && state == mc.PlayState && limbo.Tracks(t):
 			if full, err := b.Conn.Decode(f); err == nil {
 				_ = s.leftovers.Observe(reg.Protocol(), t, full.Payload)
