@@ -112,7 +112,7 @@ func exitScript(backend string) limbotest.Script {
 			state = mc.ConfigState
 		}
 		client := &session.Client{Conn: p.Conn, Registry: p.Registry, Protocol: p.Protocol(), State: state}
-		session.New(client, p.Net, session.Policy{}).Run(&session.Backend{Side: session.Side{Conn: b.conn, Net: b.nc}, Release: func() { b.nc.Close() }})
+		session.New(client, p.Net, nil, nil).Run(&session.Backend{Side: session.Side{Conn: b.conn, Net: b.nc}, Release: func() { b.nc.Close() }})
 		return nil
 	}
 }

@@ -17,11 +17,12 @@ import (
 // plugin channel when [plugin_messaging] bungeecord is on, for the servers
 // that set bungeecord_channel; nil when it is off. A message from any other
 // server goes on to the client, as without a proxy.
-func (p *Proxy) bungeeMessages(pl *onlinePlayer) func(*session.Session, *session.Backend, string, []byte) bool {
-	if !pl.origin.st.cfg.PluginMessaging.BungeeCord {
+func (p *Proxy) bungeeMessages(st *state) func(*session.Session, *session.Backend, string, []byte) bool {
+	if !st.cfg.PluginMessaging.BungeeCord {
 		return nil
 	}
 	return func(s *session.Session, b *session.Backend, channel string, data []byte) bool {
+		pl := ownerOf(s)
 		if !bungeechannel.IsChannel(channel) {
 			return false
 		}

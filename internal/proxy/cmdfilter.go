@@ -12,11 +12,11 @@ import (
 	"github.com/infrarust-go/infrarust/internal/session"
 )
 
-// The session side of the commands: one session.Filter per player that takes
-// the proxy's command lines out of the stream, answers completions of them,
-// merges the proxy's commands into the backend's command tree, and runs the
-// plugins' packet filters. A player's filter decodes only these packets; the
-// rest of the stream is relayed as it came.
+// The session side of the commands: one session.Filter per configuration
+// that takes the proxy's command lines out of each player's stream, answers
+// completions of them, merges the proxy's commands into the backend's command
+// tree, and runs the plugins' packet filters. A player's filter decodes only
+// these packets; the rest of the stream is relayed as it came.
 
 // playerCommands is one player's command state.
 type playerCommands struct {
@@ -24,6 +24,8 @@ type playerCommands struct {
 	pl   *onlinePlayer
 	src  cmdSource
 	busy atomic.Bool // a command of this player is running
+	// dead are the plugin filters (by index) that panicked: off for this session.
+	dead []atomic.Bool
 
 	mu            sync.Mutex
 	legacyPending string // pre-1.13: the root completion the backend is answering
@@ -36,11 +38,11 @@ var (
 	commandClientbound = []mc.PacketType{mc.PacketDeclareCommands, mc.PacketTabCompleteResponse}
 )
 
-// sessionFilter is the filter of pl's session: the commands (when on) and the
-// plugins' packet filters; nil when there is neither, so the relay reads no
-// packet at all.
-func (p *Proxy) sessionFilter(pl *onlinePlayer, perm func(string) bool) *session.Filter {
-	st := p.state.Load()
+// sessionFilter is the filter of the sessions that start under st: the
+// commands (when on) and the plugins' packet filters; nil when there is
+// neither, so the relay reads no packet at all. The player's own state is
+// their playerCommands (newPlayerCommands).
+func (p *Proxy) sessionFilter(st *state) *session.Filter {
 	var plugins []hooks.PacketFilter
 	if d := p.opts.Hooks; d != nil {
 		plugins = d.PacketFilters()
@@ -48,11 +50,10 @@ func (p *Proxy) sessionFilter(pl *onlinePlayer, perm func(string) bool) *session
 	if st.commands == nil && len(plugins) == 0 {
 		return nil
 	}
-	pc := &playerCommands{p: p, pl: pl, src: cmdSource{p: p, pl: pl, perm: perm}}
 	f := &session.Filter{}
 	if st.commands != nil {
 		// Shared, never written: a plugin's types below go to a copy (append
-		// over a full slice), so a login allocates nothing for these.
+		// over a full slice).
 		f.Serverbound, f.Clientbound = commandServerbound[:len(commandServerbound):len(commandServerbound)], commandClientbound[:len(commandClientbound):len(commandClientbound)]
 	}
 	for _, pf := range plugins {
@@ -62,9 +63,9 @@ func (p *Proxy) sessionFilter(pl *onlinePlayer, perm func(string) bool) *session
 			f.Clientbound = append(f.Clientbound, pf.Types...)
 		}
 	}
-	var dead []atomic.Bool // a plugin filter that panicked is off for this session
-	dead = make([]atomic.Bool, len(plugins))
 	f.Packet = func(s *session.Session, pk *session.Packet) {
+		pl := ownerOf(s)
+		pc := pl.cmds
 		if cmds := p.state.Load().commands; cmds != nil && pk.State == mc.PlayState {
 			pc.packet(s, cmds, pk)
 			if pk.Drop {
@@ -72,11 +73,11 @@ func (p *Proxy) sessionFilter(pl *onlinePlayer, perm func(string) bool) *session
 			}
 		}
 		for i, pf := range plugins {
-			if pf.Direction != pk.Direction || dead[i].Load() || !containsType(pf.Types, pk.Type) {
+			if pf.Direction != pk.Direction || pc.dead[i].Load() || !containsType(pf.Types, pk.Type) {
 				continue
 			}
 			if !p.runPacketFilter(pl, s, pf, pk) {
-				dead[i].Store(true)
+				pc.dead[i].Store(true)
 			}
 			if pk.Drop {
 				return
@@ -84,6 +85,16 @@ func (p *Proxy) sessionFilter(pl *onlinePlayer, perm func(string) bool) *session
 		}
 	}
 	return f
+}
+
+// newPlayerCommands is pl's command state, for a session under a filter; perm
+// is a PermissionsSetup handler's check (nil: the proxy's own).
+func (p *Proxy) newPlayerCommands(pl *onlinePlayer, perm func(string) bool) *playerCommands {
+	pc := &playerCommands{p: p, pl: pl, src: cmdSource{p: p, pl: pl, perm: perm}}
+	if n := len(p.opts.Hooks.PacketFilters()); n > 0 {
+		pc.dead = make([]atomic.Bool, n)
+	}
+	return pc
 }
 
 func containsType(ts []mc.PacketType, t mc.PacketType) bool {
@@ -291,53 +302,47 @@ func (pc *playerCommands) run(c *command.Command, inv command.Invocation) {
 	}()
 }
 
-// permissionsFor is the permission check of a player: admins may do anything,
-// everyone the player commands and the commands without a permission; a
-// PermissionsSetup handler may replace it.
+// permissionsFor is the permission check of a player that a PermissionsSetup
+// handler put in place of the proxy's own (allows); nil when there is none.
 func (p *Proxy) permissionsFor(pl *onlinePlayer) func(string) bool {
-	admin := p.isAdmin(pl)
-	perm := func(perm string) bool {
-		if admin.Load() {
-			return true
-		}
-		name, ok := strings.CutPrefix(perm, permPrefix)
-		return ok && p.state.Load().cfg.Permissions.IsPlayerCommand(name)
+	d := p.opts.Hooks
+	if !d.Wants(hooks.KindPermissionsSetup) {
+		return nil
 	}
-	if d := p.opts.Hooks; d.Wants(hooks.KindPermissionsSetup) {
-		ev := hooks.PermissionsSetup{Connection: pl.origin.ev.conn, Profile: hooks.ProfileFromAuth(pl.origin.profile),
-			OnlineMode: pl.authenticated, Admin: admin.Load(), Permission: perm}
-		hooks.Fire(d, pl.origin.ev.ctx, &ev)
-		if ev.Permission != nil {
-			return ev.Permission
-		}
+	perm := func(perm string) bool { return p.allows(pl, perm) }
+	ev := hooks.PermissionsSetup{Connection: pl.origin.ev.conn, Profile: hooks.ProfileFromAuth(pl.origin.profile),
+		OnlineMode: pl.authenticated, Admin: p.isAdmin(pl), Permission: perm}
+	hooks.Fire(d, pl.origin.ev.ctx, &ev)
+	if ev.Permission != nil {
+		return ev.Permission
 	}
-	return perm
+	return nil
 }
 
-// isAdmin is whether pl is an admin now and later: [permissions] admins or a
-// stored op, recognised only on an authenticated login (or with
-// trust_offline_admins). It is read at every check, so an op or a deop takes
-// effect at once.
-func (p *Proxy) isAdmin(pl *onlinePlayer) *adminFlag {
-	return &adminFlag{p: p, pl: pl}
+// allows is the proxy's permission check: admins may do anything, everyone
+// the player commands and the commands without a permission.
+func (p *Proxy) allows(pl *onlinePlayer, perm string) bool {
+	if p.isAdmin(pl) {
+		return true
+	}
+	name, ok := strings.CutPrefix(perm, permPrefix)
+	return ok && p.state.Load().cfg.Permissions.IsPlayerCommand(name)
 }
 
-type adminFlag struct {
-	p  *Proxy
-	pl *onlinePlayer
-}
-
-func (a *adminFlag) Load() bool {
-	perms := a.p.state.Load().cfg.Permissions
-	if !a.pl.authenticated && !perms.TrustOfflineAdmins {
+// isAdmin is whether pl is an admin now: [permissions] admins or a stored op,
+// recognised only on an authenticated login (or with trust_offline_admins).
+// It is asked at every check, so an op or a deop takes effect at once.
+func (p *Proxy) isAdmin(pl *onlinePlayer) bool {
+	perms := p.state.Load().cfg.Permissions
+	if !pl.authenticated && !perms.TrustOfflineAdmins {
 		return false
 	}
 	for _, e := range perms.Admins {
-		if adminMatches(e, a.pl.name, a.pl.uuid) {
+		if adminMatches(e, pl.name, pl.uuid) {
 			return true
 		}
 	}
-	return a.p.opts.Admins != nil && a.p.opts.Admins.Contains(a.pl.name, a.pl.uuid)
+	return p.opts.Admins != nil && p.opts.Admins.Contains(pl.name, pl.uuid)
 }
 
 // adminMatches compares an admin entry (UUID in any form, or a name in any case)

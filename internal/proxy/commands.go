@@ -63,8 +63,13 @@ func (s cmdSource) Server() string {
 	}
 	return ""
 }
-func (s cmdSource) Tell(text string)               { s.p.tell(s.pl, text) }
-func (s cmdSource) HasPermission(perm string) bool { return s.perm(perm) }
+func (s cmdSource) Tell(text string) { s.p.tell(s.pl, text) }
+func (s cmdSource) HasPermission(perm string) bool {
+	if s.perm != nil {
+		return s.perm(perm) // a PermissionsSetup handler's
+	}
+	return s.p.allows(s.pl, perm)
+}
 
 // tell shows a [messages] text (legacy, or a JSON component) to an intercepted player.
 func (p *Proxy) tell(pl *onlinePlayer, text string) {

@@ -284,7 +284,13 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	// out while the player sends nothing, given back when the session is over.
 	cn.br = nil
 	lendBuffers(client.Conn, cn.c)
-	pl.sess = session.New(client, cn.c, p.sessionPolicy(pl))
+	// The PermissionsSetup event comes for every player, commands or not.
+	perm := p.permissionsFor(pl)
+	policy := cn.st.policy
+	if policy.Filter != nil {
+		pl.cmds = p.newPlayerCommands(pl, perm)
+	}
+	pl.sess = session.New(client, cn.c, policy, pl)
 	cn.claim.bind(pl.disconnect) // a newer login of this player meanwhile ends it at once
 	// The session owns the connection from here and finishes it: while the
 	// player and the server are silent it holds no goroutine (session.Start).

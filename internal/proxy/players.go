@@ -33,6 +33,7 @@ type onlinePlayer struct {
 	address string
 
 	sess   *session.Session  // intercepted sessions only: can be moved and kicked in-game
+	cmds   *playerCommands   // their commands and packet filters, when the session has a filter
 	origin *conn             // the login: identity, handshake, the client's socket
 	reason string            // why the move under way happens, for its event
 	move   mover             // one move at a time, and the fallback budget

@@ -28,6 +28,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
+	"github.com/infrarust-go/infrarust/internal/session"
 	"github.com/infrarust-go/infrarust/internal/telemetry"
 )
 
@@ -179,6 +180,9 @@ type state struct {
 	auth *accounts.Service
 	// premium says which names belong to paid accounts ([auth_limbo.premium]); nil when off.
 	premium *auth.PremiumLookup
+	// policy is what the intercepted sessions that start under this
+	// configuration are run by.
+	policy *session.Policy
 }
 
 // New builds a proxy from a loaded configuration.

@@ -41,23 +41,29 @@ func (pl *onlinePlayer) dialConn(st *state) *conn {
 	}
 }
 
-// sessionPolicy is how the proxy decides for an intercepted session: moves are
-// accounted and announced, and a lost backend is replaced when possible.
-func (p *Proxy) sessionPolicy(pl *onlinePlayer) session.Policy {
-	return session.Policy{
-		StallTimeout: pl.origin.st.cfg.StallTimeout.D(),
-		Moved: func(_ *session.Session, from, to *session.Backend) {
+// sessionPolicy is how the proxy decides for the intercepted sessions that
+// start under st: moves are accounted and announced, and a lost backend is
+// replaced when possible. Built once per configuration; each hook finds its
+// player as the session's owner.
+func (p *Proxy) sessionPolicy(st *state) *session.Policy {
+	return &session.Policy{
+		StallTimeout: st.cfg.StallTimeout.D(),
+		Moved: func(s *session.Session, from, to *session.Backend) {
+			pl := ownerOf(s)
 			p.moved(pl, from, to, pl.takeReason())
 		},
 		Lost: func(s *session.Session, b *session.Backend, gone session.Gone) error {
-			return p.fallback(pl, b, gone)
+			return p.fallback(ownerOf(s), b, gone)
 		},
-		PluginMessage:  p.bungeeMessages(pl),
+		PluginMessage:  p.bungeeMessages(st),
 		PluginChannels: bungeechannel.IsChannel,
-		Filter:         p.sessionFilter(pl, p.permissionsFor(pl)),
+		Filter:         p.sessionFilter(st),
 		Limbo:          p.met.Limbo,
 	}
 }
+
+// ownerOf is the player of an intercepted session.
+func ownerOf(s *session.Session) *onlinePlayer { return s.Owner().(*onlinePlayer) }
 
 // moved moves the player's accounting from one backend to the next.
 func (p *Proxy) moved(pl *onlinePlayer, from, to *session.Backend, reason string) {

@@ -82,7 +82,7 @@ func TestEndTakesBackTheParkedBackendPump(t *testing.T) {
 
 	type counts struct{ up, down int64 }
 	done := make(chan counts, 2)
-	New(client, cNet, Policy{}).Start(backend, func(up, down int64) { done <- counts{up, down} })
+	New(client, cNet, nil, nil).Start(backend, func(up, down int64) { done <- counts{up, down} })
 
 	// One frame from the backend reaches the player; the pump then parks.
 	frame := []byte{3, 0x7e, 1, 2} // length 3: an id the relay only passes on, and two bytes

@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
@@ -14,12 +15,17 @@ import (
 type Filter struct {
 	// Serverbound and Clientbound are the packet types shown to Packet, in the
 	// configuration and play states wherever the client's version has them.
+	// Neither they nor Packet change once a session has the filter.
 	Serverbound, Clientbound []mc.PacketType
 	// Packet is called on the goroutine relaying that direction, after the
 	// session's own bookkeeping and before the packet goes on. It may change
 	// pk.Payload, set pk.Drop, and send packets of its own (SendToClient,
 	// SendToServer).
 	Packet func(s *Session, pk *Packet)
+
+	// watch holds the watch set of each registry met: the same for every
+	// session of a version.
+	watch sync.Map // *mc.Registry → *watchSet
 }
 
 // Packet is one packet a Filter sees.
@@ -56,10 +62,19 @@ func stateSlot(st mc.State) (int, bool) {
 	return 0, false
 }
 
-func newWatchSet(reg *mc.Registry, f *Filter) *watchSet {
+// watchFor is the watch set of f for a client of reg; nil when f sees nothing.
+func (f *Filter) watchFor(reg *mc.Registry) *watchSet {
 	if f == nil || f.Packet == nil {
 		return nil
 	}
+	if w, ok := f.watch.Load(reg); ok {
+		return w.(*watchSet)
+	}
+	w, _ := f.watch.LoadOrStore(reg, newWatchSet(reg, f))
+	return w.(*watchSet)
+}
+
+func newWatchSet(reg *mc.Registry, f *Filter) *watchSet {
 	w := new(watchSet)
 	for d, types := range [2][]mc.PacketType{f.Serverbound, f.Clientbound} {
 		for _, t := range types {

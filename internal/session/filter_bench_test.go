@@ -50,14 +50,14 @@ func BenchmarkRelayFilter(b *testing.B) {
 			in := mc.NewConn(bufio.NewReader(&loop{b: wire.Bytes()}), io.Discard, nil)
 			out := mc.NewConn(nil, io.Discard, nil)
 			seen := 0
-			policy := Policy{Filter: &Filter{
+			policy := &Policy{Filter: &Filter{
 				Serverbound: types,
 				Packet:      func(s *Session, pk *Packet) { seen++ },
 			}}
 			if name == "none" {
-				policy = Policy{}
+				policy = nil
 			}
-			s := New(&Client{Conn: in, Registry: reg, Protocol: mc.V1_21_4}, nil, policy)
+			s := New(&Client{Conn: in, Registry: reg, Protocol: mc.V1_21_4}, nil, policy, nil)
 			b.SetBytes(int64(len(payload)))
 			b.ReportAllocs()
 			for b.Loop() {

@@ -50,7 +50,9 @@ func (g Gone) Reason() string {
 	return "the server closed the connection"
 }
 
-// Policy is what the proxy decides for a session.
+// Policy is what the proxy decides for its sessions. One policy serves every
+// session that starts under it: a hook finds the player it acts for in the
+// session's owner (Owner), so a login makes no closures of its own.
 type Policy struct {
 	// Lost is called when the current backend kicked the player, closed or broke.
 	// It may move the player elsewhere (return nil after a successful Switch) or
@@ -83,7 +85,8 @@ type Policy struct {
 type Session struct {
 	client    *Client
 	clientNet net.Conn
-	policy    Policy
+	policy    *Policy
+	owner     any
 
 	// cw is held by a backend's pump while it checks it is still current and
 	// writes a frame to the client, and by a switch while it leaves a backend: no
@@ -183,13 +186,22 @@ const loopBudget = 64 << 10
 // move is possible once they are in the game.
 var ErrNotPlaying = errors.New("the player is still joining; try again in a moment")
 
-// New makes the session of a client whose login has finished.
-func New(client *Client, clientNet net.Conn, policy Policy) *Session {
+// New makes the session of a client whose login has finished, under policy
+// (nil: none), for owner (what policy's hooks act for: Owner).
+func New(client *Client, clientNet net.Conn, policy *Policy, owner any) *Session {
+	if policy == nil {
+		policy = &noPolicy
+	}
 	return &Session{
-		client: client, clientNet: clientNet, policy: policy, toClient: client.State, toServer: client.State,
-		watch: newWatchSet(client.Registry, policy.Filter),
+		client: client, clientNet: clientNet, policy: policy, owner: owner, toClient: client.State, toServer: client.State,
+		watch: policy.Filter.watchFor(client.Registry),
 	}
 }
+
+var noPolicy Policy
+
+// Owner is what New was given to act for: the proxy's player.
+func (s *Session) Owner() any { return s.owner }
 
 // Client is the player's side.
 func (s *Session) Client() *Client { return s.client }
