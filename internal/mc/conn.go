@@ -196,6 +196,9 @@ type Parker interface {
 	// be run again, off the loop, for what would wait. Off the loop (onLoop
 	// false) it runs on a goroutine of its own and its result is ignored.
 	OnReadable(fn Resume) bool
+	// Unpark takes back the fn OnReadable armed, if it has not run: the caller
+	// runs it itself. nil: none is armed (or the source cannot take it back).
+	Unpark() Resume
 }
 
 // Resume is a parked reader's callback (Parker.OnReadable).
@@ -217,16 +220,11 @@ func (c *Conn) Park(resume Resume) bool {
 	return c.lend.parker.OnReadable(resume)
 }
 
-// An Unparker is a Parker whose parked callback can be taken back.
-type Unparker interface {
-	Unpark() Resume
-}
-
 // Unpark takes back the resume a Park armed, if it has not run: the caller
 // runs it itself. nil: none is armed, or c's source cannot take it back.
 func (c *Conn) Unpark() Resume {
-	if u, ok := c.lend.parker.(Unparker); ok {
-		return u.Unpark()
+	if c.lend.parker != nil {
+		return c.lend.parker.Unpark()
 	}
 	return nil
 }
@@ -277,6 +275,29 @@ func (c *Conn) FrameBuffered() bool {
 		}
 	}
 	return false
+}
+
+// A Socket is a connection a relay can do everything with (rawtcp.Conn):
+// write without waiting, be waited on without a read, park its reader.
+type Socket interface {
+	io.Writer
+	TryWriter
+	Waiter
+	Parker
+}
+
+// NewSocketConn is NewConn for a Socket, and LendSocket is LendBuffers for
+// one. They are generic so that each interface the Conn holds the socket as
+// is made from the socket's own type where it is compiled: NewConn and
+// LendBuffers convert one interface into another, which looks a table up at
+// run time, a miss on a cold cache that every login paid several times.
+func NewSocketConn[S Socket](br *bufio.Reader, s S, z *Zlib) *Conn {
+	return &Conn{br: br, w: s, tw: s, z: z, rThreshold: -1, wThreshold: -1, readLimit: MaxUncompressedSize}
+}
+
+// LendSocket is LendBuffers for a Socket (see NewSocketConn).
+func LendSocket[S Socket](c *Conn, s S) {
+	c.lend = lender{on: true, src: s, parker: s}
 }
 
 // NewConn frames a connection. br must be the reader that has consumed

@@ -1,9 +1,11 @@
 package mc
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -200,6 +202,14 @@ func (p *parkingPipe) OnReadable(fn Resume) bool {
 	return true
 }
 
+func (p *parkingPipe) Unpark() Resume {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fn := p.fn
+	p.fn = nil
+	return fn
+}
+
 func (p *parkingPipe) wake() {
 	p.mu.Lock()
 	fn := p.fn
@@ -321,5 +331,28 @@ func TestConnGivesItsBufferBackAtTheEnd(t *testing.T) {
 	src.mu.Unlock()
 	if tries != 2 { // the frames' read, the end's
 		t.Fatalf("%d reads of the source, want 2", tries)
+	}
+}
+
+// socketPipe is a parkingPipe that also writes, without waiting: a Socket.
+type socketPipe struct{ *parkingPipe }
+
+func (*socketPipe) Write(p []byte) (int, error)    { return len(p), nil }
+func (*socketPipe) TryWrite(p []byte) (int, error) { return len(p), nil }
+
+// The generic constructors for a Socket make the Conn NewConn and LendBuffers
+// make of it: one that writes without waiting, lends its buffer and parks.
+func TestSocketConnIsNewConnLending(t *testing.T) {
+	s := &socketPipe{&parkingPipe{pipeWaiter: newPipeWaiter(), parked: make(chan bool, 1)}}
+	br := bufio.NewReader(s)
+	want := NewConn(br, s, nil)
+	want.LendBuffers(s)
+	got := NewSocketConn(br, s, nil)
+	LendSocket(got, s)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("NewSocketConn and LendSocket: %+v; NewConn and LendBuffers: %+v", got, want)
+	}
+	if got.tw == nil || got.lend.src == nil || got.lend.parker == nil {
+		t.Fatal("the socket's write-without-waiting, wait or park side is missing")
 	}
 }

@@ -134,7 +134,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		}
 	}
 	client := &session.Client{
-		Conn: mc.NewConn(cn.br, cn.c, p.icpt.zlib), Registry: reg, Protocol: proto,
+		Conn: frameConn(cn.br, cn.c, p.icpt.zlib), Registry: reg, Protocol: proto,
 		Start: cn.login, Addr: cn.ip, State: mc.LoginState,
 	}
 	client.Conn.SetReadLimit(mc.MaxFrameSize)
@@ -305,10 +305,10 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	}
 	// A limbo stay holds its goroutine, and so does a socket that cannot park:
 	// those start on a fresh goroutine, so the stack the login grew is freed now.
-	switch _, parks := cn.c.(mc.Parker); {
+	switch {
 	case stay != nil:
 		go pl.sess.StartInLimbo(*stay, done)
-	case !parks:
+	case !parks(cn.c):
 		go pl.sess.Start(first, done)
 	default:
 		// A socket that parks holds this goroutine only until the relay's first
@@ -376,7 +376,7 @@ func (p *Proxy) joinBackend(cn *conn, srv *server, lease *balance.Lease, avoid [
 		// Never given back by anyone but its Conn: the backend's pump may still be
 		// inside a read when the session leaves it. The Conn lends the buffer out
 		// while the backend sends nothing and drops it to the collector at the end.
-		conn = mc.NewConn(mc.GetReader(backend), backend, p.icpt.zlib)
+		conn = frameConn(mc.GetReader(backend), backend, p.icpt.zlib)
 		lendBuffers(conn, backend)
 		var err error
 		if outcome, err = login.Run(conn); err != nil {

@@ -451,11 +451,3 @@ func (c *ipCounter) release(ip netip.Addr) {
 func getReader(c net.Conn) *bufio.Reader { return mc.GetReader(c) }
 
 func putReader(br *bufio.Reader) { mc.PutReader(br) }
-
-// lendBuffers lets a session's Conn hold no read buffer while its peer is
-// silent, where the connection can be waited on without reading (rawtcp).
-func lendBuffers(c *mc.Conn, nc net.Conn) {
-	if w, ok := nc.(mc.Waiter); ok {
-		c.LendBuffers(w)
-	}
-}

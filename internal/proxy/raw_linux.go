@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"log/slog"
 	"net"
@@ -8,8 +9,38 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/forward"
+	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/rawtcp"
 )
+
+// frameConn frames an intercepted side's connection; lendBuffers lets its Conn
+// hold no read buffer while the peer is silent, where the connection can be
+// waited on without reading; parks says its reader can park (mc.Parker). A
+// raw socket goes through mc's generic constructors: asked as interfaces,
+// every login looked interface tables up at run time several times, each a
+// miss on a cold cache.
+func frameConn(br *bufio.Reader, nc net.Conn, z *mc.Zlib) *mc.Conn {
+	if rc, ok := nc.(*rawtcp.Conn); ok {
+		return mc.NewSocketConn(br, rc, z)
+	}
+	return mc.NewConn(br, nc, z)
+}
+
+func lendBuffers(c *mc.Conn, nc net.Conn) {
+	if rc, ok := nc.(*rawtcp.Conn); ok {
+		mc.LendSocket(c, rc)
+	} else if w, ok := nc.(mc.Waiter); ok {
+		c.LendBuffers(w)
+	}
+}
+
+func parks(nc net.Conn) bool {
+	if _, ok := nc.(*rawtcp.Conn); ok {
+		return true
+	}
+	_, ok := nc.(mc.Parker)
+	return ok
+}
 
 // sockets is how the proxy holds players' and backends' sockets. With the epoll
 // forwarder they are rawtcp Conns: bare non-blocking fds that wait, when a call must,
