@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/infrarust-go/infrarust/internal/auth"
 	"github.com/infrarust-go/infrarust/internal/forwarding"
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
@@ -26,8 +25,6 @@ type Outcome struct {
 	// Kick is the text of a Disconnect the backend answered the login with
 	// (whitelist, ban, full): the player is told; it says nothing about health.
 	Kick string
-	// Profile is what the backend's Login Success named.
-	Profile auth.Profile
 }
 
 // ErrOnlineModeBackend means the backend asked for encryption: it runs
@@ -87,10 +84,8 @@ func (b BackendLogin) Run(conn *mc.Conn) (Outcome, error) {
 		case mc.PacketEncryptionRequest:
 			return Outcome{}, ErrOnlineModeBackend
 		case mc.PacketLoginSuccess:
-			ls, err := mc.DecodeLoginSuccess(f.Payload, p)
-			if err != nil {
-				return Outcome{}, err
-			}
+			// What it names is not read: the client has had the proxy's own
+			// Login Success, and the player is who the proxy forwarded.
 			if p.AtLeast(mc.V1_20_2) {
 				ackID, _ := reg.ID(mc.LoginState, mc.Serverbound, mc.PacketLoginAcknowledged)
 				if err := conn.WritePacket(ackID, nil); err != nil {
@@ -99,7 +94,7 @@ func (b BackendLogin) Run(conn *mc.Conn) (Outcome, error) {
 				// Its configuration phase: what every player of the server receives.
 				conn.ShareHeads(true)
 			}
-			return Outcome{Profile: auth.Profile{ID: ls.UUID, Name: ls.Name}}, nil
+			return Outcome{}, nil
 		default:
 			return Outcome{}, fmt.Errorf("backend login: unexpected %s packet", t)
 		}
