@@ -277,8 +277,9 @@ var packetTable = []packetIDs{
 // Registry answers packet-id questions for one protocol version. It is
 // immutable and shared, so a session looks it up once and keeps the pointer.
 type Registry struct {
-	p   Protocol
-	ids [numStates][2][numPacketTypes]int32 // -1 = not in this version/state/direction
+	p     Protocol
+	index int                                 // its place among the registries (Index)
+	ids   [numStates][2][numPacketTypes]int32 // -1 = not in this version/state/direction
 	// types is ids reversed (0 = a packet the proxy relays without knowing it),
 	// so the relay names a frame's packet with one load instead of a scan.
 	types [numStates][2][maxKnownID + 1]PacketType
@@ -293,8 +294,8 @@ var registries = buildRegistries()
 
 func buildRegistries() map[Protocol]*Registry {
 	m := make(map[Protocol]*Registry, len(versionTable))
-	for _, v := range versionTable {
-		r := &Registry{p: v.p}
+	for i, v := range versionTable {
+		r := &Registry{p: v.p, index: i}
 		for s := range r.ids {
 			for d := range r.ids[s] {
 				for t := range r.ids[s][d] {
@@ -329,6 +330,13 @@ func RegistryFor(p Protocol) (r *Registry, ok bool) {
 	r, ok = registries[p]
 	return r, ok
 }
+
+// Index is the registry's place among all of them, 0 to RegistryCount()-1:
+// for tables kept per version.
+func (r *Registry) Index() int { return r.index }
+
+// RegistryCount is how many registries (known protocols) there are.
+func RegistryCount() int { return len(versionTable) }
 
 // Protocol is the version this registry describes.
 func (r *Registry) Protocol() Protocol { return r.p }

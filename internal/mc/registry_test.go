@@ -285,3 +285,20 @@ func BenchmarkRegistryType(b *testing.B) {
 		}
 	}
 }
+
+// Each registry has its own place among RegistryCount(): tables kept per
+// version index by it.
+func TestRegistryIndexes(t *testing.T) {
+	seen := make([]Protocol, RegistryCount())
+	for _, v := range versionTable {
+		r, ok := RegistryFor(v.p)
+		if !ok {
+			t.Fatalf("protocol %d: no registry", v.p)
+		}
+		i := r.Index()
+		if i < 0 || i >= len(seen) || seen[i] != 0 {
+			t.Fatalf("protocol %d: index %d out of 0..%d or taken by %d", v.p, i, len(seen)-1, seen[max(0, min(i, len(seen)-1))])
+		}
+		seen[i] = v.p
+	}
+}

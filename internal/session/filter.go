@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
@@ -23,9 +24,10 @@ type Filter struct {
 	// SendToServer).
 	Packet func(s *Session, pk *Packet)
 
-	// watch holds the watch set of each registry met: the same for every
-	// session of a version.
-	watch sync.Map // *mc.Registry → *watchSet
+	// watch holds the watch set of each version met (by mc.Registry.Index):
+	// the same for every session of that version.
+	watchOnce sync.Once
+	watch     []atomic.Pointer[watchSet]
 }
 
 // Packet is one packet a Filter sees.
@@ -67,11 +69,13 @@ func (f *Filter) watchFor(reg *mc.Registry) *watchSet {
 	if f == nil || f.Packet == nil {
 		return nil
 	}
-	if w, ok := f.watch.Load(reg); ok {
-		return w.(*watchSet)
+	f.watchOnce.Do(func() { f.watch = make([]atomic.Pointer[watchSet], mc.RegistryCount()) })
+	slot := &f.watch[reg.Index()]
+	if w := slot.Load(); w != nil {
+		return w
 	}
-	w, _ := f.watch.LoadOrStore(reg, newWatchSet(reg, f))
-	return w.(*watchSet)
+	slot.CompareAndSwap(nil, newWatchSet(reg, f))
+	return slot.Load()
 }
 
 func newWatchSet(reg *mc.Registry, f *Filter) *watchSet {
