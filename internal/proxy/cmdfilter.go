@@ -302,8 +302,9 @@ func (pc *playerCommands) run(c *command.Command, inv command.Invocation) {
 	}()
 }
 
-// permissionsFor is the permission check of a player that a PermissionsSetup
-// handler put in place of the proxy's own (allows); nil when there is none.
+// permissionsFor fires PermissionsSetup for pl and returns the permission
+// check its handlers leave (the proxy's own, allows, unless they replaced it);
+// nil when no handler wants the event: allows is then called directly.
 func (p *Proxy) permissionsFor(pl *onlinePlayer) func(string) bool {
 	d := p.opts.Hooks
 	if !d.Wants(hooks.KindPermissionsSetup) {
