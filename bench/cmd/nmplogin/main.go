@@ -9,6 +9,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -33,12 +34,11 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if o.Paired && (o.Only != "" || o.ClientOnly) {
-		fmt.Fprintln(os.Stderr, "nmplogin:", bench.ErrPairedAlone)
-		os.Exit(2)
-	}
 	if err := bench.NMPLogins(o); err != nil {
 		fmt.Fprintln(os.Stderr, "nmplogin:", err)
+		if errors.Is(err, bench.ErrPairedAlone) {
+			os.Exit(2) // a usage error, refused before anything starts
+		}
 		os.Exit(1)
 	}
 }
