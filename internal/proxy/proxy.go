@@ -451,3 +451,19 @@ func (c *ipCounter) release(ip netip.Addr) {
 func getReader(c net.Conn) *bufio.Reader { return mc.GetReader(c) }
 
 func putReader(br *bufio.Reader) { mc.PutReader(br) }
+
+// frameAny, lendAny and parksAny are frameConn, lendBuffers and parks for any
+// connection, through the interfaces it implements (raw_linux.go has a faster
+// path for raw sockets).
+func frameAny(br *bufio.Reader, nc net.Conn, z *mc.Zlib) *mc.Conn { return mc.NewConn(br, nc, z) }
+
+func lendAny(c *mc.Conn, nc net.Conn) {
+	if w, ok := nc.(mc.Waiter); ok {
+		c.LendBuffers(w)
+	}
+}
+
+func parksAny(nc net.Conn) bool {
+	_, ok := nc.(mc.Parker)
+	return ok
+}

@@ -23,23 +23,20 @@ func frameConn(br *bufio.Reader, nc net.Conn, z *mc.Zlib) *mc.Conn {
 	if rc, ok := nc.(*rawtcp.Conn); ok {
 		return mc.NewSocketConn(br, rc, z)
 	}
-	return mc.NewConn(br, nc, z)
+	return frameAny(br, nc, z)
 }
 
 func lendBuffers(c *mc.Conn, nc net.Conn) {
 	if rc, ok := nc.(*rawtcp.Conn); ok {
 		mc.LendSocket(c, rc)
-	} else if w, ok := nc.(mc.Waiter); ok {
-		c.LendBuffers(w)
+		return
 	}
+	lendAny(c, nc)
 }
 
 func parks(nc net.Conn) bool {
-	if _, ok := nc.(*rawtcp.Conn); ok {
-		return true
-	}
-	_, ok := nc.(mc.Parker)
-	return ok
+	_, raw := nc.(*rawtcp.Conn)
+	return raw || parksAny(nc)
 }
 
 // sockets is how the proxy holds players' and backends' sockets. With the epoll

@@ -12,21 +12,12 @@ import (
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
 
-// frameConn frames an intercepted side's connection; lendBuffers lets its Conn
-// hold no read buffer while the peer is silent, where the connection can be
-// waited on without reading; parks says its reader can park (mc.Parker).
-func frameConn(br *bufio.Reader, nc net.Conn, z *mc.Zlib) *mc.Conn { return mc.NewConn(br, nc, z) }
+// frameConn, lendBuffers and parks: without raw sockets, the general ones.
+func frameConn(br *bufio.Reader, nc net.Conn, z *mc.Zlib) *mc.Conn { return frameAny(br, nc, z) }
 
-func lendBuffers(c *mc.Conn, nc net.Conn) {
-	if w, ok := nc.(mc.Waiter); ok {
-		c.LendBuffers(w)
-	}
-}
+func lendBuffers(c *mc.Conn, nc net.Conn) { lendAny(c, nc) }
 
-func parks(nc net.Conn) bool {
-	_, ok := nc.(mc.Parker)
-	return ok
-}
+func parks(nc net.Conn) bool { return parksAny(nc) }
 
 // sockets: raw sockets (internal/rawtcp) exist on Linux only; elsewhere the proxy
 // uses Go's net.
