@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -91,7 +92,7 @@ func (p *Proxy) connectTo(cn *conn, srv *server, lease *balance.Lease, avoid []s
 			outcomes = append(outcomes, addr+": "+what)
 		}
 	}
-	var lastFull string
+	var lastFull, lastFailure string
 	if debug {
 		defer func() {
 			if len(outcomes) == 0 {
@@ -121,9 +122,11 @@ func (p *Proxy) connectTo(cn *conn, srv *server, lease *balance.Lease, avoid []s
 		case errors.Is(err, errNoLoginAnswer):
 			lease.Unresponsive(p.now(), err.Error())
 			note(addr, err.Error())
+			lastFailure = addr + ": " + err.Error()
 		case err != nil:
 			lease.Failed(p.now(), err.Error())
 			note(addr, err.Error())
+			lastFailure = addr + ": " + err.Error()
 		case full != "":
 			// The backend answered, so the address is alive: Connected proves it (a
 			// recovery attempt recovers instead of being handed out again on every
@@ -143,6 +146,11 @@ func (p *Proxy) connectTo(cn *conn, srv *server, lease *balance.Lease, avoid []s
 	}
 	if lastFull != "" {
 		return nil, &fullError{kick: lastFull}
+	}
+	if lastFailure != "" {
+		// The login's failure line says why, not only that: a misconfigured
+		// backend (online-mode, forwarding) is named at INFO, not at debug.
+		return nil, fmt.Errorf("%w (last: %s)", errNoBackend, lastFailure)
 	}
 	return nil, errNoBackend
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/forwarding"
 	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/testutil"
 )
 
 // modernProtocol is the version the Go-level intercepted tests speak: 1.21
@@ -410,6 +412,43 @@ func TestVelocityForwarding(t *testing.T) {
 	got, _, err = goClient{}.login(t, tp.addr, "vel.test", "Old", mc.Protocol(340))
 	if err != nil || got != forwarding.KickVelocityTooOld {
 		t.Fatalf("1.12.2 client on a velocity server: %q, %v", got, err)
+	}
+}
+
+// A backend whose velocity forwarding is not set up lets the player in without
+// asking who they are, and would take them as the proxy's address with an
+// offline UUID: the proxy treats it as a failed address (Velocity refuses it
+// too), tries the next one, and says why in the login's failure line.
+func TestVelocityForwardingNotSetUpOnTheBackend(t *testing.T) {
+	secretFile := filepath.Join(t.TempDir(), "forwarding.secret")
+	if err := os.WriteFile(secretFile, []byte("s3cret-of-the-network\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unset := startInterceptBackend(t, nil, "")
+	good := startInterceptBackend(t, []byte("s3cret-of-the-network"), "")
+	s1 := interceptedServer("lobby", config.ModeOffline, unset.addr, good.addr)
+	s2 := interceptedServer("alone", config.ModeOffline, unset.addr)
+	mode := forwarding.ModeVelocity
+	s1.ForwardingMode, s2.ForwardingMode = &mode, &mode
+	var logs testutil.SyncBuffer
+	tp := startProxyOpts(t, func(c *config.Config) { c.Forwarding.SecretFile = secretFile },
+		Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}, s1, s2)
+
+	got, _, err := goClient{}.login(t, tp.addr, "lobby.test", "Alex", modernProtocol)
+	if err != nil || !strings.HasPrefix(got, "welcome Alex uuid=") {
+		t.Fatalf("first address unset, second set up: %q, %v; want the second's greeting", got, err)
+	}
+	v, _ := tp.Server("lobby", time.Now())
+	if v.Backends[0].LastFailure.IsZero() || !v.Backends[1].LastFailure.IsZero() {
+		t.Fatalf("only the unset address failed: %+v", v.Backends)
+	}
+
+	got, _, err = goClient{}.login(t, tp.addr, "alone.test", "Alex", modernProtocol)
+	if err != nil || got != "unreachable" {
+		t.Fatalf("only an unset address: %q, %v; want the server's disconnect message", got, err)
+	}
+	if !strings.Contains(logs.String(), "did not ask for velocity forwarding") {
+		t.Fatalf("the login's failure line does not say why:\n%s", logs.String())
 	}
 }
 

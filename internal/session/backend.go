@@ -31,6 +31,12 @@ type Outcome struct {
 // online-mode=true and cannot take players the proxy authenticated.
 var ErrOnlineModeBackend = errors.New("the backend runs online-mode=true; set online-mode=false in its server.properties (the proxy authenticates players) and configure forwarding")
 
+// ErrVelocityNotAsked means the server forwards with velocity but the backend
+// let the player in without asking for the forwarded identity: its forwarding is
+// not set up, and it would take the player as the proxy's address with an
+// offline UUID. Velocity refuses such a backend the same way.
+var ErrVelocityNotAsked = errors.New("the backend did not ask for velocity forwarding: enable it with this proxy's secret (Paper: proxies.velocity in config/paper-global.yml; Fabric/Forge: a velocity forwarding mod) or change the server's forwarding_mode")
+
 // Run logs the player in to a backend on conn: handshake and Login Start out,
 // then the backend's login packets until Login Success (acknowledged for
 // 1.20.2+, after which the backend is in its configuration state) or a
@@ -53,6 +59,7 @@ func (b BackendLogin) Run(conn *mc.Conn) (Outcome, error) {
 	if err := conn.WritePackets(mc.OutPacket{ID: hsID, Payload: hs}, mc.OutPacket{ID: lsID, Payload: ls}); err != nil {
 		return Outcome{}, err
 	}
+	forwarded := false
 	for {
 		f, err := conn.ReadFrame()
 		if err != nil {
@@ -72,9 +79,11 @@ func (b BackendLogin) Run(conn *mc.Conn) (Outcome, error) {
 				return Outcome{}, err
 			}
 		case mc.PacketLoginPluginRequest:
-			if err := b.answerQuery(conn, f.Payload); err != nil {
+			answered, err := b.answerQuery(conn, f.Payload)
+			if err != nil {
 				return Outcome{}, err
 			}
+			forwarded = forwarded || answered
 		case mc.PacketDisconnect:
 			d, err := mc.DecodeDisconnect(f.Payload, p, mc.LoginState)
 			if err != nil {
@@ -84,6 +93,9 @@ func (b BackendLogin) Run(conn *mc.Conn) (Outcome, error) {
 		case mc.PacketEncryptionRequest:
 			return Outcome{}, ErrOnlineModeBackend
 		case mc.PacketLoginSuccess:
+			if b.Velocity != nil && !forwarded {
+				return Outcome{}, ErrVelocityNotAsked
+			}
 			// What it names is not read: the client has had the proxy's own
 			// Login Success, and the player is who the proxy forwarded.
 			if p.AtLeast(mc.V1_20_2) {
@@ -102,21 +114,22 @@ func (b BackendLogin) Run(conn *mc.Conn) (Outcome, error) {
 }
 
 // answerQuery answers a Login Plugin Request: Velocity's player-info query with
-// the signed identity when velocity forwarding is on, every other one (or that
-// one without velocity forwarding) with "not understood".
-func (b BackendLogin) answerQuery(conn *mc.Conn, payload []byte) error {
+// the signed identity when velocity forwarding is on (and says it forwarded),
+// every other one (or that one without velocity forwarding) with "not
+// understood".
+func (b BackendLogin) answerQuery(conn *mc.Conn, payload []byte) (forwarded bool, err error) {
 	q, err := mc.DecodeLoginPluginRequest(payload)
 	if err != nil {
-		return err
+		return false, err
 	}
 	resp := mc.LoginPluginResponse{MessageID: q.MessageID}
 	if q.Channel == forwarding.VelocityChannel && b.Velocity != nil {
 		data, _, err := b.Velocity.Response(q.Data, int32(b.Registry.Protocol()), b.Player)
 		if err != nil {
-			return err
+			return false, err
 		}
 		resp.Successful, resp.Data = true, data
 	}
 	id, _ := b.Registry.ID(mc.LoginState, mc.Serverbound, mc.PacketLoginPluginResponse)
-	return conn.WritePacket(id, resp.AppendPayload(nil))
+	return resp.Successful, conn.WritePacket(id, resp.AppendPayload(nil))
 }
