@@ -111,6 +111,54 @@ func TestForgetKeepsCardinalityBounded(t *testing.T) {
 			t.Errorf("%s still exported after Forget", gone)
 		}
 	}
+
+	// A server or address configured again later starts afresh and is exported:
+	// nothing recorded into children kept from before the Forget.
+	m.PlayerJoined("survival")
+	m.Login("survival", LoginSuccess)
+	m.BackendConnect("lobby", "10.0.0.2:25565", time.Millisecond, nil)
+	out = scrape(t, m)
+	for _, want := range []string{
+		`infrarust_players_online{server="survival"} 1`,
+		`infrarust_logins_total{outcome="success",server="survival"} 1`,
+		`infrarust_backend_connect_duration_seconds_count{address="10.0.0.2:25565",server="lobby"} 1`,
+		`infrarust_backend_connect_duration_seconds_count{address="10.0.0.1:25565",server="lobby"} 1`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("after Forget and use again, missing %q", want)
+		}
+	}
+}
+
+// A login's series cost a map lookup, not WithLabelValues' validation, hashing
+// and locked search (BenchmarkLoginSeries/labels is the vectors' own path).
+func BenchmarkLoginSeries(b *testing.B) {
+	m := New()
+	servers := make([]string, 64)
+	for i := range servers {
+		servers[i] = fmt.Sprintf("server-%d", i)
+	}
+	b.Run("cached", func(b *testing.B) {
+		for i := range b.N {
+			srv := servers[i%len(servers)]
+			m.BackendConnect(srv, "10.0.0.1:25565", time.Millisecond, nil)
+			m.PlayerJoined(srv)
+			m.Login(srv, LoginSuccess)
+			m.PlayerLeft(srv)
+			m.BytesForwarded(1, 1)
+		}
+	})
+	b.Run("labels", func(b *testing.B) {
+		for i := range b.N {
+			srv := servers[i%len(servers)]
+			m.connectDuration.WithLabelValues(srv, "10.0.0.1:25565").Observe(0.001)
+			m.playersOnline.WithLabelValues(srv).Inc()
+			m.logins.WithLabelValues(srv, string(LoginSuccess)).Inc()
+			m.playersOnline.WithLabelValues(srv).Dec()
+			m.bytesForwarded.WithLabelValues("upstream").Add(1)
+			m.bytesForwarded.WithLabelValues("downstream").Add(1)
+		}
+	})
 }
 
 func TestNilMetricsIsSafe(t *testing.T) {
