@@ -6,10 +6,12 @@ package metrics
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,8 +52,8 @@ type Metrics struct {
 	// What every login and session records into, looked up once: the vectors'
 	// WithLabelValues validates, hashes and finds its labels under the vector's
 	// lock at every call, which a profile of whole logins put at 2 % of a login's
-	// CPU (on caches a login finds cold, about 10 µs a call).
-	servers              sync.Map // server id → *serverSeries
+	// CPU (on caches a login finds cold, several µs a call).
+	servers              cowMap[*serverSeries] // by server id
 	upstream, downstream prometheus.Counter
 }
 
@@ -59,7 +61,66 @@ type Metrics struct {
 type serverSeries struct {
 	players prometheus.Gauge
 	success prometheus.Counter
-	connect sync.Map // address → prometheus.Observer
+	connect cowMap[prometheus.Observer] // by address
+}
+
+// cowMap is a map read without a lock and written by copying: logins read it on
+// every call, and it changes only when a server or an address is first seen or
+// forgotten. (sync.Map's hash trie was a chain of cold loads a login, and its
+// values an interface asserted at each call.)
+type cowMap[V any] struct {
+	mu sync.Mutex // writers
+	m  atomic.Pointer[map[string]V]
+}
+
+func (c *cowMap[V]) load(k string) (V, bool) {
+	if m := c.m.Load(); m != nil {
+		v, ok := (*m)[k]
+		return v, ok
+	}
+	var zero V
+	return zero, false
+}
+
+// add stores v under k unless k has a value already, and returns k's value.
+func (c *cowMap[V]) add(k string, v V) V {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m.Load()
+	if old != nil {
+		if have, ok := (*old)[k]; ok {
+			return have
+		}
+	}
+	next := make(map[string]V, 1+lenOf(old))
+	if old != nil {
+		maps.Copy(next, *old)
+	}
+	next[k] = v
+	c.m.Store(&next)
+	return v
+}
+
+func (c *cowMap[V]) delete(k string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m.Load()
+	if old == nil {
+		return
+	}
+	if _, ok := (*old)[k]; !ok {
+		return
+	}
+	next := maps.Clone(*old)
+	delete(next, k)
+	c.m.Store(&next)
+}
+
+func lenOf[V any](m *map[string]V) int {
+	if m == nil {
+		return 0
+	}
+	return len(*m)
 }
 
 // New builds the registry with every proxy series plus the Go runtime and process
@@ -148,14 +209,13 @@ func New() *Metrics {
 
 // server is server's series, made at its first use and kept until ForgetServer.
 func (m *Metrics) server(id string) *serverSeries {
-	if s, ok := m.servers.Load(id); ok {
-		return s.(*serverSeries)
+	if s, ok := m.servers.load(id); ok {
+		return s
 	}
-	s, _ := m.servers.LoadOrStore(id, &serverSeries{
+	return m.servers.add(id, &serverSeries{
 		players: m.playersOnline.WithLabelValues(id),
 		success: m.logins.WithLabelValues(id, string(LoginSuccess)),
 	})
-	return s.(*serverSeries)
 }
 
 // Registry exposes the registry so the caller can add its own collectors.
@@ -208,11 +268,11 @@ func (m *Metrics) BackendConnect(server, addr string, d time.Duration, err error
 		return
 	}
 	srv := m.server(server)
-	o, ok := srv.connect.Load(addr)
+	o, ok := srv.connect.load(addr)
 	if !ok {
-		o, _ = srv.connect.LoadOrStore(addr, m.connectDuration.WithLabelValues(server, addr))
+		o = srv.connect.add(addr, m.connectDuration.WithLabelValues(server, addr))
 	}
-	o.(prometheus.Observer).Observe(d.Seconds())
+	o.Observe(d.Seconds())
 }
 
 // HealthTransition counts an address entering state (healthy, probing, unhealthy, draining;
@@ -393,8 +453,8 @@ func (m *Metrics) ForgetAddress(server, addr string) {
 	}
 	l := prometheus.Labels{"server": server, "address": addr}
 	m.connectDuration.DeletePartialMatch(l)
-	if s, ok := m.servers.Load(server); ok {
-		s.(*serverSeries).connect.Delete(addr)
+	if s, ok := m.servers.load(server); ok {
+		s.connect.delete(addr)
 	}
 	m.connectFailures.DeletePartialMatch(l)
 	m.healthTransitions.DeletePartialMatch(l)
@@ -410,7 +470,7 @@ func (m *Metrics) ForgetServer(server string) {
 	m.connectDuration.DeletePartialMatch(l)
 	// After the series: a login meanwhile records into the cached children,
 	// which no longer count, as it would have into the deleted series.
-	defer m.servers.Delete(server)
+	defer m.servers.delete(server)
 	m.connectFailures.DeletePartialMatch(l)
 	m.healthTransitions.DeletePartialMatch(l)
 	m.statusLatency.DeletePartialMatch(l)

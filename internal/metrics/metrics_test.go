@@ -288,3 +288,41 @@ func TestLoginOutcomesAreAFixedSet(t *testing.T) {
 		seen[o] = true
 	}
 }
+
+// Logins record into their servers' series from many goroutines while new
+// servers appear and others are forgotten; every kept server's count is exact.
+func TestSeriesUnderConcurrentLoginsAndForget(t *testing.T) {
+	m := New()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				srv := fmt.Sprintf("kept-%d", i%4)
+				m.PlayerJoined(srv)
+				m.Login(srv, LoginSuccess)
+				m.BackendConnect(srv, fmt.Sprintf("10.0.0.%d:25565", g), time.Millisecond, nil)
+				m.PlayerLeft(srv)
+				gone := fmt.Sprintf("gone-%d-%d", g, i)
+				m.PlayerJoined(gone)
+				m.ForgetServer(gone)
+			}
+		}()
+	}
+	wg.Wait()
+	out := scrape(t, m)
+	for i := range 4 {
+		for _, want := range []string{
+			fmt.Sprintf(`infrarust_players_online{server="kept-%d"} 0`, i),
+			fmt.Sprintf(`infrarust_logins_total{outcome="success",server="kept-%d"} 1000`, i),
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("missing %q", want)
+			}
+		}
+	}
+	if strings.Contains(out, `server="gone-`) {
+		t.Error("a forgotten server is still exported")
+	}
+}
