@@ -300,12 +300,16 @@ func (m *Metrics) PlayerJoined(server string) {
 	m.server(server).players.Inc()
 }
 
-// PlayerLeft ends a session counted by PlayerJoined.
+// PlayerLeft ends a session counted by PlayerJoined. A session of a server a
+// reload removed (ForgetServer) ends uncounted: its series is gone, and making it
+// again would export the server at -1.
 func (m *Metrics) PlayerLeft(server string) {
 	if m == nil {
 		return
 	}
-	m.server(server).players.Dec()
+	if s, ok := m.servers.load(server); ok {
+		s.players.Dec()
+	}
 }
 
 // BytesForwarded adds a session's byte counts (from io.Copy's return values).

@@ -102,6 +102,7 @@ func TestForgetKeepsCardinalityBounded(t *testing.T) {
 
 	m.ForgetAddress("lobby", "10.0.0.2:25565")
 	m.ForgetServer("survival")
+	m.PlayerLeft("survival") // its player leaves after the reload: not at -1
 	out := scrape(t, m)
 	if !strings.Contains(out, `address="10.0.0.1:25565"`) {
 		t.Error("ForgetAddress removed a sibling address")
