@@ -34,7 +34,14 @@ func TestRealClientAuthLimbo(t *testing.T) {
 			lobby := intercepted(config.ModeOffline, "auth-"+strings.ReplaceAll(v, ".", "-")+".e2e.test", srv.Addr)
 			lobby.ID = "lobby"
 			lobby.LimboHandlers = []config.LimboHandler{config.LimboAuth}
-			proxyAddr, adminURL := startWithAdminWith(t, func(c *config.Config) { c.AuthLimbo.MaxAttempts = 3 }, lobby)
+			proxyAddr, adminURL := startWithAdminWith(t, func(c *config.Config) {
+				c.AuthLimbo.MaxAttempts = 3
+				// A cheap hash: the commands below are 2 s apart, and at the
+				// default cost three hashes under -race on a busy 2-core
+				// machine took longer than that (the last answer came after
+				// the kick). The cost itself is tested in internal/accounts.
+				c.AuthLimbo.Argon2 = config.Argon2{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}
+			}, lobby)
 			api := admin.NewClient(adminURL, e2eAdminKey)
 			e := &authEnv{t: t, ctx: ctx, srv: srv, api: api, client: h.StartClient(t), addr: proxyAddr, host: lobby.Domains[0], version: v}
 			joins, login, landed := e.joins, e.login, e.landed
