@@ -74,28 +74,28 @@ type cowMap[V any] struct {
 }
 
 func (c *cowMap[V]) load(k string) (V, bool) {
+	v, ok := c.current()[k]
+	return v, ok
+}
+
+// current is the map as it is now; nil (which reads as empty) until the first add.
+func (c *cowMap[V]) current() map[string]V {
 	if m := c.m.Load(); m != nil {
-		v, ok := (*m)[k]
-		return v, ok
+		return *m
 	}
-	var zero V
-	return zero, false
+	return nil
 }
 
 // add stores v under k unless k has a value already, and returns k's value.
 func (c *cowMap[V]) add(k string, v V) V {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old := c.m.Load()
-	if old != nil {
-		if have, ok := (*old)[k]; ok {
-			return have
-		}
+	old := c.current()
+	if have, ok := old[k]; ok {
+		return have
 	}
-	next := make(map[string]V, 1+lenOf(old))
-	if old != nil {
-		maps.Copy(next, *old)
-	}
+	next := make(map[string]V, len(old)+1)
+	maps.Copy(next, old)
 	next[k] = v
 	c.m.Store(&next)
 	return v
@@ -104,23 +104,13 @@ func (c *cowMap[V]) add(k string, v V) V {
 func (c *cowMap[V]) delete(k string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old := c.m.Load()
-	if old == nil {
+	old := c.current()
+	if _, ok := old[k]; !ok {
 		return
 	}
-	if _, ok := (*old)[k]; !ok {
-		return
-	}
-	next := maps.Clone(*old)
+	next := maps.Clone(old)
 	delete(next, k)
 	c.m.Store(&next)
-}
-
-func lenOf[V any](m *map[string]V) int {
-	if m == nil {
-		return 0
-	}
-	return len(*m)
 }
 
 // New builds the registry with every proxy series plus the Go runtime and process
