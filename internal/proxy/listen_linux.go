@@ -23,9 +23,14 @@ const keepaliveInherited = true
 const deferAcceptSeconds = 1
 
 // listenerControl sets the listening socket's options before it listens:
-// TCP_DEFER_ACCEPT, and [keepalive] for the accepted sockets to inherit.
+// TCP_DEFER_ACCEPT, and TCP_NODELAY and [keepalive] for the accepted sockets to
+// inherit. Set before listen, they are on every socket the listener ever
+// queues; set later, a connection already in the backlog would miss them.
 func listenerControl(ka config.Keepalive) func(network, address string, c syscall.RawConn) error {
-	opts := []struct{ level, opt, v int }{{unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT, deferAcceptSeconds}}
+	opts := []struct{ level, opt, v int }{
+		{unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT, deferAcceptSeconds},
+		{unix.IPPROTO_TCP, unix.TCP_NODELAY, 1},
+	}
 	if ka.Time > 0 {
 		opts = append(opts,
 			struct{ level, opt, v int }{unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1},

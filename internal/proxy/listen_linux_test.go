@@ -14,8 +14,9 @@ import (
 	"github.com/infrarust-go/infrarust/internal/rawtcp"
 )
 
-// The players' listener carries [keepalive] and every accepted socket inherits it,
-// so a session pays no setsockopt for it.
+// The players' listener carries [keepalive] and TCP_NODELAY from before it
+// listens, and every accepted socket inherits them, so a session pays no
+// setsockopt for either.
 func TestAcceptedSocketsInheritKeepalive(t *testing.T) {
 	ka := config.Keepalive{Time: config.Duration(42 * time.Second), Interval: config.Duration(7 * time.Second), Retries: 5}
 	ln, err := Listen(context.Background(), "127.0.0.1:0", ka)
@@ -30,6 +31,17 @@ func TestAcceptedSocketsInheritKeepalive(t *testing.T) {
 	defer client.Close()
 	if _, err := client.Write([]byte{0}); err != nil { // accept is deferred until bytes arrive
 		t.Fatal(err)
+	}
+	lraw, err := ln.(*net.TCPListener).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Go's net sets TCP_NODELAY on what it accepts itself; the rawtcp listener
+	// relies on the listening socket's.
+	var nodelay int
+	_ = lraw.Control(func(fd uintptr) { nodelay, _ = unix.GetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_NODELAY) })
+	if nodelay == 0 {
+		t.Error("listening socket has TCP_NODELAY off: the sockets it queues before anyone sets it inherit Nagle")
 	}
 	c, err := ln.Accept()
 	if err != nil {

@@ -22,11 +22,13 @@ type Listener struct {
 	rc     syscall.RawConn
 	addr   net.Addr
 	closed atomic.Bool
-	// nodelay is what the first accepted socket showed: Linux copies the listening
-	// socket's TCP_NODELAY to the sockets it accepts, so it is set once on the
-	// listener and looked at once; if a kernel ever did not copy it, every accepted
-	// socket gets it set (Minecraft's many small packets need Nagle off).
-	nodelay atomic.Int32 // 0 not yet known, 1 inherited, 2 set per socket
+	// nodelay says whether accepted sockets are known to inherit TCP_NODELAY:
+	// Linux copies the listening socket's to the sockets it accepts, so it is set
+	// once on the listener and looked at until one accepted socket shows it. A
+	// socket queued before the listener had it set does not show it, and says
+	// nothing of the ones after; it gets the option set (Minecraft's many small
+	// packets need Nagle off).
+	nodelay atomic.Bool
 }
 
 // NewListener takes over ln's socket: on success ln is closed and the Listener
@@ -95,21 +97,18 @@ func (l *Listener) Accept() (net.Conn, error) {
 }
 
 // noDelay makes sure an accepted socket has Nagle off: inherited from the listener
-// (one getsockopt, on the first socket only) or set on the socket.
+// (one getsockopt, until a socket shows it inherited) or set on the socket.
 func (l *Listener) noDelay(fd int) error {
-	switch l.nodelay.Load() {
-	case 1:
+	if l.nodelay.Load() {
 		return nil
-	case 0:
-		v, err := epoll.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
-		if err != nil {
-			return err
-		}
-		if v != 0 {
-			l.nodelay.Store(1)
-			return nil
-		}
-		l.nodelay.Store(2)
+	}
+	v, err := epoll.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
+	if err != nil {
+		return err
+	}
+	if v != 0 {
+		l.nodelay.Store(true)
+		return nil
 	}
 	return epoll.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 }

@@ -89,6 +89,49 @@ func noDelay(t *testing.T, c *Conn) int {
 	return v
 }
 
+// A connection queued before the listener had TCP_NODELAY did not inherit it: it
+// gets it set, and the listener still learns from the next socket that the
+// option is inherited (one early socket must not cost every later accept a
+// setsockopt).
+func TestNoDelayOnASocketQueuedBeforeTheListener(t *testing.T) {
+	p := poller(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // Go's net leaves the listener's Nagle on
+	if err != nil {
+		t.Fatal(err)
+	}
+	early, err := net.Dial("tcp", ln.Addr().String()) // queued in the backlog now
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer early.Close()
+	l, err := NewListener(ln.(*net.TCPListener), p)
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i, what := range []string{"queued before", "queued after"} {
+		if i == 1 {
+			late, err := net.Dial("tcp", l.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer late.Close()
+		}
+		c, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if noDelay(t, c.(*Conn)) == 0 {
+			t.Errorf("socket %s the listener's TCP_NODELAY: Nagle is on", what)
+		}
+		if known := l.nodelay.Load(); known != (i == 1) {
+			t.Errorf("after the socket %s: inheritance known = %v, want %v", what, known, i == 1)
+		}
+	}
+}
+
 func TestDialAcceptAndAddresses(t *testing.T) {
 	a, d := pair(t)
 	if noDelay(t, a) == 0 || noDelay(t, d) == 0 {
