@@ -61,7 +61,9 @@ var ErrPairedAlone = errors.New("--paired compares passthrough and offline: not 
 // put on a CPU (procSched). Many short rounds rather
 // than a few long ones: the machine's speed drifts (a VM's neighbours), and
 // each round's two batches, back to back, share the drift. A client counts
-// once it spawned in the world, so the whole join is inside every figure.
+// once it spawned in the world, so the whole join is inside every figure. The
+// clients send their brand and Client Information as soon as they are in
+// configuration, as the vanilla client does (nmp's own client sends neither).
 func NMPLogins(o NMPLoginOptions) error {
 	if o.Paired && (o.Only != "" || o.ClientOnly) {
 		return ErrPairedAlone
@@ -394,7 +396,7 @@ func (c *nmpClient) batch(targets []nmpTarget, version string, n, conc int, onli
 			name := fmt.Sprintf("nmp%d", c.next%100000)
 			mode := targets[sent%len(targets)].mode
 			job := map[string]any{"id": c.next, "port": ports[sent%len(targets)], "server-host": routeHost(mode), "version": version,
-				"username": name, "timeout-ms": 30000}
+				"username": name, "timeout-ms": 30000, "client-info": true}
 			for k, v := range online(mode, name) {
 				job[k] = v
 			}

@@ -46,6 +46,8 @@ const usage = `usage: node client.js --port N --version V [flags]
                            LIST, --command-gap-ms apart (default 400); then the tab completions of
   --tab LIST               these texts, one per line ("/server "), reported in tab_results
   --command-gap-ms N       the wait before each command and completion (default 400)
+  --client-info            1.20.2+: send the brand and Client Information in configuration right after
+                           Login Acknowledged, as the vanilla client does (nmp's own client sends neither)
   --timeout-ms N           give up after N ms in all (default 20000)
   --exit-with-stdin        exit when stdin closes (the Go harness uses this)
   Every login also reports the root commands of the last command tree it received
@@ -76,7 +78,8 @@ const spec = {
   'timeout-ms': { type: 'string', default: '20000' },
   commands: { type: 'string', default: '' },
   tab: { type: 'string', default: '' },
-  'command-gap-ms': { type: 'string', default: '400' }
+  'command-gap-ms': { type: 'string', default: '400' },
+  'client-info': { type: 'boolean', default: false }
 }
 
 // options checks one run's flags (from the command line or a --serve job) and returns
@@ -187,6 +190,25 @@ function ping (o, { finish, connect }) {
     .catch((err) => finish({ ok: false, error: errText(err) }))
 }
 
+// vanillaConfigStart sends what the vanilla client sends as soon as it is in
+// configuration: its brand, then its Client Information (the fields of the
+// version's packet; the defaults a fresh vanilla client has).
+function vanillaConfigStart (client) {
+  const brand = Buffer.from('vanilla')
+  client.write('custom_payload', { channel: 'minecraft:brand', data: Buffer.concat([Buffer.from([brand.length]), brand]) })
+  client.write('settings', {
+    locale: 'en_us',
+    viewDistance: 10,
+    chatFlags: 0,
+    chatColors: true,
+    skinParts: 0x7f,
+    mainHand: 1,
+    enableTextFiltering: false,
+    enableServerListing: true,
+    particleStatus: 0
+  })
+}
+
 function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
   const options = {
     host: o.host,
@@ -269,6 +291,9 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
     if (!r.error) r.error = errText(err)
   })
   client.once('success', (p) => {
+    // nmp's own listener, registered first, has written Login Acknowledged and
+    // entered configuration by now.
+    if (o['client-info'] && client.state === mc.states.CONFIGURATION) vanillaConfigStart(client)
     r.login_ms = since()
     r.uuid = p.uuid
     r.compression_threshold = client.compressionThreshold

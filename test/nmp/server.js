@@ -218,7 +218,9 @@ server.on('connection', (client) => {
   // events too, so a test can wait for them instead of sleeping.
   client.on('packet', (data, meta) => {
     if (meta.name === 'keep_alive' && keepAlives++ === 0) event({ event: 'first_keepalive', username: client.username })
+    if (meta.name === 'settings') event({ event: 'client_information', username: client.username, stage: meta.state, text: data.locale })
     if (meta.name !== 'custom_payload' || !Buffer.isBuffer(data.data)) return
+    if (data.channel === 'minecraft:brand') return // a vanilla server keeps the client's brand; it never echoes it
     const copy = Buffer.from(data.data)
     if (payloads === 0) event({ event: 'first_payload', username: client.username })
     if (args['report-alive'] && copy.length === 20 && copy.toString('latin1', 0, 4) === 'tick') {

@@ -64,6 +64,10 @@ type LoginOptions struct {
 	Commands   []string
 	Tab        []string
 	CommandGap time.Duration
+	// ClientInfo (1.20.2+) sends the brand and Client Information in
+	// configuration right after Login Acknowledged, as the vanilla client does;
+	// nmp's own client sends neither.
+	ClientInfo bool
 	// Timeout is the client's deadline for the whole run; 0 means 60 s.
 	Timeout time.Duration
 }

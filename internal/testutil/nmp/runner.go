@@ -293,6 +293,9 @@ func (o LoginOptions) job() (map[string]any, time.Duration, error) {
 	if o.CommandGap > 0 {
 		job["command-gap-ms"] = max(1, o.CommandGap.Milliseconds())
 	}
+	if o.ClientInfo {
+		job["client-info"] = true
+	}
 	return job, timeout, nil
 }
 
