@@ -270,6 +270,14 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		}
 		return
 	}
+	// The backend's Login Acknowledged waits in its write batch (ackLater) for
+	// the client's first configuration packets, which the session relays at
+	// once when they are here already; when they are not, it goes alone now.
+	if first != nil && !client.Conn.FrameBuffered() {
+		if err := first.Conn.Flush(); err != nil {
+			first.Net.Close() // the session's backend pump reports the loss
+		}
+	}
 	pl.mu.Lock()
 	pl.srv, pl.mode = cn.srv, cn.srv.cfg.ProxyMode
 	pl.mu.Unlock()
@@ -325,7 +333,7 @@ func (p *Proxy) interceptedConnect(cn *conn, first **session.Backend) (metrics.L
 	if err := p.wake(cn); err != nil {
 		return metrics.LoginServerStarting, hooks.CauseStartFailed, err.Error(), err
 	}
-	b, outcome, err := p.joinBackend(cn, cn.srv, &cn.lease, nil)
+	b, outcome, err := p.joinBackend(cn, cn.srv, &cn.lease, nil, true)
 	switch {
 	case errors.Is(err, errVelocityTooOld):
 		return metrics.LoginFailed, hooks.CauseUnreachable, forwarding.KickVelocityTooOld, err
@@ -349,8 +357,10 @@ var errVelocityTooOld = errors.New("velocity forwarding needs a 1.13+ client")
 // avoid), with srv's forwarding, under lease. The backend it returns is in its
 // configuration state (1.20.2+) or in play, ready for the session; an Outcome
 // with a Kick means the backend refused the player by name (the connection is
-// closed and the lease released then).
-func (p *Proxy) joinBackend(cn *conn, srv *server, lease *balance.Lease, avoid []string) (*session.Backend, session.Outcome, error) {
+// closed and the lease released then). With ackLater the backend's Login
+// Acknowledged waits in its write batch for the caller's first write or Flush
+// (session.BackendLogin.AckLater).
+func (p *Proxy) joinBackend(cn *conn, srv *server, lease *balance.Lease, avoid []string, ackLater bool) (*session.Backend, session.Outcome, error) {
 	fwd := cn.st.cfg.EffectiveForwarding(srv.cfg)
 	if fwd == forwarding.ModeVelocity && forwarding.CheckVelocityClient(cn.protocol) != nil {
 		return nil, session.Outcome{}, errVelocityTooOld
@@ -360,6 +370,7 @@ func (p *Proxy) joinBackend(cn *conn, srv *server, lease *balance.Lease, avoid [
 		Registry:  reg,
 		Handshake: p.backendHandshake(cn, srv, fwd),
 		Player:    forwarding.Player{Addr: cn.ip, Profile: cn.profile},
+		AckLater:  ackLater,
 	}
 	if fwd == forwarding.ModeVelocity {
 		_, login.Velocity = p.icpt.forwardingSecret()

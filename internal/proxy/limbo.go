@@ -142,7 +142,7 @@ func (p *Proxy) join(cn *conn, t *server, ps pass) (*session.Backend, error) {
 	c := *cn // the admission's conn: identity, handshake, configuration
 	c.st = p.state.Load()
 	c.srv = t
-	b, outcome, err := p.joinBackend(&c, t, new(balance.Lease), nil)
+	b, outcome, err := p.joinBackend(&c, t, new(balance.Lease), nil, false)
 	if err != nil {
 		return nil, err
 	}

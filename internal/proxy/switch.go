@@ -203,7 +203,7 @@ func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string, p
 		}
 	}
 	lease := new(balance.Lease)
-	next, outcome, err := p.joinBackend(cn, t, lease, avoid)
+	next, outcome, err := p.joinBackend(cn, t, lease, avoid, false)
 	if err != nil {
 		return fmt.Errorf("%s: %w", t.id, err)
 	}

@@ -18,6 +18,11 @@ type BackendLogin struct {
 	// Velocity answers velocity:player_info; nil when the server does not use
 	// velocity forwarding (the request is then refused like an unknown channel).
 	Velocity *forwarding.Velocity
+	// AckLater leaves a 1.20.2+ Login Acknowledged in conn's write batch
+	// (mc.Conn.QueuePacket) instead of writing it: it goes out with the caller's
+	// next write, the client's first configuration packets, one system call
+	// fewer. The backend waits for it, so the caller writes or Flushes promptly.
+	AckLater bool
 }
 
 // Outcome is how a backend answered a login that it did not fail.
@@ -100,7 +105,11 @@ func (b BackendLogin) Run(conn *mc.Conn) (Outcome, error) {
 			// Login Success, and the player is who the proxy forwarded.
 			if p.AtLeast(mc.V1_20_2) {
 				ackID, _ := reg.ID(mc.LoginState, mc.Serverbound, mc.PacketLoginAcknowledged)
-				if err := conn.WritePacket(ackID, nil); err != nil {
+				write := conn.WritePacket
+				if b.AckLater {
+					write = conn.QueuePacket
+				}
+				if err := write(ackID, nil); err != nil {
 					return Outcome{}, err
 				}
 				// Its configuration phase: what every player of the server receives.

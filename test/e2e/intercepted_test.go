@@ -65,7 +65,7 @@ func TestRealClientIntercepted(t *testing.T) {
 
 					echo, err := client.Login(ctx, nmp.LoginOptions{
 						Addr: proxyAddr, ServerHost: domain, Version: v, Username: "Echo", Online: online("Echo"),
-						Sizes: echoSizes, KeepAlives: 2, Timeout: 60 * time.Second,
+						Sizes: echoSizes, KeepAlives: 2, Timeout: 60 * time.Second, ClientInfo: true,
 					})
 					if err != nil {
 						t.Fatal(err)
@@ -103,6 +103,18 @@ func TestRealClientIntercepted(t *testing.T) {
 						}
 						if echo.UUID == offline {
 							t.Errorf("client_only gave the client the offline UUID; want the session server's")
+						}
+					}
+					// 1.20.2+: the client's brand and Client Information came right after its
+					// Login Acknowledged, and the proxy's own ack to the backend went out with
+					// them (session.BackendLogin.AckLater); the backend has them in configuration.
+					if configState(v) {
+						info, err := srv.Wait(ctx, nmp.Match("client_information", "Echo"))
+						if err != nil {
+							t.Fatal(err)
+						}
+						if info.Stage != "configuration" || info.Text != "en_us" {
+							t.Errorf("backend got the client information in %q with locale %q; want configuration, en_us", info.Stage, info.Text)
 						}
 					}
 					leave, err := srv.Wait(ctx, nmp.Match("leave", "Echo"))

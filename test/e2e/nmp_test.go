@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/testutil/nmp"
 )
 
@@ -13,6 +14,13 @@ import (
 // 1.12 (last before the 1.13 rewrite), 1.16 (new dimension codec), 1.19.4 (chat
 // signing), 1.20.4 (configuration phase, NBT chat) and 1.21.4 (newest nmp speaks).
 var versions = []string{"1.8.8", "1.12.2", "1.16.5", "1.19.4", "1.20.4", "1.21.4"}
+
+// configState says whether a client of version v has the configuration phase
+// (1.20.2+).
+func configState(v string) bool {
+	p, ok := mc.ParseVersion(v)
+	return ok && p.AtLeast(mc.V1_20_2)
+}
 
 // echoSizes are the plugin messages sent through the proxy: sizes around the
 // compression threshold (255/256/257) and up to the serverbound maximum (32767),
