@@ -122,7 +122,7 @@ func NMPLogins(o NMPLoginOptions) error {
 	if o.Paired {
 		how = " per proxy, two proxies side by side (one mode each, swapped every round)"
 	}
-	fmt.Fprintf(o.Out, "nmplogin: %s clients and backend (node-minecraft-protocol), %d logins per mode and round, %d at once%s; load average %s\n",
+	fmt.Fprintf(o.Out, "nmplogin: %s clients (brand and Client Information at once, as vanilla) and backend (node-minecraft-protocol), %d logins per mode and round, %d at once%s; load average %s\n",
 		o.Version, o.Logins, o.Clients, how, loadAverage())
 	for _, bind := range binds { // warm-up: the proxies' pools, node's JIT
 		for _, m := range modes {

@@ -2,6 +2,8 @@
 // clients and a real backend (node-minecraft-protocol, test/nmp), passthrough
 // against offline through one built binary: the yardstick issue 31 was filed
 // with (--client-only adds online-mode clients through a client_only route).
+// The clients send their brand and Client Information as soon as they are in
+// configuration, as the vanilla client does (nmp's own client sends neither).
 // It needs node and test/nmp's npm packages (npm ci in test/nmp).
 //
 //	go build -o /tmp/infrarust ./cmd/infrarust
