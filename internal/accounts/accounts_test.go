@@ -3,7 +3,9 @@ package accounts
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,15 +74,84 @@ func TestParamsCheck(t *testing.T) {
 // /login attempts waits instead of filling the memory.
 func TestHasherBoundsConcurrency(t *testing.T) {
 	h := NewHasher(cheap, 1)
-	h.slots <- struct{}{} // one hash "running"
+	if err := h.acquire(context.Background(), false); err != nil { // one hash "running"
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if _, err := h.Hash(ctx, "password"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a hash beyond the bound ran: %v", err)
 	}
-	<-h.slots
+	h.release()
 	if _, err := h.Hash(context.Background(), "password"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A check of an existing password (a /login) is served before the new hashes
+// (registrations) waiting longer than it, and the new hashes that may wait are
+// bounded: a registration flood holds a login up by the hashes already
+// running, no more.
+func TestHasherServesChecksFirst(t *testing.T) {
+	h := NewHasher(cheap, 1)
+	if err := h.acquire(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	order := make(chan string, 3)
+	var wg sync.WaitGroup
+	for _, w := range []struct {
+		name  string
+		check bool
+	}{{"register-1", false}, {"register-2", false}, {"login", true}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := h.acquire(context.Background(), w.check); err != nil {
+				t.Error(err)
+				return
+			}
+			order <- w.name
+			h.release()
+		}()
+		waitFor(t, func() bool {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return len(h.hashes)+len(h.checks) == slices.Index([]string{"register-1", "register-2", "login"}, w.name)+1
+		})
+	}
+	h.release()
+	wg.Wait()
+	close(order)
+	var got []string
+	for n := range order {
+		got = append(got, n)
+	}
+	if !slices.Equal(got, []string{"login", "register-1", "register-2"}) {
+		t.Fatalf("served in order %v, want the login first, then registrations in order", got)
+	}
+	// The waiting room of new hashes is bounded.
+	h = NewHasher(cheap, 1)
+	_ = h.acquire(context.Background(), false)
+	for range h.waitCap {
+		go func() { _ = h.acquire(context.Background(), false) }()
+	}
+	waitFor(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.hashes) == h.waitCap })
+	if _, err := h.Hash(context.Background(), "password"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a hash past the waiting room: %v, want ErrBusy", err)
+	}
+	for range h.waitCap { // each waiter gets a slot and keeps it: the goroutines end
+		h.release()
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 5s")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -270,10 +341,10 @@ func TestServiceFlow(t *testing.T) {
 	if r := svc.Handle(ctx, "Steve", "3.3.3.3", "login operator1"); r.Reply != ReplyLoggedIn {
 		t.Fatalf("login after reset: %+v", r)
 	}
-	if r := svc.Unregister(ctx, "steve", "nope123"); r.Reply != ReplyWrongPassword {
+	if r := svc.Unregister(ctx, "steve", "10.0.0.1", "nope123"); r.Reply != ReplyWrongPassword {
 		t.Fatalf("unregister with a wrong password: %+v", r)
 	}
-	if r := svc.Unregister(ctx, "steve", "operator1"); r.Reply != ReplyNone {
+	if r := svc.Unregister(ctx, "steve", "10.0.0.1", "operator1"); r.Reply != ReplyNone {
 		t.Fatalf("unregister: %+v", r)
 	}
 	if ok, _ := svc.Registered(ctx, "Steve"); ok {

@@ -12,8 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -53,12 +55,27 @@ const (
 )
 
 // Hasher hashes and checks passwords with a bound on how many run at once:
-// each fills MemoryKiB, so a burst of /login attempts costs at most
-// Concurrency × MemoryKiB, and the rest wait their turn.
+// each fills MemoryKiB, so a burst costs at most Concurrency × MemoryKiB and
+// the rest wait their turn. Checks of existing passwords (a /login) go before
+// new hashes (a /register) waiting for a slot, and at most maxWaitingHashes
+// new hashes per slot wait at all: a registration flood cannot hold a login
+// up longer than the hashes already running.
 type Hasher struct {
 	Params Params
-	slots  chan struct{}
+
+	mu      sync.Mutex
+	slots   int             // how many may run at once
+	free    int             // slots not running now
+	checks  []chan struct{} // checks waiting, oldest first; a slot is given by closing
+	hashes  []chan struct{} // new hashes waiting, oldest first
+	waitCap int             // new hashes that may wait
 }
+
+// maxWaitingHashes is how many new hashes per slot may wait for one.
+const maxWaitingHashes = 32
+
+// ErrBusy: too many new passwords are waiting to be hashed; try again later.
+var ErrBusy = errors.New("accounts: too many passwords are being hashed; try again in a moment")
 
 // NewHasher makes a Hasher running at most concurrency hashes at once
 // (GOMAXPROCS when 0).
@@ -66,22 +83,61 @@ func NewHasher(p Params, concurrency int) *Hasher {
 	if concurrency <= 0 {
 		concurrency = runtime.GOMAXPROCS(0)
 	}
-	return &Hasher{Params: p, slots: make(chan struct{}, concurrency)}
+	return &Hasher{Params: p, slots: concurrency, free: concurrency, waitCap: concurrency * maxWaitingHashes}
 }
 
 // Concurrency is how many hashes may run at once.
-func (h *Hasher) Concurrency() int { return cap(h.slots) }
+func (h *Hasher) Concurrency() int { return h.slots }
 
-func (h *Hasher) acquire(ctx context.Context) error {
+// acquire takes a slot: a check (check true) before any new hash waiting.
+func (h *Hasher) acquire(ctx context.Context, check bool) error {
+	h.mu.Lock()
+	if h.free > 0 && (check || len(h.checks) == 0) {
+		h.free--
+		h.mu.Unlock()
+		return nil
+	}
+	queue := &h.hashes
+	if check {
+		queue = &h.checks
+	} else if len(h.hashes) >= h.waitCap {
+		h.mu.Unlock()
+		return ErrBusy
+	}
+	ch := make(chan struct{})
+	*queue = append(*queue, ch)
+	h.mu.Unlock()
 	select {
-	case h.slots <- struct{}{}:
+	case <-ch:
 		return nil
 	case <-ctx.Done():
+		h.mu.Lock()
+		if i := slices.Index(*queue, ch); i >= 0 {
+			*queue = slices.Delete(*queue, i, i+1)
+			h.mu.Unlock()
+			return ctx.Err()
+		}
+		h.mu.Unlock()
+		h.release() // given meanwhile: pass it on
 		return ctx.Err()
 	}
 }
 
-func (h *Hasher) release() { <-h.slots }
+// release gives the slot to the oldest waiting check, else the oldest new
+// hash, else frees it.
+func (h *Hasher) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, q := range []*[]chan struct{}{&h.checks, &h.hashes} {
+		if len(*q) > 0 {
+			ch := (*q)[0]
+			*q = (*q)[1:]
+			close(ch)
+			return
+		}
+	}
+	h.free++
+}
 
 // Hash returns the PHC string of password
 // ($argon2id$v=19$m=19456,t=2,p=1$salt$hash), the format argon2's reference
@@ -91,7 +147,7 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	if err := h.acquire(ctx); err != nil {
+	if err := h.acquire(ctx, false); err != nil {
 		return "", err
 	}
 	defer h.release()
@@ -108,7 +164,7 @@ func (h *Hasher) Verify(ctx context.Context, password, encoded string) (ok, stal
 	if err != nil {
 		return false, false, err
 	}
-	if err := h.acquire(ctx); err != nil {
+	if err := h.acquire(ctx, true); err != nil {
 		return false, false, err
 	}
 	defer h.release()

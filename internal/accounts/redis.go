@@ -141,3 +141,61 @@ func (r *Redis) Remembered(ctx context.Context, name, ip string, now time.Time) 
 func (r *Redis) Forget(ctx context.Context, name string) error {
 	return r.rdb.Del(ctx, r.sessions(name)).Err()
 }
+
+// Counter is the fleet's Guard counter: every proxy counts into the same
+// keys (<prefix>auth:guard:<key>), which expire with their window.
+func (r *Redis) Counter() Counter { return redisCounter{r} }
+
+type redisCounter struct{ r *Redis }
+
+func (c redisCounter) key(k string) string { return c.r.prefix + "auth:guard:" + k }
+
+// addScript adds one and starts the window with the first add (a key left
+// without an expiry by anyone is given one, so it never counts forever).
+var addScript = redis.NewScript(`
+local n = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if n == 1 or ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {n, ttl}
+`)
+
+func (c redisCounter) Add(ctx context.Context, key string, window time.Duration) (int, time.Duration, error) {
+	ms := max(window.Milliseconds(), 1)
+	v, err := addScript.Run(ctx, c.r.rdb, []string{c.key(key)}, ms).Int64Slice()
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(v) != 2 {
+		return 0, 0, errors.New("accounts: unexpected counter answer from Redis")
+	}
+	return int(v[0]), time.Duration(v[1]) * time.Millisecond, nil
+}
+
+func (c redisCounter) Count(ctx context.Context, key string) (int, time.Duration, error) {
+	k := c.key(key)
+	var get *redis.StringCmd
+	var ttl *redis.DurationCmd
+	_, err := c.r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, k)
+		ttl = p.PTTL(ctx, k)
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return 0, 0, err
+	}
+	n, err := get.Int()
+	if errors.Is(err, redis.Nil) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	left := ttl.Val()
+	if left <= 0 {
+		return 0, 0, nil
+	}
+	return n, left, nil
+}

@@ -22,6 +22,9 @@ type Service struct {
 	Store  Store
 	Hasher *Hasher
 	Rules  Rules
+	// Guard limits guesses per account and registrations per address; nil
+	// limits nothing (tests).
+	Guard *Guard
 	// Now is the clock (sessions, registration times); nil means time.Now.
 	Now func() time.Time
 }
@@ -52,6 +55,11 @@ const (
 	ReplyAlreadyRegistered
 	// ReplyUnavailable: the store failed; the player should try again later.
 	ReplyUnavailable
+	// ReplyCoolingDown: the account had too many wrong passwords and this
+	// address tried it in the window already; Result.Wait says how long.
+	ReplyCoolingDown
+	// ReplyTooManyRegistrations: this address registered its allowance.
+	ReplyTooManyRegistrations
 )
 
 // Result is the outcome of one command typed in the auth limbo.
@@ -65,6 +73,8 @@ type Result struct {
 	Failed bool
 	// Err is the store's failure behind ReplyUnavailable, for the log.
 	Err error
+	// Wait is how long a ReplyCoolingDown lasts.
+	Wait time.Duration
 }
 
 // Commands of the auth limbo; the aliases are AuthMe's.
@@ -151,6 +161,12 @@ func (s *Service) register(ctx context.Context, name, ip, pw string) Result {
 	} else if ok {
 		return Result{Reply: ReplyAlreadyRegistered}
 	}
+	switch err := s.Guard.register(ctx, ip); {
+	case errors.Is(err, ErrTooManyRegistrations):
+		return Result{Reply: ReplyTooManyRegistrations}
+	case err != nil:
+		return unavailable(err)
+	}
 	hash, err := s.Hasher.Hash(ctx, pw)
 	if err != nil {
 		return unavailable(err)
@@ -167,9 +183,24 @@ func (s *Service) register(ctx context.Context, name, ip, pw string) Result {
 	return Result{Reply: ReplyRegistered, Authenticated: true}
 }
 
-// check verifies pw against name's account; the account is returned for an
-// update (a stale hash upgraded, the last login).
-func (s *Service) check(ctx context.Context, name, pw string) (Account, Result) {
+// check verifies pw against name's account, from ip, under the account's
+// guard (one check at a time, the cool-down after too many wrong passwords);
+// the account is returned for an update (a stale hash upgraded, the last
+// login).
+func (s *Service) check(ctx context.Context, name, ip, pw string) (Account, Result) {
+	done, err := s.Guard.check(ctx, name, ip)
+	if cd, ok := errors.AsType[*CoolingDown](err); ok {
+		return Account{}, Result{Reply: ReplyCoolingDown, Wait: cd.Left}
+	}
+	if err != nil {
+		return Account{}, unavailable(err)
+	}
+	a, r := s.verify(ctx, name, pw)
+	done(r.Failed)
+	return a, r
+}
+
+func (s *Service) verify(ctx context.Context, name, pw string) (Account, Result) {
 	a, err := s.Store.Get(ctx, name)
 	if errors.Is(err, ErrNotFound) {
 		return a, Result{Reply: ReplyNotRegistered}
@@ -193,7 +224,7 @@ func (s *Service) check(ctx context.Context, name, pw string) (Account, Result) 
 }
 
 func (s *Service) login(ctx context.Context, name, ip, pw string) Result {
-	a, r := s.check(ctx, name, pw)
+	a, r := s.check(ctx, name, ip, pw)
 	if r.Reply != ReplyNone {
 		return r
 	}
@@ -212,7 +243,7 @@ func (s *Service) ChangePassword(ctx context.Context, name, ip, old, pw string) 
 	if r := s.checkPassword(pw); r != ReplyNone {
 		return Result{Reply: r}
 	}
-	a, r := s.check(ctx, name, old)
+	a, r := s.check(ctx, name, ip, old)
 	if r.Reply != ReplyNone {
 		return r
 	}
@@ -230,9 +261,9 @@ func (s *Service) ChangePassword(ctx context.Context, name, ip, old, pw string) 
 	return Result{Reply: ReplyPasswordChanged, Authenticated: true}
 }
 
-// Unregister deletes name's account after checking its password.
-func (s *Service) Unregister(ctx context.Context, name, pw string) Result {
-	if _, r := s.check(ctx, name, pw); r.Reply != ReplyNone {
+// Unregister deletes name's account after checking its password, typed from ip.
+func (s *Service) Unregister(ctx context.Context, name, ip, pw string) Result {
+	if _, r := s.check(ctx, name, ip, pw); r.Reply != ReplyNone {
 		return r
 	}
 	if err := s.Store.Delete(ctx, name); err != nil && !errors.Is(err, ErrNotFound) {

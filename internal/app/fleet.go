@@ -198,15 +198,15 @@ func (l fleetLocal) RemoveBan(t bans.Type, value string) error {
 }
 
 // SessionClaimed implements fleet.Local: the proxy settles a duplicate session.
-func (l fleetLocal) SessionClaimed(key string, at time.Time, other, self string) {
-	l.a.proxy.SessionClaimed(key, at, other, self)
+func (l fleetLocal) SessionClaimed(key string, at time.Time, strength int, other, self string) {
+	l.a.proxy.SessionClaimed(key, at, strength, other, self)
 }
 
 func (l fleetLocal) RunCommand(action, player, arg, from string) error {
 	if action == "kick" {
 		return l.a.proxy.KickPlayer(player, arg)
 	}
-	_, err := l.a.proxy.SendPlayer(context.Background(), player, arg, false)
+	_, err := l.a.proxy.SendFromFleet(player, arg)
 	return err
 }
 

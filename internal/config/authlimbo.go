@@ -21,6 +21,16 @@ type AuthLimbo struct {
 	Timeout Duration `toml:"timeout"`
 	// MaxAttempts is how many wrong passwords end the connection.
 	MaxAttempts int `toml:"max_attempts"`
+	// MaxAttemptsPerAccount is how many wrong passwords an account takes
+	// within AttemptWindow, from any connection, address or proxy, before it
+	// cools down: then each address that has not failed on it may try once
+	// until the window ends.
+	MaxAttemptsPerAccount int      `toml:"max_attempts_per_account"`
+	AttemptWindow         Duration `toml:"attempt_window"`
+	// MaxRegistrationsPerIP is how many accounts one address may register
+	// within RegistrationWindow; 0 sets no limit.
+	MaxRegistrationsPerIP int      `toml:"max_registrations_per_ip"`
+	RegistrationWindow    Duration `toml:"registration_window"`
 	// MinPasswordLength and MaxPasswordLength bound a new password, in characters.
 	MinPasswordLength int `toml:"min_password_length"`
 	MaxPasswordLength int `toml:"max_password_length"`
@@ -64,13 +74,17 @@ type Argon2 struct {
 // minimum length (8, as NIST SP 800-63B).
 func defaultAuthLimbo() AuthLimbo {
 	return AuthLimbo{
-		Timeout:           Duration(60 * time.Second),
-		MaxAttempts:       5,
-		MinPasswordLength: 8,
-		MaxPasswordLength: 64,
-		Remember:          Duration(12 * time.Hour),
-		Argon2:            Argon2{MemoryKiB: 19 * 1024, Iterations: 2, Parallelism: 1},
-		Premium:           Premium{API: "https://api.mojang.com", Cache: Duration(6 * time.Hour), CrackedRetryWindow: Duration(5 * time.Minute)},
+		Timeout:               Duration(60 * time.Second),
+		MaxAttempts:           5,
+		MaxAttemptsPerAccount: 10,
+		AttemptWindow:         Duration(15 * time.Minute),
+		MaxRegistrationsPerIP: 3,
+		RegistrationWindow:    Duration(time.Hour),
+		MinPasswordLength:     8,
+		MaxPasswordLength:     64,
+		Remember:              Duration(12 * time.Hour),
+		Argon2:                Argon2{MemoryKiB: 19 * 1024, Iterations: 2, Parallelism: 1},
+		Premium:               Premium{API: "https://api.mojang.com", Cache: Duration(6 * time.Hour), CrackedRetryWindow: Duration(5 * time.Minute)},
 	}
 }
 
@@ -91,6 +105,18 @@ func (c *Config) validateAuthLimbo(r *report) {
 	}
 	if a.MaxAttempts < 1 {
 		r.check("auth_limbo.max_attempts", "must be at least 1")
+	}
+	if a.MaxAttemptsPerAccount < 1 {
+		r.check("auth_limbo.max_attempts_per_account", "must be at least 1")
+	}
+	if a.AttemptWindow < Duration(time.Second) {
+		r.check("auth_limbo.attempt_window", "must be at least 1s")
+	}
+	if a.MaxRegistrationsPerIP < 0 {
+		r.check("auth_limbo.max_registrations_per_ip", "must not be negative (0 sets no limit)")
+	}
+	if a.MaxRegistrationsPerIP > 0 && a.RegistrationWindow < Duration(time.Second) {
+		r.check("auth_limbo.registration_window", "must be at least 1s")
 	}
 	if a.MinPasswordLength < 1 {
 		r.check("auth_limbo.min_password_length", "must be at least 1")

@@ -91,6 +91,7 @@ type Messages struct {
 	ServerAlready   string `toml:"server_already"`
 	ServerMoving    string `toml:"server_moving"`
 	MoveFailed      string `toml:"move_failed"`
+	MoveNeedsMojang string `toml:"move_needs_mojang"`
 	GlistServer     string `toml:"glist_server"`
 	GlistTotal      string `toml:"glist_total"`
 	FindFound       string `toml:"find_found"`
@@ -128,6 +129,9 @@ type Messages struct {
 	AuthNoAccount         string `toml:"auth_no_account"`
 	AuthWrongOldPassword  string `toml:"auth_wrong_old_password"`
 	AuthUnregistered      string `toml:"auth_unregistered"`
+	AuthCoolingDown       string `toml:"auth_cooling_down"`
+	AuthRegistrationLimit string `toml:"auth_registration_limit"`
+	AuthNotLoggedIn       string `toml:"auth_not_logged_in"`
 
 	// The bot verification's texts ([verify]).
 	VerifyTitle    string `toml:"verify_title"`
@@ -146,6 +150,7 @@ func DefaultMessages() Messages {
 		ServerAlready:   "§cYou are already on {server}.",
 		ServerMoving:    "§7Connecting you to {server}…",
 		MoveFailed:      "§cYou could not be moved to {server}: {reason}",
+		MoveNeedsMojang: "{server} needs a Minecraft account signed in with Mojang: join it through its own address",
 		GlistServer:     "§a[{server}] §e({count})§r: {players}",
 		GlistTotal:      "§eThere are §a{count}§e players online.",
 		FindFound:       "§e{player} is on §a{server}§e.",
@@ -181,6 +186,9 @@ func DefaultMessages() Messages {
 		AuthNoAccount:         "§cYou have no password account.",
 		AuthWrongOldPassword:  "§cThat is not your password.",
 		AuthUnregistered:      "§aYour account is deleted; you will register again at your next login.",
+		AuthCoolingDown:       "§cToo many wrong passwords for this account: try again in {wait}.",
+		AuthRegistrationLimit: "§cToo many accounts were registered from your address; try again later.",
+		AuthNotLoggedIn:       "§cLog in to your account first: join a server that asks for your password.",
 		VerifyTitle:           "§6Checking your connection",
 		VerifySubtitle:        "§7One moment…",
 		VerifyFailed:          "Bot verification failed ({reason}). Reconnect to try again.",

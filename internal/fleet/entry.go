@@ -53,6 +53,10 @@ type Entry struct {
 	// nanoseconds), for KindSession.
 	Player string `json:"player,omitempty"`
 	At     int64  `json:"at,omitempty"`
+	// Proof is how strongly the session proved its identity (0 a bare offline
+	// name, 1 an account's password, 2 Mojang), for KindSession: a weaker
+	// session never ends a stronger one.
+	Proof int `json:"proof,omitempty"`
 	// To, Action and Arg, for KindCommand: the proxy that holds Player, "send"
 	// (Arg: the server) or "kick" (Arg: the reason).
 	To     string  `json:"to,omitempty"`

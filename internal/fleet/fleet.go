@@ -73,7 +73,7 @@ type Local interface {
 	Players() []Player
 	// SessionClaimed settles a session of identity key that proxy other let in
 	// at at, against this proxy's (self's) session of the same identity, if any.
-	SessionClaimed(key string, at time.Time, other, self string)
+	SessionClaimed(key string, at time.Time, strength int, other, self string)
 	// RunCommand carries out another proxy's /send (arg: the server) or /kick
 	// (arg: the reason) of one of this proxy's players.
 	RunCommand(action, player, arg, from string) error

@@ -141,7 +141,7 @@ func (l *fakeLocal) RunCommand(action, player, arg, from string) error {
 	return nil
 }
 
-func (l *fakeLocal) SessionClaimed(key string, at time.Time, other, self string) {
+func (l *fakeLocal) SessionClaimed(key string, at time.Time, strength int, other, self string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.claimed = append(l.claimed, key+"|"+other+"|"+self)

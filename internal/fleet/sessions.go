@@ -17,10 +17,10 @@ import (
 // dropped (logged): a login flood must not grow memory.
 const claimQueue = 1024
 
-// Claimed publishes that this proxy let in the player of identity key at at.
-// It never blocks.
-func (f *Fleet) Claimed(key string, at time.Time) {
-	e := Entry{Kind: KindSession, Player: key, At: at.UnixNano()}
+// Claimed publishes that this proxy let in the player of identity key at at,
+// having proven it with strength. It never blocks.
+func (f *Fleet) Claimed(key string, at time.Time, strength int) {
+	e := Entry{Kind: KindSession, Player: key, At: at.UnixNano(), Proof: strength}
 	select {
 	case f.claims <- e:
 	default:
@@ -53,5 +53,5 @@ func (f *Fleet) onSession(e Entry) {
 	if e.V.Proxy == f.id {
 		return
 	}
-	f.opts.Local.SessionClaimed(e.Player, time.Unix(0, e.At), e.V.Proxy, f.id)
+	f.opts.Local.SessionClaimed(e.Player, time.Unix(0, e.At), e.Proof, e.V.Proxy, f.id)
 }

@@ -22,7 +22,7 @@ func TestSessionClaimsArePublishedToTheOthers(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); a.publishClaims(ctx) }()
 	defer func() { cancel(); <-done }()
-	a.Claimed("uuid:069a79f444e94726a5befca90e38aaf5", clk.Now())
+	a.Claimed("uuid:069a79f444e94726a5befca90e38aaf5", clk.Now(), 0)
 	msg := l.next(t)
 	a.onMessage(msg)
 	b.onMessage(msg)

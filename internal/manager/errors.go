@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"errors"
+	"regexp"
 )
 
 // Errors EnsureStarted returns; their text is shown to the player as a Login Disconnect.
@@ -35,6 +36,21 @@ type stoppedWaiting struct{ cause error }
 
 func (e stoppedWaiting) Error() string { return textStarting }
 func (e stoppedWaiting) Unwrap() error { return e.cause }
+
+// startFailed begins the reason of a start the provider failed; what follows
+// is the provider's error.
+const startFailed = "the start failed"
+
+// addressLike matches what a provider's error may say of the operator's
+// network: a URL, an IPv4 or bracketed IPv6 address with or without a port.
+var addressLike = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"']+|\[[0-9a-fA-F:.]+\](:\d+)?|\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b`)
+
+// playerSafe is a state's reason as a player may read it: the provider's
+// words stay (they tell the operator on his own join what is wrong), its
+// addresses and URLs do not (the log and the API's state keep them whole).
+func playerSafe(reason string) string {
+	return addressLike.ReplaceAllString(reason, "(address hidden)")
+}
 
 // reasonFrom turns a provider's error into a reason a player may read in a
 // StartError. Go's context phrases ("context canceled", "context deadline

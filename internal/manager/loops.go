@@ -173,7 +173,7 @@ func (m *Manager) requestStart(r startRun) bool {
 	}
 	if err != nil {
 		m.log.Warn("server start request failed", "server", r.e.id, "err", err)
-		m.endStart(r, StateCrashed, "the start failed: "+reasonFrom(err))
+		m.endStart(r, StateCrashed, startFailed+": "+reasonFrom(err))
 		return false
 	}
 	return true

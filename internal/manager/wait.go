@@ -86,7 +86,7 @@ func (m *Manager) EnsureStarted(ctx context.Context, server string) error {
 			}
 		default:
 			if joined {
-				return true, &StartError{Server: server, Reason: e.reason}
+				return true, &StartError{Server: server, Reason: playerSafe(e.reason)}
 			}
 			m.beginStart(e, "a player is joining")
 			joined = true

@@ -74,23 +74,15 @@ type conn struct {
 	transport     []hooks.TransportFilter // the transport filters that let it through
 	transportConn *hooks.TransportConn    // what they were shown
 
-	claim     *claim    // the player's identity, held for the connection's life (identity.go)
-	perIPHeld bool      // a max_connections_per_ip slot is held
-	premium   bool      // proved the ownership of a paid account ([auth_limbo.premium]): no password login
-	proof     nameProof // what an "auth" server's password login knows of the name (authlimbo.go)
-	detached  bool      // a session goroutine owns the connection now and will finish it
+	claim     *claim // the player's identity, held for the connection's life (identity.go)
+	perIPHeld bool   // a max_connections_per_ip slot is held
+	proof     proof  // what the login proved before its player record exists (proof.go); then pl's
+	owes      bool   // looked up: the name owes a /login on an "auth" server (authlimbo.go)
+	detached  bool   // a session goroutine owns the connection now and will finish it
+	// pl is the player this login became (intercepted logins, from Login
+	// Success on): what he has proven, where he is.
+	pl *onlinePlayer
 }
-
-// nameProof is what the password login of an "auth" server knows of a
-// connection's name, looked up once per login.
-type nameProof uint8
-
-const (
-	nameUnchecked  nameProof = iota // not looked up: no "auth" server on the way (yet)
-	nameRemembered                  // remembered from this address: no /login
-	nameOwed                        // owes a /login: its claim may not replace another session (identity.go)
-	nameLoggedIn                    // its /login or /register passed
-)
 
 // rejection is a step's "no": the metric reason, a detail for the debug log and,
 // for a login, the text the player reads ("" closes without a word, as for a

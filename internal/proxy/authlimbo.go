@@ -33,7 +33,8 @@ const authRemind = 10 * time.Second
 var errAuthUnavailable = errors.New("auth: the account store is unavailable")
 
 // authService is the password login of cfg over store, keeping the hasher of
-// old (its bound on concurrent hashes) while the argon2 settings stay the same.
+// old (its bound on concurrent hashes) while the argon2 settings stay the same,
+// and its guard's counts while the store stays.
 func authService(cfg config.AuthLimbo, store accounts.Store, old *accounts.Service, now func() time.Time) *accounts.Service {
 	params := accounts.Params{MemoryKiB: uint32(cfg.Argon2.MemoryKiB), Iterations: uint32(cfg.Argon2.Iterations), Parallelism: uint8(cfg.Argon2.Parallelism)}
 	h := (*accounts.Hasher)(nil)
@@ -42,11 +43,27 @@ func authService(cfg config.AuthLimbo, store accounts.Store, old *accounts.Servi
 	} else {
 		h = accounts.NewHasher(params, cfg.Argon2.MaxConcurrent)
 	}
+	var counter accounts.Counter
+	if old != nil && old.Store == store {
+		counter = old.Guard.Counter
+	} else if shared, ok := store.(interface{ Counter() accounts.Counter }); ok {
+		counter = shared.Counter() // the fleet's: every proxy counts the same guesses
+	} else {
+		counter = &accounts.MemoryCounter{Now: now, Max: guardKeysMax}
+	}
 	return &accounts.Service{
 		Store: store, Hasher: h, Now: now,
 		Rules: accounts.Rules{MinLength: cfg.MinPasswordLength, MaxLength: cfg.MaxPasswordLength, Remember: cfg.Remember.D()},
+		Guard: &accounts.Guard{
+			Counter: counter, MaxFailures: cfg.MaxAttemptsPerAccount, Window: cfg.AttemptWindow.D(),
+			MaxRegistrations: cfg.MaxRegistrationsPerIP, RegistrationWindow: cfg.RegistrationWindow.D(),
+		},
 	}
 }
+
+// guardKeysMax bounds the guesses and registrations a proxy on its own
+// tracks (a few hundred bytes each).
+const guardKeysMax = 200_000
 
 // buildAuth is the auth limbo's service of cfg: the store is opened the first
 // time a configuration needs it and kept for the proxy's life.
@@ -77,17 +94,19 @@ func (p *Proxy) buildAuth(cfg *config.Config, old *state) (*accounts.Service, er
 func (p *Proxy) Accounts() *accounts.Service { return p.state.Load().auth }
 
 // gateStay is the limbo stay a player owes target before anything else of
-// it: bot verification ("verify"), then the password login ("auth"); nil
-// when neither applies. An error refuses the login with its text (the
-// account store does not answer, too many checks run, the client's version
-// cannot be held): nobody reaches such a server unchecked.
-func (p *Proxy) gateStay(cn *conn, pl *onlinePlayer, target *server) (*session.Stay, error) {
-	release, err := p.needsVerify(cn, target)
+// it, on every way in (requirements): bot verification ("verify"), then the
+// password login ("auth"); nil when neither applies. login says the player
+// is logging in (it counts toward attack mode). An error refuses the entry
+// with its text (the account store does not answer, too many checks run, the
+// client's version cannot be held, a premium name Mojang has not vouched
+// for): nobody reaches such a server unchecked.
+func (p *Proxy) gateStay(cn *conn, target *server, login bool) (*session.Stay, error) {
+	release, err := p.needsVerify(cn, target, login)
 	if err != nil {
 		return nil, err
 	}
 	verify := release != nil
-	a, err := p.authWaitFor(cn, pl, target)
+	a, err := p.authWaitFor(cn, target)
 	if err != nil || (!verify && a == nil) {
 		if verify {
 			release()
@@ -126,19 +145,21 @@ func (p *Proxy) gateStay(cn *conn, pl *onlinePlayer, target *server) (*session.S
 			if err := a.login(ctx); err != nil {
 				return nil, err
 			}
-			p.proven(cn)
+			if err := p.prove(cn, func(pr *proof) { pr.account = accounts.Key(cn.player) }); err != nil {
+				return nil, errors.New(kickAlreadyOnline)
+			}
 		}
-		return p.afterGate(ctx, cn, target)
+		return p.exitLimbo(cn, target, pass{}, true)
 	}
 	return stay, nil
 }
 
 // checkRemembered looks up, once per login, whether the name owes a /login
-// on srv: remembered from this address (or premium) it does not; otherwise
-// its claim is unproven until it logs in.
+// on srv: remembered from this address it has proven its account; otherwise
+// it owes one, and claims its identity only once it logged in.
 func (p *Proxy) checkRemembered(cn *conn, srv *server) error {
 	svc := p.state.Load().auth
-	if cn.proof != nameUnchecked || svc == nil || !srv.cfg.HasLimbo(config.LimboAuth) || srv.cfg.ProxyMode != config.ModeOffline || cn.premium {
+	if cn.owes || svc == nil || !srv.cfg.HasLimbo(config.LimboAuth) || srv.cfg.ProxyMode != config.ModeOffline || cn.proven().owns(cn.player) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), authLookup)
@@ -147,11 +168,12 @@ func (p *Proxy) checkRemembered(cn *conn, srv *server) error {
 	if err != nil {
 		return p.authUnavailable(cn, err)
 	}
-	cn.proof = nameOwed
-	if ok {
-		cn.proof = nameRemembered
+	if !ok {
+		cn.owes = true
+		return nil
 	}
-	return nil
+	p.met.Auth("remembered")
+	return p.prove(cn, func(pr *proof) { pr.account = accounts.Key(cn.player) })
 }
 
 // authUnavailable logs and counts a store that did not answer; its error is
@@ -163,10 +185,14 @@ func (p *Proxy) authUnavailable(cn *conn, err error) error {
 }
 
 // authWaitFor is the password login a player owes target: nil when target
-// asks for none or the player is remembered (or proved a premium account).
-func (p *Proxy) authWaitFor(cn *conn, pl *onlinePlayer, target *server) (*authWait, error) {
+// asks for none or the player proved the name (Mojang's word, the account's
+// password in this session, or a login remembered from his address). A
+// premium name Mojang has not vouched for cannot prove itself here and is
+// refused (its owner joins through target's own address), unless
+// allow_cracked_retry lets such names use passwords.
+func (p *Proxy) authWaitFor(cn *conn, target *server) (*authWait, error) {
 	st := p.state.Load()
-	if !target.cfg.HasLimbo(config.LimboAuth) || target.cfg.ProxyMode != config.ModeOffline || cn.premium {
+	if !target.cfg.HasLimbo(config.LimboAuth) || target.cfg.ProxyMode != config.ModeOffline || cn.proven().owns(cn.player) {
 		return nil, nil
 	}
 	svc := st.auth
@@ -178,23 +204,25 @@ func (p *Proxy) authWaitFor(cn *conn, pl *onlinePlayer, target *server) (*authWa
 		p.met.Auth("refused")
 		return nil, errors.New("This server needs a login the proxy cannot show to your game version; use another version.")
 	}
-	if err := p.checkRemembered(cn, target); err != nil { // a redirect to an "auth" server: not looked up yet
-		return nil, err
-	}
-	switch cn.proof {
-	case nameRemembered:
-		p.met.Auth("remembered")
-		return nil, nil
-	case nameLoggedIn: // this connection proved the name already
-		return nil, nil
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), authLookup)
 	defer cancel()
+	if st.premium != nil && !st.cfg.AuthLimbo.Premium.AllowCrackedRetry {
+		if premium, err := st.premium.IsPremium(ctx, cn.player); err == nil && premium {
+			p.met.Auth("premium_refused")
+			return nil, &refusal{target.id, ruleProof, fill(msgs.AuthPremiumRefused, "name", cn.player)}
+		}
+	}
+	if err := p.checkRemembered(cn, target); err != nil {
+		return nil, err
+	}
+	if cn.proven().owns(cn.player) {
+		return nil, nil
+	}
 	registered, err := svc.Registered(ctx, cn.player)
 	if err != nil {
 		return nil, p.authUnavailable(cn, err)
 	}
-	return &authWait{p: p, cn: cn, pl: pl, target: target, svc: svc, cfg: st.cfg.AuthLimbo, msgs: msgs, ip: cn.ip.String(),
+	return &authWait{p: p, cn: cn, target: target, svc: svc, cfg: st.cfg.AuthLimbo, msgs: msgs, ip: cn.ip.String(),
 		registered: registered, lines: make(chan string, 1)}, nil
 }
 
@@ -229,7 +257,6 @@ func authTree(p mc.Protocol) (mc.CommandTree, error) {
 type authWait struct {
 	p      *Proxy
 	cn     *conn
-	pl     *onlinePlayer
 	target *server
 	svc    *accounts.Service
 	cfg    config.AuthLimbo
@@ -268,7 +295,7 @@ func (a *authWait) message() limbo.Message {
 	return title(fill(a.msgs.AuthTitle, "player", a.cn.player), a.hint())
 }
 
-func (a *authWait) tell(text string) { a.p.tell(a.pl, text) }
+func (a *authWait) tell(text string) { a.p.tell(a.cn.pl, text) }
 
 // login waits until the player proved the password (or registered one).
 func (a *authWait) login(ctx context.Context) error {
@@ -305,6 +332,10 @@ func (a *authWait) login(ctx context.Context) error {
 			if r.Err != nil {
 				a.p.met.Auth("unavailable")
 				a.p.log.Warn("auth: the account store failed", "player", a.cn.player, "err", r.Err)
+			}
+			if r.Reply == accounts.ReplyCoolingDown {
+				a.p.met.Auth("cooling_down")
+				a.p.log.Info("auth: account cooling down", "player", a.cn.player, "client", a.cn.client, "left", r.Wait)
 			}
 			a.tell(a.reply(r, a.cfg.MaxAttempts-attempts))
 			if r.Reply == accounts.ReplyAlreadyRegistered || r.Reply == accounts.ReplyNotRegistered {
@@ -360,6 +391,10 @@ func authText(m config.Messages, cfg config.AuthLimbo, r accounts.Result, left i
 		return fill(m.AuthUsage, "usage", r.Usage)
 	case accounts.ReplyUnavailable:
 		return m.AuthUnavailable
+	case accounts.ReplyCoolingDown:
+		return fill(m.AuthCoolingDown, "wait", r.Wait.Round(time.Second).String())
+	case accounts.ReplyTooManyRegistrations:
+		return m.AuthRegistrationLimit
 	}
 	return ""
 }
@@ -384,13 +419,30 @@ func (p *Proxy) accountCommands() []*command.Command {
 	}
 }
 
-// accountOf is the service and the account holder behind a command, or the
-// text that says why there is none.
+// accountOf is the service and the account holder behind a command: a
+// player who proved the account of his name in this session (its password
+// typed in the auth limbo, a login remembered from his address, Mojang's word
+// for the name), or the text that says why not. A name alone is anyone's to
+// type: from an open server, the account is not his to change.
 func (p *Proxy) accountOf(ctx context.Context, inv command.Invocation) (*accounts.Service, *onlinePlayer, string) {
 	st := p.state.Load()
 	pl := sourcePlayer(inv)
 	if st.auth == nil || pl == nil {
 		return nil, nil, st.cfg.Messages.AuthUnavailable
+	}
+	if !pl.proven().owns(pl.name) {
+		remembered, err := st.auth.Remembered(ctx, pl.name, pl.client.Addr().String())
+		if err != nil {
+			return nil, nil, st.cfg.Messages.AuthUnavailable
+		}
+		if !remembered {
+			p.log.Info("auth: an account command from a player who has not proved the account", "player", pl.name, "client", pl.client)
+			p.met.Auth("not_logged_in")
+			return nil, nil, st.cfg.Messages.AuthNotLoggedIn
+		}
+		if err := p.prove(pl.origin, func(pr *proof) { pr.account = accounts.Key(pl.name) }); err != nil {
+			return nil, nil, err.Error()
+		}
 	}
 	ok, err := st.auth.Registered(ctx, pl.name)
 	switch {
@@ -402,10 +454,37 @@ func (p *Proxy) accountOf(ctx context.Context, inv command.Invocation) (*account
 	return st.auth, pl, ""
 }
 
-// wrongPassword costs the address a login token, as in the limbo.
-func (p *Proxy) wrongPassword(pl *onlinePlayer) {
-	p.limiter.Allow(pl.client.Addr(), ratelimit.Login, p.now())
-	p.met.Auth("wrong_password")
+// accountResult tells the player the result of an account command and
+// counts a wrong password as the limbo counts one: logged, a login token of
+// the address, and max_attempts of them on one connection end it.
+func (p *Proxy) accountResult(inv command.Invocation, pl *onlinePlayer, r accounts.Result, done string) {
+	st := p.state.Load()
+	msgs := st.cfg.Messages
+	switch {
+	case r.Failed:
+		n := pl.accountFailures.Add(1)
+		p.limiter.Allow(pl.client.Addr(), ratelimit.Login, p.now())
+		p.met.Auth("wrong_password")
+		p.log.Info("auth: wrong password (account command)", "player", pl.name, "client", pl.client, "attempt", n)
+		if int(n) >= st.cfg.AuthLimbo.MaxAttempts {
+			p.met.Auth("too_many_attempts")
+			pl.disconnect(msgs.AuthTooManyAttempts)
+			return
+		}
+		inv.Source.Tell(msgs.AuthWrongOldPassword)
+	case r.Reply == accounts.ReplyCoolingDown:
+		p.met.Auth("cooling_down")
+		p.log.Info("auth: account cooling down (account command)", "player", pl.name, "client", pl.client, "left", r.Wait)
+		inv.Source.Tell(authText(msgs, st.cfg.AuthLimbo, r, 0))
+	case r.Err != nil:
+		p.met.Auth("unavailable")
+		p.log.Warn("auth: the account store failed", "player", pl.name, "err", r.Err)
+		inv.Source.Tell(msgs.AuthUnavailable)
+	case r.Reply == accounts.ReplyNone:
+		inv.Source.Tell(done)
+	default:
+		inv.Source.Tell(authText(msgs, st.cfg.AuthLimbo, r, 0))
+	}
 }
 
 func (p *Proxy) cmdChangePassword(ctx context.Context, inv command.Invocation) error {
@@ -417,14 +496,11 @@ func (p *Proxy) cmdChangePassword(ctx context.Context, inv command.Invocation) e
 		inv.Source.Tell(why)
 		return nil
 	}
-	st := p.state.Load()
 	r := svc.ChangePassword(ctx, pl.name, pl.client.Addr().String(), inv.Args[0], inv.Args[1])
-	if r.Failed {
-		p.wrongPassword(pl)
-		inv.Source.Tell(st.cfg.Messages.AuthWrongOldPassword)
-		return nil
+	if r.Reply == accounts.ReplyPasswordChanged {
+		p.log.Info("auth: password changed by the player", "player", pl.name, "client", pl.client)
 	}
-	inv.Source.Tell(authText(st.cfg.Messages, st.cfg.AuthLimbo, r, 0))
+	p.accountResult(inv, pl, r, "")
 	return nil
 }
 
@@ -437,45 +513,12 @@ func (p *Proxy) cmdUnregister(ctx context.Context, inv command.Invocation) error
 		inv.Source.Tell(why)
 		return nil
 	}
-	st := p.state.Load()
-	r := svc.Unregister(ctx, pl.name, inv.Args[0])
-	switch {
-	case r.Failed:
-		p.wrongPassword(pl)
-		inv.Source.Tell(st.cfg.Messages.AuthWrongOldPassword)
-	case r.Reply == accounts.ReplyNone:
-		p.log.Info("auth: unregistered by the player", "player", pl.name)
-		inv.Source.Tell(st.cfg.Messages.AuthUnregistered)
-	default:
-		inv.Source.Tell(authText(st.cfg.Messages, st.cfg.AuthLimbo, r, 0))
+	r := svc.Unregister(ctx, pl.name, pl.client.Addr().String(), inv.Args[0])
+	if r.Reply == accounts.ReplyNone && !r.Failed {
+		p.log.Info("auth: unregistered by the player", "player", pl.name, "client", pl.client)
 	}
+	p.accountResult(inv, pl, r, p.state.Load().cfg.Messages.AuthUnregistered)
 	return nil
-}
-
-// afterGate takes a player whose checks passed into t as any login goes:
-// handed on to t's wake, maintenance or queue stay when t is asleep, in
-// maintenance or full and has that handler (so the queue's order and
-// priority hold for them too), else joined, or refused with the rule's text.
-func (p *Proxy) afterGate(ctx context.Context, cn *conn, t *server) (*session.Backend, error) {
-	if st := p.loginStay(cn, t); st != nil {
-		return nil, &session.Next{Stay: *st}
-	}
-	if p.asleep(t) { // no wake handler: started while the player stays here
-		if err := p.opts.Manager.EnsureStarted(ctx, t.id); err != nil {
-			return nil, err
-		}
-	}
-	b, err := p.join(cn, t, pass{})
-	if r, ok := errors.AsType[*refusal](err); ok && !r.hard() {
-		if st := p.refusedStay(cn, t, r); st != nil {
-			return nil, &session.Next{Stay: *st}
-		}
-		p.moveRefused(cn.entrant(), "limbo", r, "limbo") // join records only hard ones
-	}
-	if _, full := errors.AsType[*fullError](err); full && t.cfg.HasLimbo(config.LimboQueue) {
-		return nil, &session.Next{Stay: *p.queueStay(cn, t)}
-	}
-	return b, err
 }
 
 // buildPremium is the premium lookup of cfg, kept across reloads while its

@@ -101,7 +101,8 @@ func (b bungeeProxy) Servers() []bungeechannel.Server {
 }
 
 // Send starts the move and returns: it is called from the requesting backend's
-// relay loop, which the move itself must not wait on.
+// relay loop, which the move itself must not wait on. The move is one of the
+// proxy's goroutines (shutdown waits for it).
 func (b bungeeProxy) Send(ctx context.Context, player, server string) error {
 	pl := b.p.roster.find(player)
 	if pl == nil {
@@ -110,11 +111,11 @@ func (b bungeeProxy) Send(ctx context.Context, player, server string) error {
 	if b.p.state.Load().servers[server] == nil {
 		return bungeechannel.ErrUnknownServer
 	}
-	go func() {
-		if _, err := b.p.send(player, server, "plugin", pass{}); err != nil {
+	b.p.goroutine(func() {
+		if _, err := b.p.send(pl.name, server, whyPlugin, pass{}); err != nil {
 			b.p.log.Info("a backend's Connect request failed", "player", player, "server", server, "err", err)
 		}
-	}()
+	})
 	return nil
 }
 

@@ -284,7 +284,7 @@ func (pc *playerCommands) run(c *command.Command, inv command.Invocation) {
 		return
 	}
 	pc.p.log.Debug("proxy command", "player", pc.pl.name, "command", inv.Label, "args", len(inv.Args))
-	go func() {
+	pc.p.goroutine(func() {
 		defer pc.busy.Store(false)
 		ctx, cancel := context.WithCancel(pc.p.ctx)
 		defer cancel()
@@ -299,7 +299,7 @@ func (pc *playerCommands) run(c *command.Command, inv command.Invocation) {
 		command.Run(ctx, c, inv,
 			func(label, usage string) string { return fill(m.Usage, "command", label, "usage", usage) },
 			func(err error) string { return fill(m.CommandFailed, "reason", err.Error()) })
-	}()
+	})
 }
 
 // permissionsFor fires PermissionsSetup for pl and returns the permission
@@ -312,7 +312,7 @@ func (p *Proxy) permissionsFor(pl *onlinePlayer) func(string) bool {
 	}
 	perm := func(perm string) bool { return p.allows(pl, perm) }
 	ev := hooks.PermissionsSetup{Connection: pl.origin.ev.conn, Profile: hooks.ProfileFromAuth(pl.origin.profile),
-		OnlineMode: pl.authenticated, Admin: p.isAdmin(pl), Permission: perm}
+		OnlineMode: pl.proven().mojang, Admin: p.isAdmin(pl), Permission: perm}
 	hooks.Fire(d, pl.origin.ev.ctx, &ev)
 	if ev.Permission != nil {
 		return ev.Permission
@@ -331,11 +331,12 @@ func (p *Proxy) allows(pl *onlinePlayer, perm string) bool {
 }
 
 // isAdmin is whether pl is an admin now: [permissions] admins or a stored op,
-// recognised only on an authenticated login (or with trust_offline_admins).
+// recognised only when Mojang vouched for the player (a client_only login, a
+// premium name proven), or with trust_offline_admins.
 // It is asked at every check, so an op or a deop takes effect at once.
 func (p *Proxy) isAdmin(pl *onlinePlayer) bool {
 	perms := p.state.Load().cfg.Permissions
-	if !pl.authenticated && !perms.TrustOfflineAdmins {
+	if !pl.proven().mojang && !perms.TrustOfflineAdmins {
 		return false
 	}
 	for _, e := range perms.Admins {

@@ -246,7 +246,7 @@ func (p *Proxy) cmdServer(ctx context.Context, inv command.Invocation) error {
 		return nil
 	}
 	inv.Source.Tell(fill(m.ServerMoving, "server", target))
-	if err := p.movePlayer(pl, target, "command", pass{}); err != nil {
+	if err := p.movePlayer(pl, target, whyCommand, pass{}); err != nil {
 		inv.Source.Tell(fill(m.MoveFailed, "server", target, "reason", err.Error()))
 	}
 	return nil
@@ -279,29 +279,17 @@ func serverList(prefix string, ids []string, current string, proto mc.Protocol) 
 	return js
 }
 
-// movePlayer moves pl to serverID under its move lock, honouring the target's
-// rules (admitTo) like every other move.
-func (p *Proxy) movePlayer(pl *onlinePlayer, serverID, reason string, ps pass) error {
-	if pl.sess == nil {
-		return ErrNotSwitchable
-	}
-	st := p.state.Load()
-	t := st.servers[serverID]
+// movePlayer moves pl to serverID by the route (move), as every move goes;
+// the error is the text the player reads.
+func (p *Proxy) movePlayer(pl *onlinePlayer, serverID, why string, ps pass) error {
+	t := p.state.Load().servers[serverID]
 	if t == nil {
-		return fmt.Errorf("%w %q", ErrUnknownServer, serverID)
+		return fmt.Errorf("there is no server called %s", serverID)
 	}
-	cur, _ := pl.where()
-	if !t.cfg.ProxyMode.Intercepted() || t.cfg.Network != cur.cfg.Network {
-		return fmt.Errorf("%s is not in %s's network", t.id, pl.name)
+	if err := p.move(Move{who: pl, to: t, why: why, pass: ps}); err != nil {
+		return errors.New(playerText(t, err))
 	}
-	pl.move.mu.Lock()
-	defer pl.move.mu.Unlock()
-	err := p.moveTo(pl, st, t, nil, ps, reason)
-	var r *refusal
-	if errors.As(err, &r) {
-		return errors.New(r.text)
-	}
-	return err
+	return nil
 }
 
 func (p *Proxy) cmdGlist(ctx context.Context, inv command.Invocation) error {
@@ -445,7 +433,7 @@ func (p *Proxy) cmdSend(ctx context.Context, inv command.Invocation) error {
 			continue
 		}
 		tried++
-		if err := p.movePlayer(pl, target, "command", pass{}); err != nil {
+		if err := p.movePlayer(pl, target, whyCommand, pass{}); err != nil {
 			lastErr = err
 			p.tell(pl, fill(m.MoveFailed, "server", target, "reason", err.Error()))
 			continue

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
@@ -30,6 +31,9 @@ var ErrAmbiguousPlayer = errors.New("ambiguous player name")
 type claim struct {
 	key string
 	at  time.Time // when the login claimed it, to settle a duplicate on another proxy
+	// strength is what the holder has proven (proof strengths); it only rises,
+	// as the holder proves more (a /login in the auth limbo).
+	strength atomic.Int32
 
 	mu       sync.Mutex
 	end      func(text string) // ends the holder's session; nil until it has one
@@ -76,33 +80,41 @@ func identityKey(cn *conn) string {
 	return b.String()
 }
 
-// claimIdentity takes cn's identity for its login. Under "refuse" a login whose
-// player is online (or logging in) is refused; under "replace" the older
-// session is ended and the login waits (at most replacedWait) until it is gone.
-// The claim is released when the connection ends (finish).
+// claimIdentity takes cn's identity for its login, with the strength of what
+// the login has proven. A second login of an online player may replace his
+// session only when it proved at least as much (mayReplace): otherwise it is
+// refused. Under "replace" the older session is ended and the login waits (at
+// most replacedWait) until it is gone. The claim is released when the
+// connection ends (finish). A login that owes a /login claims once it has
+// logged in (strengthen), so it is weighed with what it proved.
 func (p *Proxy) claimIdentity(cn *conn) error {
 	key := identityKey(cn)
+	strength := cn.proven().strength()
 	c := &claim{key: key, at: p.now()}
+	c.strength.Store(int32(strength))
 	ps := &p.roster
 	ps.mu.Lock()
 	old := ps.claims[key]
-	// A login that has not proven the name yet (it owes a /login) never ends
-	// the session of the one who has: it is refused instead, whatever the policy.
-	if old != nil && (cn.st.cfg.DuplicateLogin == config.DuplicateRefuse || cn.proof == nameOwed) {
-		ps.mu.Unlock()
-		return refuse("duplicate", "already online: "+key, kickAlreadyOnline)
+	if old != nil {
+		if held := int(old.strength.Load()); !mayReplace(strength, held, cn.st.cfg.DuplicateLogin) {
+			ps.mu.Unlock()
+			p.log.Info("a second login of an online player refused", "player", cn.player, "client", cn.client,
+				"proof", strengthName(strength), "online_with", strengthName(held))
+			return refuse("duplicate", "already online: "+key, kickAlreadyOnline)
+		}
 	}
 	if ps.claims == nil {
 		ps.claims = map[string]*claim{}
 	}
 	ps.claims[key] = c
-	ps.mu.Unlock()
 	cn.claim = c
-	if f := p.opts.Sessions; f != nil && cn.proof != nameOwed {
-		f.Claimed(key, c.at) // the other proxies of the fleet settle theirs (never waits)
+	ps.mu.Unlock()
+	if f := p.opts.Sessions; f != nil {
+		f.Claimed(key, c.at, strength) // the other proxies of the fleet settle theirs (never waits)
 	}
 	if old != nil {
-		p.log.Info("a second login replaces a player's session", "player", cn.player, "client", cn.client, "identity", key)
+		p.log.Info("a second login replaces a player's session", "player", cn.player, "client", cn.client, "identity", key,
+			"proof", strengthName(strength), "replaced", strengthName(int(old.strength.Load())))
 		old.supersede()
 		select {
 		case <-old.ended():
@@ -112,16 +124,48 @@ func (p *Proxy) claimIdentity(cn *conn) error {
 	return nil
 }
 
-// proven marks cn's name as proven (its /login or /register passed): from
-// now on its claim counts across the fleet as any other login's does.
-func (p *Proxy) proven(cn *conn) {
-	if cn.proof != nameOwed {
-		return
+// mayReplace is the rule for a second login of an online player (proof
+// strengths): it never ends a session that proved more than it did, since a
+// bare offline name is anyone's to type; it always ends one that proved less,
+// which was never shown to be that player; between equals duplicate_login
+// decides.
+func mayReplace(newer, held int, policy config.DuplicateLogin) bool {
+	switch {
+	case newer < held:
+		return false
+	case newer > held:
+		return true
 	}
-	cn.proof = nameLoggedIn
-	if f := p.opts.Sessions; f != nil && cn.claim != nil {
-		f.Claimed(cn.claim.key, p.now())
+	return policy != config.DuplicateRefuse
+}
+
+// strengthen raises pl's claim to strength s once he proved more: the claim
+// a login that owed a /login defers is made now, and a stronger claim is
+// told to the fleet. An error: a session that proved as much or more holds
+// the identity.
+func (p *Proxy) strengthen(pl *onlinePlayer, s int) error {
+	origin := pl.origin
+	p.roster.mu.Lock()
+	c := origin.claim
+	p.roster.mu.Unlock()
+	if c == nil {
+		if err := p.claimIdentity(origin); err != nil {
+			return err
+		}
+		p.roster.mu.Lock()
+		c = origin.claim
+		p.roster.mu.Unlock()
+		c.bind(pl.disconnect)
+		return nil
 	}
+	if int(c.strength.Load()) >= s {
+		return nil
+	}
+	c.strength.Store(int32(s))
+	if f := p.opts.Sessions; f != nil {
+		f.Claimed(c.key, p.now(), s)
+	}
+	return nil
 }
 
 // supersede ends the claim's holder with vanilla's words: now if it has a
@@ -139,23 +183,27 @@ func (c *claim) endWith(text string) {
 }
 
 // SessionClaimed settles a session another proxy of the fleet let in (identity
-// key, at at, on proxy other) against this proxy's session of the same
-// identity: the later login is the newer (ties: the greater proxy id); under
-// duplicate_login "replace" the older session ends, under "refuse" the newer.
-// self is this proxy's fleet id.
-func (p *Proxy) SessionClaimed(key string, at time.Time, other, self string) {
+// key, at at, with proof strength, on proxy other) against this proxy's session
+// of the same identity, by the local rule (mayReplace): the weaker session
+// ends; between equals, the later login is the newer (ties: the greater proxy
+// id) and under duplicate_login "replace" the older session ends, under
+// "refuse" the newer. self is this proxy's fleet id.
+func (p *Proxy) SessionClaimed(key string, at time.Time, strength int, other, self string) {
 	p.roster.mu.Lock()
 	c := p.roster.claims[key]
 	p.roster.mu.Unlock()
 	if c == nil {
 		return
 	}
+	held := int(c.strength.Load())
 	theirsNewer := at.After(c.at) || (at.Equal(c.at) && other > self)
-	switch refuse := p.state.Load().cfg.DuplicateLogin == config.DuplicateRefuse; {
-	case !refuse && theirsNewer:
-		p.log.Info("a login on another proxy of the fleet replaces a player's session here", "identity", key, "proxy", other)
+	refuse := p.state.Load().cfg.DuplicateLogin == config.DuplicateRefuse
+	switch {
+	case strength > held || (strength == held && !refuse && theirsNewer):
+		p.log.Info("a login on another proxy of the fleet replaces a player's session here", "identity", key, "proxy", other,
+			"proof", strengthName(strength), "here", strengthName(held))
 		c.endWith(kickReplaced)
-	case refuse && !theirsNewer:
+	case strength == held && refuse && !theirsNewer:
 		p.log.Info("the player is already online through another proxy of the fleet: this newer session ends", "identity", key, "proxy", other)
 		c.endWith(kickAlreadyOnline)
 	}
@@ -178,12 +226,13 @@ func (c *claim) bind(end func(text string)) {
 
 // releaseClaim gives the identity back when the connection that claimed it ends.
 func (p *Proxy) releaseClaim(cn *conn) {
+	p.roster.mu.Lock()
 	c := cn.claim
 	if c == nil {
+		p.roster.mu.Unlock()
 		return
 	}
 	cn.claim = nil
-	p.roster.mu.Lock()
 	if p.roster.claims[c.key] == c {
 		delete(p.roster.claims, c.key)
 	}

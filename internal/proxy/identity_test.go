@@ -73,8 +73,8 @@ func TestFleetDuplicateSessionsSettle(t *testing.T) {
 			tp.roster.mu.Lock()
 			at := tp.roster.claims[key].at
 			tp.roster.mu.Unlock()
-			tp.SessionClaimed(key, at.Add(tc.theirsAt), "proxy-b", "proxy-a")
-			tp.SessionClaimed("uuid:00000000000000000000000000000000", at.Add(time.Hour), "proxy-b", "proxy-a") // nobody here
+			tp.SessionClaimed(key, at.Add(tc.theirsAt), 0, "proxy-b", "proxy-a")
+			tp.SessionClaimed("uuid:00000000000000000000000000000000", at.Add(time.Hour), 0, "proxy-b", "proxy-a") // nobody here
 			if tc.wantKick == "" {
 				expectNoKick(t, pc)
 				return

@@ -164,6 +164,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 			end(metrics.LoginFailed, "auth", err.Error(), auth.KickMessage(err))
 			return
 		}
+		cn.proof.mojang = true
 	} else {
 		proof, premium, kick, err := p.provePremium(cn, client, srv)
 		if err != nil {
@@ -171,12 +172,12 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 			return
 		}
 		if proof == provenPremium {
-			profile, cn.premium = premium, true
+			profile, cn.proof.mojang = premium, true
 		}
 	}
 	// Handlers may change the profile; bans and the backends see the final one.
 	if p.opts.Hooks.Wants(hooks.KindGameProfileRequest) {
-		gpr := hooks.GameProfileRequest{Connection: cn.ev.conn, Server: srv.id, Profile: hooks.ProfileFromAuth(profile), OnlineMode: srv.cfg.ProxyMode == config.ModeClientOnly || cn.premium}
+		gpr := hooks.GameProfileRequest{Connection: cn.ev.conn, Server: srv.id, Profile: hooks.ProfileFromAuth(profile), OnlineMode: cn.proof.mojang}
 		hooks.Fire(p.opts.Hooks, cn.ev.ctx, &gpr)
 		if changed, err := gpr.Profile.Auth(); err == nil {
 			profile = changed
@@ -197,10 +198,14 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		end(metrics.LoginFailed, "auth", "auth limbo: "+err.Error(), err.Error())
 		return
 	}
-	// One player, one session: by the final identity, before any backend sees it.
-	if err := p.claimIdentity(cn); err != nil {
-		end(metrics.LoginFailed, "duplicate", err.Error(), kickAlreadyOnline)
-		return
+	// One player, one session: by the final identity, weighed by what the login
+	// proved, before any backend sees it. A login that owes a /login claims
+	// once it has logged in (strengthen), with what it proved then.
+	if !cn.owes {
+		if err := p.claimIdentity(cn); err != nil {
+			end(metrics.LoginFailed, "duplicate", err.Error(), kickAlreadyOnline)
+			return
+		}
 	}
 	target, text, ok := p.acceptLogin(cn, interceptedFamily)
 	if !ok {
@@ -215,51 +220,9 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	// written for that state. Its Login Acknowledged is read once the backend's
 	// login is done (both answers come during one wait).
 	pl := newPlayer(cn, p.now())
-	var first *session.Backend
-	var stay *session.Stay // the player waits in the limbo first
-	for round := 0; ; round++ {
-		if target, text, ok = p.preConnect(cn, target, "", interceptedFamily); !ok {
-			end(metrics.LoginFailed, "hook", "ServerPreConnect denied", text)
-			return
-		}
-		cn.srv = target
-		// Verification and the password login come before everything else of
-		// the server: no rule, wake or queue lets in a bot or a player who has
-		// not proved their name.
-		login, err := p.gateStay(cn, pl, target)
-		if err != nil {
-			end(metrics.LoginFailed, "gate", "limbo gate: "+err.Error(), err.Error())
-			return
-		}
-		if login != nil {
-			stay = login
-			break
-		}
-		if r := p.admitTo(cn.entrant(), target, pass{}); r != nil {
-			if stay = p.refusedStay(cn, target, r); stay != nil {
-				break
-			}
-			end(refusalOutcome(r), r.rule, "refused by "+target.id, r.text)
-			return
-		}
-		if stay = p.loginStay(cn, target); stay != nil {
-			break
-		}
-		o, cause, msg, err := p.interceptedConnect(cn, &first)
-		if err == nil {
-			break
-		}
-		var full *fullError
-		if errors.As(err, &full) && target.cfg.HasLimbo(config.LimboQueue) && limboCovers(cn.protocol) {
-			stay = p.queueStay(cn, target)
-			break
-		}
-		next, kickText := p.kickedFrom(cn, cn.srv, cause, msg, interceptedFamily)
-		if next == nil || round >= maxRedirects {
-			end(o, "backend", err.Error(), kickText)
-			return
-		}
-		target = next
+	first, stay, ok := p.placeLogin(cn, pl, target, end)
+	if !ok {
+		return
 	}
 	_ = cn.c.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout.D())) // a wake may have taken long
 	if err := client.Acknowledged(); err != nil {
@@ -279,7 +242,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		}
 	}
 	pl.mu.Lock()
-	pl.srv, pl.mode = cn.srv, cn.srv.cfg.ProxyMode
+	pl.srv, pl.mode, pl.landed = cn.srv, cn.srv.cfg.ProxyMode, first != nil
 	pl.mu.Unlock()
 	address := "limbo"
 	if first != nil {
@@ -326,27 +289,96 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	}
 }
 
-// interceptedConnect wakes cn.srv and logs the player in to one of its
-// addresses. On failure it says how the login ended, the event's cause and the
-// text the player would read.
-func (p *Proxy) interceptedConnect(cn *conn, first **session.Backend) (metrics.LoginOutcome, string, string, error) {
-	if err := p.wake(cn); err != nil {
-		return metrics.LoginServerStarting, hooks.CauseStartFailed, err.Error(), err
+// placeLogin places a player whose login the proxy finished: the route
+// (enter) into target, whose ServerPreConnect, requirements (the bot check,
+// the password login), rules, wake and backends decide, or the limbo stay he
+// waits in first. A server that does not take him is followed by a handler's
+// redirect, a hold in the limbo (SendToLimbo), or Velocity's "try": the next
+// server of the routed server's fallback_servers in its network, each tried
+// once. false: the login ended, with end called.
+func (p *Proxy) placeLogin(cn *conn, pl *onlinePlayer, target *server, end func(metrics.LoginOutcome, string, string, string)) (*session.Backend, *session.Stay, bool) {
+	routed := cn.srv
+	tries := cn.st.fallbacks(routed)[1:]
+	pl.move.try(target.id)
+	for round := 0; ; round++ {
+		b, stay, err := p.enter(cn, nil, Move{who: pl, to: target, why: whyLogin}, true)
+		if err == nil {
+			return b, stay, true
+		}
+		var (
+			h *handlerRefusal
+			r *refusal
+			g *gateError
+		)
+		switch {
+		case errors.As(err, &h):
+			end(metrics.LoginFailed, "hook", "ServerPreConnect denied", h.text)
+			return nil, nil, false
+		case errors.As(err, &r):
+			end(refusalOutcome(r), r.rule, "refused by "+r.server, r.text)
+			return nil, nil, false
+		case errors.As(err, &g):
+			end(metrics.LoginFailed, "gate", "limbo gate: "+err.Error(), g.Error())
+			return nil, nil, false
+		}
+		outcome, cause := loginFailure(err)
+		text := playerText(cn.srv, err)
+		res := p.kickedFrom(cn, cn.srv, cause, text, interceptedFamily)
+		if res.limbo && limboCovers(cn.protocol) {
+			// A handler holds the player in the limbo: he waits there and the
+			// server is tried again until it takes him.
+			p.log.Info("player held in the limbo by an event handler", "player", cn.player, "server", cn.srv.id)
+			return nil, p.downStay(cn, cn.srv), true
+		}
+		next := res.next
+		if next == nil && !res.denied {
+			next = p.tryNext(cn, pl, routed, &tries, err)
+		}
+		if next == nil || round >= maxRedirects+len(cn.st.fallbacks(routed)) {
+			end(outcome, "backend", err.Error(), res.text)
+			return nil, nil, false
+		}
+		p.log.Info("login goes on to the next server", "player", cn.player, "from", cn.srv.id, "to", next.id, "why", err)
+		target = next
 	}
-	b, outcome, err := p.joinBackend(cn, cn.srv, &cn.lease, nil, true)
+}
+
+// tryNext is Velocity's "try" for a login: the next of tries (the routed
+// server's fallback_servers) in routed's network not tried yet, or nil. A
+// backend's kick matching fallback_skip_kicks ends the login instead.
+func (p *Proxy) tryNext(cn *conn, pl *onlinePlayer, routed *server, tries *[]*server, err error) *server {
+	if br, ok := errors.AsType[*backendRefused](err); ok && matchesAny(br.kick, lowerAll(routed.cfg.FallbackSkipKicks)) {
+		return nil
+	}
+	for len(*tries) > 0 {
+		t := (*tries)[0]
+		*tries = (*tries)[1:]
+		if t.cfg.Network == routed.cfg.Network && t.cfg.ProxyMode.Intercepted() && pl.move.try(t.id) {
+			return t
+		}
+	}
+	return nil
+}
+
+// loginFailure is how a login that found no backend on its server is counted,
+// and the KickedFromServer cause its handlers see.
+func loginFailure(err error) (metrics.LoginOutcome, string) {
+	var (
+		wf *wakeFailed
+		br *backendRefused
+		fe *fullError
+	)
 	switch {
+	case errors.As(err, &wf):
+		return metrics.LoginServerStarting, hooks.CauseStartFailed
+	case errors.As(err, &br):
+		return metrics.LoginBackendRefused, hooks.CauseKicked
+	case errors.As(err, &fe):
+		return metrics.LoginBackendRefused, hooks.CauseUnreachable
 	case errors.Is(err, errVelocityTooOld):
-		return metrics.LoginFailed, hooks.CauseUnreachable, forwarding.KickVelocityTooOld, err
-	case err != nil:
-		o, msg := noBackend(cn.srv, err)
-		return o, hooks.CauseUnreachable, msg, err
-	case outcome.Kick != "":
-		// The backend took the connection and refused the player (whitelist, a ban
-		// of its own): the player reads its words; the address is healthy.
-		return metrics.LoginBackendRefused, hooks.CauseKicked, outcome.Kick, errors.New("refused by the backend: " + outcome.Kick)
+		return metrics.LoginFailed, hooks.CauseUnreachable
 	}
-	*first = b
-	return "", "", "", nil
+	return metrics.LoginNoBackend, hooks.CauseUnreachable
 }
 
 // errVelocityTooOld: the target server forwards with velocity and the client is

@@ -127,29 +127,23 @@ func title(t, sub string) limbo.Message {
 	return limbo.Message{Title: mc.TextComponent(t), Subtitle: mc.TextComponent(sub)}
 }
 
-// join logs the player of cn in to one of t's addresses with a lease of its
-// own, for a player leaving the limbo: t's rules (admitTo) decide first, as for
-// any other move. A hard refusal ends the stay and is recorded; a soft one
-// (maintenance, capacity) only keeps the player waiting, retry after retry, so
-// it is not recorded each time (the title says why they wait).
-func (p *Proxy) join(cn *conn, t *server, ps pass) (*session.Backend, error) {
-	if r := p.admitTo(cn.entrant(), t, ps); r != nil {
-		if r.hard() {
-			p.moveRefused(cn.entrant(), "limbo", r, "limbo")
-		}
-		return nil, r
-	}
-	c := *cn // the admission's conn: identity, handshake, configuration
+// exitLimbo takes a player held in the limbo into t, by the route's admitInto
+// (the decision to go to t was made, and announced, when he entered the
+// stay): t's requirements and rules decide first, as for any other move. With
+// holds (a check he passed) a server that holds players (asleep, in
+// maintenance, full) hands him on to its stay (session.Next); without (a
+// stay's own retry) its answer is the error the stay waits on. A hard refusal
+// ends the stay and is recorded; a soft one only keeps the player waiting,
+// retry after retry, so it is not recorded each time (the title says why).
+func (p *Proxy) exitLimbo(cn *conn, t *server, ps pass, holds bool) (*session.Backend, error) {
+	c := *cn // the login's identity and handshake, under the configuration in force now
 	c.st = p.state.Load()
-	c.srv = t
-	b, outcome, err := p.joinBackend(&c, t, new(balance.Lease), nil, false)
-	if err != nil {
-		return nil, err
+	c.lease = balance.Lease{}
+	b, stay, err := p.admitInto(&c, nil, Move{who: cn.pl, to: t, why: whyLimbo, pass: ps}, holds)
+	if stay != nil {
+		return nil, &session.Next{Stay: *stay}
 	}
-	if outcome.Kick != "" {
-		return nil, &fullError{kick: outcome.Kick}
-	}
-	return b, nil
+	return b, err
 }
 
 // wakeStay holds the player while t starts, with a countdown, then moves them in.
@@ -173,7 +167,7 @@ func (p *Proxy) wakeStay(cn *conn, t *server, heading string) *session.Stay {
 			if w.err != nil {
 				return nil, w.err
 			}
-			return p.join(cn, t, pass{})
+			return p.exitLimbo(cn, t, pass{}, false)
 		},
 	}
 }
@@ -240,7 +234,7 @@ func (p *Proxy) maintenanceStay(cn *conn, t *server) *session.Stay {
 					return nil, err
 				}
 			}
-			return p.join(cn, t, pass{})
+			return p.exitLimbo(cn, t, pass{}, false)
 		},
 	}
 }
@@ -375,7 +369,7 @@ func (p *Proxy) queueStay(cn *conn, t *server) *session.Stay {
 					p.refreshSlots(cn, t)
 				}
 				if mayTry() {
-					b, err := p.join(cn, t, pass{queued: true})
+					b, err := p.exitLimbo(cn, t, pass{queued: true}, false)
 					var full *fullError
 					var r *refusal
 					switch {
@@ -430,7 +424,7 @@ func (p *Proxy) downStay(cn *conn, t *server) *session.Stay {
 		},
 		Until: func(ctx context.Context) (*session.Backend, error) {
 			for {
-				b, err := p.join(cn, t, pass{})
+				b, err := p.exitLimbo(cn, t, pass{}, false)
 				var r *refusal
 				switch {
 				case err == nil:

@@ -53,16 +53,17 @@ func (passthrough) serveLogin(p *Proxy, cn *conn) {
 		}
 		o, msg := noBackend(cn.srv, err)
 		if cause == hooks.CauseStartFailed {
-			o, msg = metrics.LoginServerStarting, err.Error()
+			o, msg = metrics.LoginServerStarting, playerText(cn.srv, &wakeFailed{server: cn.srv.id, err: err})
 		}
-		next, kickText := p.kickedFrom(cn, cn.srv, cause, msg, passthroughFamily)
-		if next == nil || round >= maxRedirects {
+		// A passthrough stream cannot be held in the limbo: SendToLimbo ends it.
+		res := p.kickedFrom(cn, cn.srv, cause, msg, passthroughFamily)
+		if res.next == nil || round >= maxRedirects {
 			p.loginOutcome(cn, o)
 			p.loginFailed(cn, "backend", err.Error())
-			p.kick(cn, kickText)
+			p.kick(cn, res.text)
 			return
 		}
-		target = next
+		target = res.next
 	}
 }
 

@@ -69,8 +69,13 @@ func (p *Proxy) endEvents(cn *conn) {
 	if p.opts.Hooks.Wants(hooks.KindDisconnect) {
 		d := hooks.Disconnect{Connection: ev.conn, Profile: cn.hookProfile(), Outcome: ev.outcome, Duration: p.now().Sub(ev.start)}
 		if cn.srv != nil && ev.outcome == hooks.OutcomePlayed {
-			d.Server = cn.srv.id
-			d.Address = cn.lease.Address()
+			// The server the player was on last, not the one he logged in to.
+			d.Server, d.Address = cn.srv.id, cn.lease.Address()
+			if cn.pl != nil {
+				if srv, addr := cn.pl.where(); srv != nil {
+					d.Server, d.Address = srv.id, addr
+				}
+			}
 		}
 		hooks.Fire(p.opts.Hooks, ev.ctx, &d)
 	}
@@ -143,22 +148,35 @@ func (p *Proxy) preConnect(cn *conn, target *server, previous string, fam family
 	return target, "", true
 }
 
+// kicked is what the KickedFromServer handlers decided for a logging-in
+// player: a server to try instead, a hold in the limbo, or the text he reads
+// (denied: a handler's own words, which end the login).
+type kicked struct {
+	next   *server
+	limbo  bool
+	denied bool
+	text   string
+}
+
 // kickedFrom fires KickedFromServer for a server a logging-in player could not
-// get onto: a handler may redirect them (another round), otherwise the player
-// reads text. (A player kicked once in play goes through fallback in switch.go.)
-func (p *Proxy) kickedFrom(cn *conn, srv *server, cause, text string, fam family) (*server, string) {
+// get onto: a handler may redirect them (another round), hold them in the
+// limbo, or end the login with its words; otherwise the player reads text.
+// (A player kicked once in play goes through fallback in switch.go.)
+func (p *Proxy) kickedFrom(cn *conn, srv *server, cause, text string, fam family) kicked {
 	ev := &cn.ev
 	k := hooks.KickedFromServer{Connection: ev.conn, Profile: cn.hookProfile(), Server: srv.id, Cause: cause, Reason: text, DuringLogin: true}
 	res := hooks.Fire(p.opts.Hooks, ev.ctx, &k)
-	if res.Redirected() {
+	switch {
+	case res.Redirected():
 		if t, ok := p.redirectTarget(cn, res, fam); ok {
-			return t, ""
+			return kicked{next: t, text: text}
 		}
+	case res.Action == hooks.Limbo:
+		return kicked{limbo: true, text: text}
+	case res.Denied() && res.Reason != "":
+		return kicked{denied: true, text: res.Reason}
 	}
-	if res.Denied() && res.Reason != "" {
-		return nil, res.Reason
-	}
-	return nil, text
+	return kicked{text: text}
 }
 
 // connected fires ServerConnected and notes the backend in the trace.

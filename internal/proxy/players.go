@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
@@ -24,13 +25,12 @@ type onlinePlayer struct {
 	protocol   int32
 	mode       config.ProxyMode
 	since      time.Time
-	// authenticated: Mojang vouched for the identity (client_only), so an admin
-	// entry naming it can be trusted.
-	authenticated bool
 
 	mu      sync.Mutex
 	srv     *server // where the player is now; changes on a switch
 	address string
+	proof   proof // what he has proven (proof.go); only grows
+	landed  bool  // he has been on a backend: a later arrival is a move from one
 
 	sess   *session.Session  // intercepted sessions only: can be moved and kicked in-game
 	cmds   *playerCommands   // their commands and packet filters, when the session has a filter
@@ -38,6 +38,8 @@ type onlinePlayer struct {
 	reason string            // why the move under way happens, for its event
 	move   mover             // one move at a time, and the fallback budget
 	end    func(text string) // ends a passthrough player's stream (guarded by mu)
+	// accountFailures counts wrong passwords of his account commands.
+	accountFailures atomic.Int32
 }
 
 func (pl *onlinePlayer) setReason(r string) {
@@ -266,9 +268,10 @@ func (p *Proxy) farewell(cn *conn, pl *onlinePlayer, start time.Time, up, down i
 
 // newPlayer is the record of the player cn logged in.
 func newPlayer(cn *conn, now time.Time) *onlinePlayer {
-	return &onlinePlayer{
+	pl := &onlinePlayer{
 		name: cn.player, uuid: cn.uuid, client: cn.client, protocol: cn.protocol,
-		mode: cn.srv.cfg.ProxyMode, since: now, origin: cn,
-		authenticated: cn.srv.cfg.ProxyMode == config.ModeClientOnly,
+		mode: cn.srv.cfg.ProxyMode, since: now, origin: cn, proof: cn.proof,
 	}
+	cn.pl = pl
+	return pl
 }

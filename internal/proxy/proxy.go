@@ -91,7 +91,9 @@ type AdminList interface {
 
 // FleetSessions is how a login announces its player to the fleet: it never waits.
 type FleetSessions interface {
-	Claimed(identity string, at time.Time)
+	// Claimed announces identity, logged in at at with proof strength
+	// (proof.go), so the other proxies end a weaker or older session of it.
+	Claimed(identity string, at time.Time, strength int)
 }
 
 // FleetCounter is what the status path asks the fleet: memory reads only.
@@ -335,6 +337,23 @@ func (p *Proxy) trackClient(c net.Conn) bool {
 	p.conns[c] = struct{}{}
 	p.wg.Add(1)
 	return true
+}
+
+// goroutine runs f as one of the proxy's goroutines, which Shutdown waits
+// for: a move a backend asked for, a command. Once shutting down, f is not
+// run.
+func (p *Proxy) goroutine(f func()) {
+	p.connMu.Lock()
+	if p.closing {
+		p.connMu.Unlock()
+		return
+	}
+	p.wg.Add(1)
+	p.connMu.Unlock()
+	go func() {
+		defer p.wg.Done()
+		f()
+	}()
 }
 
 func (p *Proxy) untrack(c net.Conn) {

@@ -12,7 +12,6 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/hooks"
-	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 	"github.com/infrarust-go/infrarust/internal/session"
 )
 
@@ -38,6 +37,7 @@ func (pl *onlinePlayer) dialConn(st *state) *conn {
 	return &conn{
 		st: st, client: o.client, ip: o.ip, hs: o.hs, protocol: o.protocol,
 		player: o.player, uuid: o.uuid, profile: o.profile, intent: intentLogin,
+		ev: o.ev, pl: pl,
 	}
 }
 
@@ -65,13 +65,22 @@ func (p *Proxy) sessionPolicy(st *state) *session.Policy {
 // ownerOf is the player of an intercepted session.
 func ownerOf(s *session.Session) *onlinePlayer { return s.Owner().(*onlinePlayer) }
 
-// moved moves the player's accounting from one backend to the next.
+// moved moves the player's accounting from one backend to the next, for
+// every completed move and limbo exit: the counts, the player.switch event,
+// ServerConnected (previous: the server he was on, "" for his first).
 func (p *Proxy) moved(pl *onlinePlayer, from, to *session.Backend, reason string) {
 	st := p.state.Load()
 	srv := st.servers[to.Server]
 	if srv == nil {
 		srv, _ = pl.where() // removed by a reload meanwhile: count them where they were
 	}
+	if reason == "" {
+		reason = whyLimbo
+	}
+	pl.mu.Lock()
+	prev, landed := pl.srv, pl.landed
+	pl.landed = true
+	pl.mu.Unlock()
 	p.depart(pl)
 	p.arrive(pl, srv, to.Address)
 	sw := events.Switch{Username: pl.origin.player, UUID: pl.origin.uuid, ToServer: to.Server, ToAddress: to.Address, Reason: reason}
@@ -80,6 +89,14 @@ func (p *Proxy) moved(pl *onlinePlayer, from, to *session.Backend, reason string
 	}
 	p.bus.Publish(events.PlayerSwitch, sw)
 	p.log.Info("player moved", "player", sw.Username, "from", sw.FromServer+"/"+sw.FromAddress, "to", sw.ToServer+"/"+sw.ToAddress, "reason", reason)
+	previous := ""
+	if landed {
+		previous = prev.id
+	}
+	if from == nil {
+		p.met.Move(whyLimbo, "moved")
+	}
+	p.connected(pl.origin, srv, to.Address, previous)
 }
 
 // fallback replaces a backend that kicked the player, closed or stalled: a
@@ -127,6 +144,13 @@ func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.G
 		}
 		return errors.New("an event handler ended the session")
 	}
+	if res.Action == hooks.Limbo && limboCovers(pl.protocol) {
+		// A handler holds the player in the limbo until his server takes him again.
+		p.log.Info("player held in the limbo by an event handler", "player", pl.origin.player, "server", srv.id, "why", gone.Reason())
+		pl.setReason(whyFallback)
+		pl.sess.ToLimbo(*p.downStay(pl.dialConn(st), srv))
+		return nil
+	}
 	targets := st.fallbacks(srv)
 	if res.Redirected() {
 		if t := st.servers[res.Server]; t != nil && t.cfg.ProxyMode.Intercepted() {
@@ -134,7 +158,6 @@ func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.G
 		}
 	}
 	var lastErr error = errors.New("no fallback server")
-	reason := "fallback: " + gone.Reason()
 	for _, t := range targets {
 		if !pl.move.try(t.id) {
 			continue // tried in this incident already
@@ -143,18 +166,19 @@ func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.G
 		if t == srv {
 			avoid = []string{lost.Address}
 		}
-		if err := p.moveTo(pl, st, t, avoid, pass{}, reason); err != nil {
+		if err := p.moveLocked(Move{who: pl, to: t, why: whyFallback, detail: gone.Reason(), avoid: avoid}); err != nil {
 			lastErr = err
 			continue
 		}
-		_ = pl.sess.Tell("§eYou were moved to " + t.id + ": " + gone.Reason())
+		pl.tellMoved(t.id, gone.Reason())
 		return nil
 	}
 	if gone.Kick == "" && (srv.cfg.HasLimbo(config.LimboWake) || srv.cfg.HasLimbo(config.LimboQueue)) && limboCovers(pl.protocol) {
 		// The server went away (it did not kick the player) and nothing else takes
 		// them: the player waits in the limbo and comes back when it is up again.
 		p.log.Info("player held in the limbo until their server is back", "player", pl.origin.player, "server", srv.id, "why", gone.Reason())
-		pl.sess.ToLimbo(*p.downStay(pl.origin, srv))
+		pl.setReason(whyFallback)
+		pl.sess.ToLimbo(*p.downStay(pl.dialConn(st), srv))
 		return nil
 	}
 	p.log.Info("no fallback for a player", "player", pl.origin.player, "server", srv.id, "why", gone.Reason(), "err", lastErr)
@@ -176,104 +200,49 @@ func lowerAll(in []string) []string {
 	return out
 }
 
-// moveTo logs the player in to one of t's addresses and switches them there,
-// with the ServerPreConnect and ServerConnected events around it (a handler may
-// refuse the move or send it elsewhere) and t's own rules (admitTo) deciding on
-// the server it would land on. The caller holds the player's move lock.
-func (p *Proxy) moveTo(pl *onlinePlayer, st *state, t *server, avoid []string, ps pass, reason string) (err error) {
-	defer func() { p.met.Move(reason, moveOutcome(err)) }()
-	cur, _ := pl.where()
-	t, text, ok := p.preConnect(pl.origin, t, cur.id, interceptedFamily)
-	if !ok {
-		return fmt.Errorf("%w: %s", errHandlerRefused, text)
-	}
-	if !t.cfg.ProxyMode.Intercepted() {
-		return ErrOtherNetwork
-	}
-	if r := p.admitTo(pl.entrant(), t, ps); r != nil {
-		p.moveRefused(pl.entrant(), cur.id, r, reason)
-		return r
-	}
-	cn := pl.dialConn(st)
-	cn.ev = pl.origin.ev
-	if m := p.opts.Manager; m != nil && m.Managed(t.id) {
-		cn.srv = t
-		if err := p.wake(cn); err != nil {
-			return fmt.Errorf("%s could not be started: %w", t.id, err)
-		}
-	}
-	lease := new(balance.Lease)
-	next, outcome, err := p.joinBackend(cn, t, lease, avoid, false)
-	if err != nil {
-		return fmt.Errorf("%s: %w", t.id, err)
-	}
-	if outcome.Kick != "" {
-		return fmt.Errorf("%s refused the player: %s", t.id, outcome.Kick)
-	}
-	endSpan := pl.origin.ev.trace.Switch(cur.id, t.id)
-	pl.setReason(reason)
-	err = pl.sess.Switch(next, ackWait)
-	endSpan(err)
-	if err == nil {
-		p.connected(pl.origin, t, next.Address, cur.id)
-	}
-	return err
-}
-
-// errHandlerRefused: a ServerPreConnect handler refused the move.
-var errHandlerRefused = errors.New("refused by an event handler")
-
-// moveOutcome names how a move ended, for infrarust_moves_total: moved, refused
-// (the target's rules or a handler said no) or failed.
-func moveOutcome(err error) string {
-	var r *refusal
-	switch {
-	case err == nil:
-		return "moved"
-	case errors.As(err, &r), errors.Is(err, ErrOtherNetwork), errors.Is(err, errHandlerRefused):
-		return "refused"
-	}
-	return "failed"
-}
-
 // SendPlayer moves a player to server, balanced like a login and admitted by
-// the server's rules; force overrides its maintenance and capacity (never its
-// ip_filter or bans). The player stays where they were when the move fails, is
-// told why in chat, and the error says why.
+// the server's requirements and rules; force overrides its maintenance and
+// capacity (never its ip_filter, bans or what it requires the player to have
+// proven). The player stays where he was when the move fails, is told why in
+// chat, and the error says why.
 func (p *Proxy) SendPlayer(ctx context.Context, name, serverID string, force bool) (PlayerInfo, error) {
-	return p.send(name, serverID, "admin", pass{force: force})
+	return p.send(name, serverID, whyAdmin, pass{force: force})
 }
 
-// send is SendPlayer with the reason the player.switch event gives.
-func (p *Proxy) send(name, serverID, reason string, ps pass) (PlayerInfo, error) {
-	pl, err := p.player(name)
+// SendFromFleet is SendPlayer for another proxy of the fleet, by the same
+// route and rules (never forced).
+func (p *Proxy) SendFromFleet(name, serverID string) (PlayerInfo, error) {
+	return p.send(name, serverID, whyFleet, pass{})
+}
+
+// send is SendPlayer with the reason the events and the moves metric give.
+func (p *Proxy) send(name, serverID, why string, ps pass) (PlayerInfo, error) {
+	pl, t, err := p.checkMove(name, serverID)
 	if err != nil {
 		return PlayerInfo{}, err
-	}
-	if pl.sess == nil {
-		return PlayerInfo{}, ErrNotSwitchable
-	}
-	st := p.state.Load()
-	t := st.servers[serverID]
-	if t == nil {
-		return PlayerInfo{}, fmt.Errorf("%w %q", ErrUnknownServer, serverID)
 	}
 	cur, _ := pl.where()
 	if !t.cfg.ProxyMode.Intercepted() || t.cfg.Network != cur.cfg.Network {
 		return PlayerInfo{}, fmt.Errorf("%w (%s is in network %q, %s in %q)", ErrOtherNetwork, cur.id, cur.cfg.Network, t.id, t.cfg.Network)
 	}
-	pl.move.mu.Lock()
-	err = p.moveTo(pl, st, t, nil, ps, reason)
-	pl.move.mu.Unlock()
-	if err != nil {
+	if err := p.move(Move{who: pl, to: t, why: why, pass: ps}); err != nil {
 		where := t.id
 		var r *refusal
 		if errors.As(err, &r) {
 			where = r.server // a handler's redirect may have named another
 		}
-		_ = pl.sess.Tell("§cYou could not be moved to " + where + ": " + err.Error())
+		p.tell(pl, fill(p.msgs().MoveFailed, "server", where, "reason", playerText(t, err)))
+		return pl.info(), err
 	}
-	return pl.info(), err
+	return pl.info(), nil
+}
+
+// tellMoved tells the player where a fallback took him and why; a 1.20.2+
+// client reads it once back in play (the session holds it until then).
+func (pl *onlinePlayer) tellMoved(server, why string) {
+	if pl.sess != nil {
+		_ = pl.sess.Tell("§eYou were moved to " + server + ": " + why)
+	}
 }
 
 // KickPlayer disconnects a player: with reason in their client on intercepted
@@ -334,7 +303,7 @@ func (p *Proxy) moveOff(ctx context.Context, pl *onlinePlayer, st *state, srv *s
 		if ctx.Err() != nil {
 			return false
 		}
-		if p.moveTo(pl, st, t, []string{address}, pass{}, "drain") == nil {
+		if p.moveLocked(Move{who: pl, to: t, why: whyDrain, avoid: []string{address}}) == nil {
 			return true
 		}
 	}

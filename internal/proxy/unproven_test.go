@@ -8,42 +8,104 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 )
 
-type claimed struct{ keys []string }
+type claimed struct {
+	keys      []string
+	strengths []int
+}
 
-func (c *claimed) Claimed(key string, _ time.Time) { c.keys = append(c.keys, key) }
+func (c *claimed) Claimed(key string, _ time.Time, strength int) {
+	c.keys = append(c.keys, key)
+	c.strengths = append(c.strengths, strength)
+}
 
-// On an "auth" server a login that has not proven the name (it owes a
-// /login) never replaces the session of the player who has, whatever
-// duplicate_login says, and is not announced to the fleet until it logs in.
-func TestUnprovenLoginNeverReplaces(t *testing.T) {
+// A second login of an online player replaces his session only when it
+// proved at least as much: a bare offline name never ends a session proven
+// by a password or by Mojang, whatever duplicate_login says; a stronger
+// login ends a weaker one even under "refuse"; between equals the policy
+// decides. Every claim is told to the fleet with its strength.
+func TestSecondLoginWeighedByProof(t *testing.T) {
+	const id = "10920508-d5d8-3eed-93d2-92f193afe7d7"
+	password := proof{account: "steve"}
+	for _, c := range []struct {
+		name         string
+		policy       config.DuplicateLogin
+		held, newer  proof
+		wantReplaced bool
+		wantRefused  bool
+	}{
+		{"bare name vs password, replace", config.DuplicateReplace, password, proof{}, false, true},
+		{"bare name vs password, refuse", config.DuplicateRefuse, password, proof{}, false, true},
+		{"bare name vs mojang", config.DuplicateReplace, proof{mojang: true}, proof{}, false, true},
+		{"password vs mojang", config.DuplicateReplace, proof{mojang: true}, password, false, true},
+		{"password vs bare name, refuse", config.DuplicateRefuse, proof{}, password, true, false},
+		{"equals, replace", config.DuplicateReplace, password, password, true, false},
+		{"equals, refuse", config.DuplicateRefuse, password, password, false, true},
+		{"bare names, replace", config.DuplicateReplace, proof{}, proof{}, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fleet := &claimed{}
+			p := &Proxy{log: slog.New(slog.DiscardHandler), now: time.Now, opts: Options{Sessions: fleet}}
+			cfg := config.Default()
+			cfg.DuplicateLogin = c.policy
+			st := &state{cfg: cfg}
+			held := &conn{st: st, player: "Steve", uuid: id, proof: c.held}
+			if err := p.claimIdentity(held); err != nil {
+				t.Fatal(err)
+			}
+			held.claim.bind(func(string) { p.releaseClaim(held) })
+			newer := &conn{st: st, player: "Steve", uuid: id, proof: c.newer}
+			err := p.claimIdentity(newer)
+			if (err != nil) != c.wantRefused {
+				t.Fatalf("second login refused = %v (%v), want %v", err != nil, err, c.wantRefused)
+			}
+			if held.claim == nil != c.wantReplaced {
+				t.Fatalf("held session replaced = %v, want %v", held.claim == nil, c.wantReplaced)
+			}
+			wantClaims := 1
+			if !c.wantRefused {
+				wantClaims = 2
+			}
+			if len(fleet.keys) != wantClaims || fleet.strengths[0] != c.held.strength() {
+				t.Fatalf("fleet told %v with strengths %v", fleet.keys, fleet.strengths)
+			}
+		})
+	}
+}
+
+// A login that owes a /login claims nothing until it has logged in; then it
+// claims with the password's strength, replacing a bare-name session of the
+// same player and telling the fleet.
+func TestOwedLoginClaimsOnceProven(t *testing.T) {
+	const id = "10920508-d5d8-3eed-93d2-92f193afe7d7"
 	fleet := &claimed{}
 	p := &Proxy{log: slog.New(slog.DiscardHandler), now: time.Now, opts: Options{Sessions: fleet}}
-	st := &state{cfg: config.Default()} // duplicate_login = "replace"
-	const id = "10920508-d5d8-3eed-93d2-92f193afe7d7"
-	owner := &conn{st: st, player: "Steve", uuid: id}
-	if err := p.claimIdentity(owner); err != nil {
+	st := &state{cfg: config.Default()}
+	squatter := &conn{st: st, player: "Steve", uuid: id}
+	if err := p.claimIdentity(squatter); err != nil {
 		t.Fatal(err)
 	}
-	impostor := &conn{st: st, player: "Steve", uuid: id, proof: nameOwed}
-	if err := p.claimIdentity(impostor); err == nil {
-		t.Fatal("an unproven login took the name from the player online")
+	ended := make(chan string, 1)
+	squatter.claim.bind(func(text string) { ended <- text; p.releaseClaim(squatter) })
+	owner := &conn{st: st, player: "Steve", uuid: id, owes: true}
+	owner.pl = &onlinePlayer{name: "Steve", origin: owner, proof: owner.proof}
+	if owner.claim != nil {
+		t.Fatal("a login that owes a /login claimed")
 	}
-	if owner.claim.replaced {
-		t.Fatal("an unproven login ended the owner's session")
-	}
-	if len(fleet.keys) != 1 {
-		t.Fatalf("the fleet was told %d claims, want the owner's only", len(fleet.keys))
-	}
-	// Unproven with the name free: it claims locally, and tells the fleet once proven.
-	other := &conn{st: st, player: "Alex", uuid: "40f5db53-a47a-33ee-b1f6-db0e20deded4", proof: nameOwed}
-	if err := p.claimIdentity(other); err != nil {
+	if err := p.prove(owner, func(pr *proof) { pr.account = "steve" }); err != nil {
 		t.Fatal(err)
 	}
-	if len(fleet.keys) != 1 {
-		t.Fatal("an unproven claim was announced to the fleet")
+	select {
+	case text := <-ended:
+		if text != kickReplaced {
+			t.Fatalf("the squatter was told %q", text)
+		}
+	default:
+		t.Fatal("the proven owner did not replace the bare-name session")
 	}
-	p.proven(other)
-	if len(fleet.keys) != 2 || other.proof == nameOwed {
-		t.Fatalf("a proven claim was not announced: %v", fleet.keys)
+	if owner.claim == nil || owner.claim.strength.Load() != provenPassword {
+		t.Fatalf("owner's claim %+v", owner.claim)
+	}
+	if len(fleet.strengths) != 2 || fleet.strengths[1] != provenPassword {
+		t.Fatalf("fleet told strengths %v", fleet.strengths)
 	}
 }

@@ -53,6 +53,13 @@ func (v *verifier) login(now time.Time, cfg config.Verify) (attack, changed bool
 	return v.attack, v.attack != was
 }
 
+// attacking reports whether attack mode is on.
+func (v *verifier) attacking() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.attack
+}
+
 // calm ends attack mode once its calm period is over without a login
 // (a login ends it too); it reports whether it did.
 func (v *verifier) calm(now time.Time) bool {
@@ -110,25 +117,33 @@ const verifyQueueWait = 10 * time.Second
 // client starts falling within a moment of getting the world.
 const firstMoveWait = 5 * time.Second
 
-// needsVerify decides whether this login to target is checked. A non-nil
-// release holds a check's slot, to call once the check is over. An error
-// refuses the login: no check came free in time, or the client's version
-// has no ground to fall on while checks are on.
-func (p *Proxy) needsVerify(cn *conn, target *server) (release func(), err error) {
+// needsVerify decides whether this entry to target is checked: a player who
+// passed the check in this session, or whose pass is remembered, is not. A
+// login counts toward attack mode; a move does not (it is no new arrival).
+// A non-nil release holds a check's slot, to call once the check is over.
+// An error refuses the entry: no check came free in time, or the client's
+// version has no ground to fall on while checks are on.
+func (p *Proxy) needsVerify(cn *conn, target *server, login bool) (release func(), err error) {
 	st := p.state.Load()
 	cfg, msgs := st.cfg.Verify, st.cfg.Messages
-	if !target.cfg.HasLimbo(config.LimboVerify) || cfg.Mode == config.VerifyOff {
+	if !target.cfg.HasLimbo(config.LimboVerify) || cfg.Mode == config.VerifyOff || cn.proven().verified {
 		return nil, nil
 	}
 	now := p.now()
-	attack, changed := p.verify.login(now, cfg)
-	if changed {
-		p.attackChanged(attack)
+	var attack bool
+	if login {
+		var changed bool
+		if attack, changed = p.verify.login(now, cfg); changed {
+			p.attackChanged(attack)
+		}
+	} else {
+		attack = p.verify.attacking()
 	}
 	if cfg.Mode == config.VerifyAttack && !attack {
 		return nil, nil
 	}
 	if p.verify.passed.has(playerAt(cn.player, cn.ip), now) {
+		_ = p.prove(cn, func(pr *proof) { pr.verified = true })
 		return nil, nil
 	}
 	if !limbo.GroundCovers(mc.Protocol(cn.protocol)) || !limboCovers(cn.protocol) {
@@ -173,6 +188,7 @@ func (p *Proxy) runVerify(ctx context.Context, cn *conn, check *limbo.FallCheck)
 	}
 	if err == nil {
 		p.verify.passed.add(playerAt(cn.player, cn.ip), p.now().Add(cfg.TTL.D()))
+		_ = p.prove(cn, func(pr *proof) { pr.verified = true })
 		p.met.Verify("passed", "")
 		p.bus.Publish(events.PlayerVerify, events.Verify{Username: cn.player, Server: cn.srv.id, Passed: true})
 		p.log.Info("bot verification passed", "player", cn.player, "client", cn.client)

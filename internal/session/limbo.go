@@ -139,6 +139,7 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 	s.mu.Lock()
 	old := s.backend
 	s.backend = nil
+	s.held = true
 	spawned := s.spawned
 	state := s.toClient
 	s.mu.Unlock()
@@ -181,6 +182,7 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 		s.clientInfo = append(s.clientInfo[:0], p.ClientInformation...)
 	}
 	s.spawned = true
+	s.held = false
 	s.mu.Unlock()
 	if err != nil {
 		if next != nil {

@@ -104,7 +104,11 @@ type Session struct {
 	up, down   int64
 	closed     bool
 	limbo      *Stay // a move into the limbo the client's goroutine is to make
-	spawned    bool  // the client has been in a world (a backend's or the limbo's)
+	held       bool  // the player is in the limbo (a stay holds him)
+	// tells are chat lines told while the client was between worlds (a
+	// switch's configuration phase): written once it is back in play.
+	tells   []string
+	spawned bool // the client has been in a world (a backend's or the limbo's)
 	// awaiting: the client's goroutine waits for the start of a frame, where a
 	// deadline may interrupt it without losing data; poked: one was set to.
 	awaiting, poked bool
@@ -608,20 +612,43 @@ func (s *Session) sendClient(state mc.State, pks []mc.Packet) error {
 	return s.client.Conn.WritePackets(out...)
 }
 
+// maxHeldTells bounds the chat lines held for a client that is not in play.
+const maxHeldTells = 8
+
 // Tell shows a system message in the player's chat (a fallback says why the
-// player was moved). It is dropped while the client is not in play.
+// player was moved). While the client is not in play (a 1.20.2+ client in a
+// switch's configuration phase) it is held, and written once the client is
+// back in play.
 func (s *Session) Tell(text string) error {
 	s.mu.Lock()
-	state := s.toClient
-	s.mu.Unlock()
-	if state != mc.PlayState {
+	if s.toClient != mc.PlayState {
+		if len(s.tells) < maxHeldTells && !s.closed {
+			s.tells = append(s.tells, text)
+		}
+		s.mu.Unlock()
 		return nil
 	}
+	s.mu.Unlock()
+	s.cw.Lock()
+	defer s.cw.Unlock()
+	return s.tellNow(text)
+}
+
+// tellNow writes one chat line to a client in play; the caller holds cw.
+func (s *Session) tellNow(text string) error {
 	payload, err := mc.SystemChat{Message: mc.TextComponent(text)}.AppendPayload(nil, s.client.Protocol)
 	if err != nil {
 		return err
 	}
 	return s.sendClient(mc.PlayState, []mc.Packet{{Type: mc.PacketSystemChat, Payload: payload}})
+}
+
+// Between reports that the player is between servers: in the limbo or on his
+// way there, or in the middle of a switch. Another move must wait.
+func (s *Session) Between() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.backend == nil || s.pending != nil || s.limbo != nil || s.held
 }
 
 func (s *Session) failSwitch(next *Backend) {
@@ -912,6 +939,7 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 		return pumpOffLoop
 	}
 	var changed *Packet
+	var tells []string
 	if !counted {
 		s.mu.Lock()
 		if s.backend != b {
@@ -925,7 +953,8 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 		state := s.toClient
 		t, known := reg.Type(state, mc.Clientbound, id)
 		watched := s.watch.has(mc.Clientbound, state, id)
-		handled := known && (t == mc.PacketDisconnect || t == mc.PacketPluginMessage && s.wantsPlugin(b, f))
+		handled := known && (t == mc.PacketDisconnect || t == mc.PacketPluginMessage && s.wantsPlugin(b, f) ||
+			t == mc.PacketFinishConfiguration && state == mc.ConfigState && len(s.tells) > 0)
 		if onLoop && (watched || handled) {
 			s.mu.Unlock()
 			s.cw.Unlock()
@@ -959,6 +988,7 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 		case known && state == mc.ConfigState && t == mc.PacketFinishConfiguration:
 			s.toClient = mc.PlayState
 			s.spawned = true
+			tells, s.tells = s.tells, nil // written after this frame, in play
 			b.Conn.ShareHeads(false)
 		case known && state == mc.PlayState && t == mc.PacketStartConfiguration:
 			s.toClient = mc.ConfigState
@@ -1010,7 +1040,12 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 	if changed != nil {
 		err = s.client.Conn.WritePacket(id, changed.Payload)
 	} else {
-		err = s.client.Conn.WriteRelay(f, b.Conn.FrameBuffered())
+		err = s.client.Conn.WriteRelay(f, b.Conn.FrameBuffered() || len(tells) > 0) // the tells flush the batch
+	}
+	for _, text := range tells {
+		if err == nil {
+			err = s.tellNow(text)
+		}
 	}
 	s.cw.Unlock()
 	mc.Recycle(f)
