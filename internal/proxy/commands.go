@@ -121,7 +121,7 @@ func (p *Proxy) builtinCommands() []*command.Command {
 			Args:        []command.Arg{{Name: "server", Optional: true}},
 			Run:         p.cmdServer,
 			Complete: func(inv command.Invocation) []string {
-				return p.networkServers(sourcePlayer(inv))
+				return p.openServers(sourcePlayer(inv))
 			},
 		},
 		{
@@ -130,7 +130,7 @@ func (p *Proxy) builtinCommands() []*command.Command {
 			Args:        []command.Arg{{Name: "server", Optional: true}},
 			Run:         p.cmdGlist,
 			Complete: func(inv command.Invocation) []string {
-				return append(p.allServers(), "all")
+				return append(p.scopedServers(scopeOf(inv)), "all")
 			},
 		},
 		{
@@ -138,7 +138,7 @@ func (p *Proxy) builtinCommands() []*command.Command {
 			Description: "which server a player is on",
 			Args:        []command.Arg{{Name: "player"}},
 			Run:         p.cmdFind,
-			Complete:    func(command.Invocation) []string { return p.playerNames() },
+			Complete:    func(inv command.Invocation) []string { return p.playerNames(scopeOf(inv)) },
 		},
 		{
 			Name: "send", Permission: permPrefix + "send", Usage: "<player|all|current> <server>",
@@ -147,9 +147,9 @@ func (p *Proxy) builtinCommands() []*command.Command {
 			Run:         p.cmdSend,
 			Complete: func(inv command.Invocation) []string {
 				if len(inv.Args) <= 1 {
-					return append(p.playerNames(), "all", "current")
+					return append(p.playerNames(scopeOf(inv)), "all", "current")
 				}
-				return p.allServers()
+				return p.networkServers(sourcePlayer(inv))
 			},
 		},
 		{
@@ -157,7 +157,7 @@ func (p *Proxy) builtinCommands() []*command.Command {
 			Description: "disconnect a player",
 			Args:        []command.Arg{{Name: "player"}, {Name: "reason", Greedy: true, Optional: true}},
 			Run:         p.cmdKick,
-			Complete:    func(command.Invocation) []string { return p.playerNames() },
+			Complete:    func(inv command.Invocation) []string { return p.playerNames(scopeOf(inv)) },
 		},
 		{
 			Name: "broadcast", Permission: permPrefix + "broadcast", Usage: "<message>",
@@ -175,7 +175,29 @@ func (p *Proxy) builtinCommands() []*command.Command {
 	}
 }
 
-// networkServers are the intercepted servers of pl's network, sorted.
+// Networks are how tenants share a proxy: a command sees and acts on the
+// servers and players of its source's network only (the network of the
+// server he is on), completions included. A source that is no player (a
+// plugin's) sees no network but the default one.
+
+// scopeOf is the network a command's source is on.
+func scopeOf(inv command.Invocation) string {
+	if pl := sourcePlayer(inv); pl != nil {
+		if srv, _ := pl.where(); srv != nil {
+			return srv.cfg.Network
+		}
+	}
+	return ""
+}
+
+// inScope reports that server id is a server of network.
+func (p *Proxy) inScope(id, network string) bool {
+	srv := p.state.Load().servers[id]
+	return srv != nil && srv.cfg.Network == network
+}
+
+// networkServers are the intercepted servers of pl's network, sorted: where
+// /server and /send may take a player.
 func (p *Proxy) networkServers(pl *onlinePlayer) []string {
 	if pl == nil {
 		return nil
@@ -191,22 +213,70 @@ func (p *Proxy) networkServers(pl *onlinePlayer) []string {
 	return out
 }
 
-func (p *Proxy) allServers() []string {
+// openServers are the servers /server lists for pl, and completes: those of
+// his network whose rules let him in now, and the one he is on.
+func (p *Proxy) openServers(pl *onlinePlayer) []string {
+	if pl == nil {
+		return nil
+	}
+	cur, _ := pl.where()
+	st := p.state.Load()
+	var open []string
+	for _, id := range p.networkServers(pl) {
+		t := st.servers[id]
+		if t == nil || (id != cur.id && p.admitTo(pl.entrant(), t, pass{}) != nil) {
+			continue
+		}
+		open = append(open, id)
+	}
+	return open
+}
+
+// scopedServers are every server of network, sorted: what /glist counts.
+func (p *Proxy) scopedServers(network string) []string {
 	var out []string
-	for id := range p.state.Load().servers {
-		out = append(out, id)
+	for id, srv := range p.state.Load().servers {
+		if srv.cfg.Network == network {
+			out = append(out, id)
+		}
 	}
 	slices.Sort(out)
 	return out
 }
 
-func (p *Proxy) playerNames() []string {
-	var out []string
+// scopedPlayers are this proxy's players on servers of network.
+func (p *Proxy) scopedPlayers(network string) []*onlinePlayer {
+	var out []*onlinePlayer
 	for _, pl := range p.roster.all() {
+		if srv, _ := pl.where(); srv != nil && srv.cfg.Network == network {
+			out = append(out, pl)
+		}
+	}
+	return out
+}
+
+// playerNames are the names of network's players, sorted.
+func (p *Proxy) playerNames(network string) []string {
+	var out []string
+	for _, pl := range p.scopedPlayers(network) {
 		out = append(out, pl.name)
 	}
 	slices.Sort(out)
 	return out
+}
+
+// scopedPlayer is the online player called name on a server of network
+// (ErrUnknownPlayer for one on another network: he is not there for this
+// source).
+func (p *Proxy) scopedPlayer(name, network string) (*onlinePlayer, error) {
+	pl, err := p.player(name)
+	if err != nil {
+		return nil, err
+	}
+	if srv, _ := pl.where(); srv == nil || srv.cfg.Network != network {
+		return nil, fmt.Errorf("%w %q", ErrUnknownPlayer, name)
+	}
+	return pl, nil
 }
 
 func (p *Proxy) cmdServer(ctx context.Context, inv command.Invocation) error {
@@ -218,15 +288,7 @@ func (p *Proxy) cmdServer(ctx context.Context, inv command.Invocation) error {
 	cur, _ := pl.where()
 	if len(inv.Args) == 0 {
 		inv.Source.Tell(fill(m.ServerCurrent, "server", cur.id))
-		var open []string
-		for _, id := range p.networkServers(pl) {
-			t := p.state.Load().servers[id]
-			if t == nil || (id != cur.id && p.admitTo(pl.entrant(), t, pass{}) != nil) {
-				continue
-			}
-			open = append(open, id)
-		}
-		if len(open) > 0 {
+		if open := p.openServers(pl); len(open) > 0 {
 			_ = pl.sess.TellComponent(serverList(fill(m.ServerList), open, cur.id, pl.sess.Client().Protocol))
 		}
 		return nil
@@ -301,26 +363,27 @@ func (p *Proxy) cmdGlist(ctx context.Context, inv command.Invocation) error {
 	if len(inv.Args) == 1 {
 		which = inv.Args[0]
 	}
-	st := p.state.Load()
-	if which != "" && which != "all" && st.servers[which] == nil {
+	network := scopeOf(inv)
+	if which != "" && which != "all" && !p.inScope(which, network) {
 		inv.Source.Tell(fill(m.ServerUnknown, "server", which))
 		return nil
 	}
 	byServer := map[string][]string{}
-	for _, pl := range p.roster.all() {
-		if srv, _ := pl.where(); srv != nil {
-			byServer[srv.id] = append(byServer[srv.id], pl.name)
-		}
+	for _, pl := range p.scopedPlayers(network) {
+		srv, _ := pl.where()
+		byServer[srv.id] = append(byServer[srv.id], pl.name)
 	}
 	if d := p.opts.Directory; d != nil && which != "" {
 		if list, err := d.RemotePlayers(ctx); err == nil {
 			for _, rp := range list {
-				byServer[rp.Server] = append(byServer[rp.Server], rp.Name)
+				if p.inScope(rp.Server, network) {
+					byServer[rp.Server] = append(byServer[rp.Server], rp.Name)
+				}
 			}
 		}
 	}
 	total := 0
-	for _, id := range p.allServers() {
+	for _, id := range p.scopedServers(network) {
 		names := byServer[id]
 		count := len(names)
 		if f := p.opts.Fleet; f != nil && (which == "" || p.opts.Directory == nil) {
@@ -351,9 +414,10 @@ func (p *Proxy) cmdFind(ctx context.Context, inv command.Invocation) error {
 		return command.ErrUsage
 	}
 	m := p.msgs()
-	pl, err := p.player(inv.Args[0])
+	network := scopeOf(inv)
+	pl, err := p.scopedPlayer(inv.Args[0], network)
 	if err != nil {
-		if rp, ok := p.remotePlayer(ctx, inv.Args[0]); ok {
+		if rp, ok := p.remotePlayer(ctx, inv.Args[0], network); ok {
 			inv.Source.Tell(fill(m.FindFound, "player", rp.Name, "server", rp.Server))
 			return nil
 		}
@@ -365,9 +429,9 @@ func (p *Proxy) cmdFind(ctx context.Context, inv command.Invocation) error {
 	return nil
 }
 
-// remotePlayer finds a player on another proxy of the fleet (exact name first,
-// then any case).
-func (p *Proxy) remotePlayer(ctx context.Context, name string) (RemotePlayer, bool) {
+// remotePlayer finds a player of network on another proxy of the fleet
+// (exact name first, then any case).
+func (p *Proxy) remotePlayer(ctx context.Context, name, network string) (RemotePlayer, bool) {
 	d := p.opts.Directory
 	if d == nil {
 		return RemotePlayer{}, false
@@ -379,6 +443,9 @@ func (p *Proxy) remotePlayer(ctx context.Context, name string) (RemotePlayer, bo
 	}
 	var folded []RemotePlayer
 	for _, rp := range list {
+		if !p.inScope(rp.Server, network) {
+			continue
+		}
 		if rp.Name == name {
 			return rp, true
 		}
@@ -398,25 +465,26 @@ func (p *Proxy) cmdSend(ctx context.Context, inv command.Invocation) error {
 	}
 	m := p.msgs()
 	who, target := inv.Args[0], inv.Args[1]
-	if p.state.Load().servers[target] == nil {
+	network := scopeOf(inv)
+	if !p.inScope(target, network) {
 		inv.Source.Tell(fill(m.ServerUnknown, "server", target))
 		return nil
 	}
 	var players []*onlinePlayer
 	switch who {
 	case "all":
-		players = p.roster.all()
+		players = p.scopedPlayers(network)
 	case "current":
 		here := inv.Source.Server()
-		for _, pl := range p.roster.all() {
-			if srv, _ := pl.where(); srv != nil && srv.id == here {
+		for _, pl := range p.scopedPlayers(network) {
+			if srv, _ := pl.where(); srv.id == here {
 				players = append(players, pl)
 			}
 		}
 	default:
-		pl, err := p.player(who)
+		pl, err := p.scopedPlayer(who, network)
 		if err != nil {
-			if rp, ok := p.remotePlayer(ctx, who); ok {
+			if rp, ok := p.remotePlayer(ctx, who, network); ok {
 				p.opts.Directory.Command(rp.Proxy, "send", rp.Name, target)
 				inv.Source.Tell(fill(m.SendDone, "count", "1", "total", "1", "server", target) + " §7(through " + rp.Proxy + ")")
 				return nil
@@ -433,7 +501,7 @@ func (p *Proxy) cmdSend(ctx context.Context, inv command.Invocation) error {
 			continue
 		}
 		tried++
-		if err := p.movePlayer(pl, target, whyCommand, pass{}); err != nil {
+		if err := p.movePlayer(pl, target, whySend, pass{}); err != nil {
 			lastErr = err
 			p.tell(pl, fill(m.MoveFailed, "server", target, "reason", err.Error()))
 			continue
@@ -456,9 +524,10 @@ func (p *Proxy) cmdKick(ctx context.Context, inv command.Invocation) error {
 	if len(inv.Args) == 2 {
 		reason = inv.Args[1]
 	}
-	pl, err := p.player(inv.Args[0])
+	network := scopeOf(inv)
+	pl, err := p.scopedPlayer(inv.Args[0], network)
 	if err != nil {
-		if rp, ok := p.remotePlayer(ctx, inv.Args[0]); ok {
+		if rp, ok := p.remotePlayer(ctx, inv.Args[0], network); ok {
 			p.opts.Directory.Command(rp.Proxy, "kick", rp.Name, reason)
 			p.log.Info("player kick passed to another proxy", "player", rp.Name, "proxy", rp.Proxy, "by", inv.Source.Name())
 			inv.Source.Tell(fill(m.KickDone, "player", rp.Name))
@@ -478,8 +547,9 @@ func (p *Proxy) cmdBroadcast(ctx context.Context, inv command.Invocation) error 
 		return command.ErrUsage
 	}
 	text := fill(p.msgs().Broadcast, "message", inv.Args[0])
-	p.log.Info("broadcast", "by", inv.Source.Name(), "message", inv.Args[0])
-	for _, pl := range p.roster.all() {
+	network := scopeOf(inv)
+	p.log.Info("broadcast", "by", inv.Source.Name(), "network", network, "message", inv.Args[0])
+	for _, pl := range p.scopedPlayers(network) {
 		p.tell(pl, text)
 	}
 	return nil
