@@ -68,7 +68,7 @@ func NormalizeAdmin(entry string) (string, error) {
 		return id, nil
 	}
 	if bans.ValidUsername(entry) != nil {
-		return "", fmt.Errorf("%q is neither a UUID nor a player name", entry)
+		return "", errors.New("the entry is neither a UUID nor a player name (1 to 16 letters, digits or _)")
 	}
 	return strings.ToLower(entry), nil
 }

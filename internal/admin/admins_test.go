@@ -87,3 +87,31 @@ func TestAdminStoreRefusesCorruptFile(t *testing.T) {
 		}
 	}
 }
+
+// Every route's body is bounded and no error repeats it: a body far over the
+// limit is refused on every route that reads one, and a long value a route
+// refuses is not sent back (a 200 MB body cost 1.67 GB, and its 400 echoed it).
+func TestBodiesBoundedAndNeverEchoed(t *testing.T) {
+	env := newTestEnv(t, func(o *ServerOptions) {
+		store, err := OpenAdminStore(o.Web.DataDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Admins = store
+	})
+	huge := `{"player": "` + strings.Repeat("A", 4*maxBodyBytes) + `"}`
+	long := `{"player": "` + strings.Repeat("B", 1000) + `"}`
+	for _, path := range []string{
+		"/api/v1/permissions/admins", "/api/v1/auth/accounts/Steve/password", "/api/v1/servers/lobby/maintenance",
+		"/api/v1/bans", "/api/v1/players/Steve/send", "/api/v1/players/Steve/kick",
+	} {
+		status, _, body := env.call(t, "POST", path, testKey, huge)
+		if status < 400 || status == 500 || len(body) > 1024 || strings.Contains(body, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA") {
+			t.Errorf("POST %s with a %d-byte body: %d, %d bytes back: %.200s", path, len(huge), status, len(body), body)
+		}
+	}
+	status, _, body := env.call(t, "POST", "/api/v1/permissions/admins", testKey, long)
+	if status != 400 || strings.Contains(body, strings.Repeat("B", 50)) {
+		t.Errorf("a refused long name: %d %.300s", status, body)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/events"
@@ -133,13 +134,30 @@ func decodeStrict[T any](r io.Reader, allowEmpty bool) (T, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		var zero T
-		return zero, err
+		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+			return zero, fmt.Errorf("the body is over %d bytes", maxBodyBytes)
+		}
+		return zero, errors.New(clip(err.Error())) // a field name the client chose, at most clipped
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var zero T
 		return zero, errors.New("trailing data after the JSON object")
 	}
 	return req, nil
+}
+
+// clip bounds a text an error message repeats from a request, so an error
+// never sends a body back.
+func clip(s string) string {
+	const max = 120
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // onlySpace skips leading JSON white space and reports whether the body ends

@@ -187,6 +187,9 @@ func (s *Server) routes() {
 // so guessing learns nothing; a client with the right key is never refused for
 // the failures before it and spends only the generous request budget.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every body is bounded, whatever route reads it: a route added later
+	// cannot forget it (a 200 MB body cost 1.67 GB of memory once).
+	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 	_, pattern := s.mux.Handler(r)
 	if pattern == routeHealth || pattern == routeReady {
 		s.mux.ServeHTTP(w, r)

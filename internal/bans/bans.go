@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -117,11 +118,11 @@ func normalize(b Ban) (Ban, error) {
 	case TypeUUID:
 		var buf [36]byte
 		if !canonicalUUID(v, &buf) {
-			return Ban{}, fmt.Errorf("invalid UUID %q: want 32 hex digits, optionally with dashes (8-4-4-4-12)", b.Value)
+			return Ban{}, fmt.Errorf("invalid UUID %s: want 32 hex digits, optionally with dashes (8-4-4-4-12)", quoted(b.Value))
 		}
 		v = string(buf[:])
 	default:
-		return Ban{}, fmt.Errorf("invalid ban type %q: want %q, %q or %q", b.Type, TypeIP, TypeUsername, TypeUUID)
+		return Ban{}, fmt.Errorf("invalid ban type %s: want %q, %q or %q", quoted(string(b.Type)), TypeIP, TypeUsername, TypeUUID)
 	}
 	b.Value = v
 	if b.ExpiresAt != nil {
@@ -139,15 +140,15 @@ func parseIPValue(v string) (netip.Prefix, error) {
 	if strings.Contains(v, "/") {
 		var err error
 		if p, err = netip.ParsePrefix(v); err != nil {
-			return p, fmt.Errorf("invalid CIDR %q (want e.g. 203.0.113.0/24): %w", v, err)
+			return p, fmt.Errorf("invalid CIDR %s (want e.g. 203.0.113.0/24)", quoted(v))
 		}
 	} else {
 		ip, err := netip.ParseAddr(v)
 		if err != nil {
-			return p, fmt.Errorf("invalid IP %q (want e.g. 203.0.113.7 or a CIDR): %w", v, err)
+			return p, fmt.Errorf("invalid IP %s (want e.g. 203.0.113.7 or a CIDR)", quoted(v))
 		}
 		if ip.Zone() != "" {
-			return p, fmt.Errorf("invalid IP %q: remove the IPv6 zone", v)
+			return p, fmt.Errorf("invalid IP %s: remove the IPv6 zone", quoted(v))
 		}
 		p = netip.PrefixFrom(ip, ip.BitLen())
 	}
@@ -163,11 +164,11 @@ func parseIPValue(v string) (netip.Prefix, error) {
 // name this refuses.
 func ValidUsername(v string) error {
 	if len(v) == 0 || len(v) > 16 {
-		return fmt.Errorf("invalid username %q: want 1 to 16 characters", v)
+		return fmt.Errorf("invalid username %s: want 1 to 16 characters", quoted(v))
 	}
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c <= ' ' || c > '~' {
-			return fmt.Errorf("invalid username %q: only printable ASCII without spaces", v)
+			return fmt.Errorf("invalid username %s: only printable ASCII without spaces", quoted(v))
 		}
 	}
 	return nil
@@ -624,4 +625,13 @@ func CanonicalUUID(s string) (string, bool) {
 		return "", false
 	}
 	return string(buf[:]), true
+}
+
+// quoted is v for an error message, quoted and at most 40 characters: an
+// error never repeats a long input back.
+func quoted(v string) string {
+	if r := []rune(v); len(r) > 40 {
+		return strconv.Quote(string(r[:40])) + "…"
+	}
+	return strconv.Quote(v)
 }
