@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/infrarust-go/infrarust/internal/seal"
 )
 
 // Redis is the Store of a fleet: every proxy reads and writes the same
@@ -17,7 +20,101 @@ import (
 type Redis struct {
 	rdb    redis.Cmdable
 	prefix string
+	// seal signs every account and session written and checks every one read
+	// (the fleet's secret); nil signs nothing.
+	seal *seal.Sealer
 }
+
+// Sealed makes the store sign what it writes and refuse what it reads
+// without a valid signature: an account or a remembered session forged in
+// Redis by someone without the fleet's secret is never used.
+func (r *Redis) Sealed(s *seal.Sealer) *Redis {
+	r.seal = s
+	return r
+}
+
+func accountPlace(name string) string     { return "accounts|" + Key(name) }
+func sessionPlace(name, ip string) string { return "auth:sessions:" + Key(name) + "|" + ip }
+func (r *Redis) sealedMarker() string     { return r.prefix + "accounts:sealed" }
+
+// ErrUnsigned: an account in Redis has no valid signature of the fleet's
+// secret (forged, or written before the secret was set and not sealed since).
+var ErrUnsigned = errors.New("the account's entry in Redis is not signed with the fleet's secret")
+
+// decode opens and decodes one stored account.
+func (r *Redis) decode(name, raw string) (Account, error) {
+	v, err := r.seal.Open(accountPlace(name), raw)
+	if err != nil {
+		return Account{}, fmt.Errorf("%w (%v)", ErrUnsigned, err)
+	}
+	var a Account
+	if err := json.Unmarshal([]byte(v), &a); err != nil {
+		return Account{}, err
+	}
+	if Key(a.Name) != Key(name) {
+		return Account{}, fmt.Errorf("%w (it names %q)", ErrUnsigned, a.Name)
+	}
+	return a, nil
+}
+
+func (r *Redis) encode(a Account) (string, error) {
+	v, err := json.Marshal(a)
+	if err != nil {
+		return "", err
+	}
+	return r.seal.Seal(accountPlace(a.Name), string(v)), nil
+}
+
+// SealExisting signs the accounts written before the fleet had a secret,
+// once: the first proxy started with a secret trusts what it finds then, and
+// leaves a signed marker, after which an unsigned account is refused. It
+// reports how many it signed. Without a secret it does nothing.
+func (r *Redis) SealExisting(ctx context.Context) (int, error) {
+	if !r.seal.On() {
+		return 0, nil
+	}
+	const mark = "sealed v1"
+	if v, err := r.rdb.Get(ctx, r.sealedMarker()).Result(); err == nil {
+		if got, err := r.seal.Open(r.sealedMarker(), v); err == nil && got == mark {
+			return 0, nil
+		}
+	} else if !errors.Is(err, redis.Nil) {
+		return 0, err
+	}
+	all, err := r.rdb.HGetAll(ctx, r.accounts()).Result()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for field, raw := range all {
+		if _, err := r.seal.Open(accountPlace(field), raw); err == nil {
+			continue
+		}
+		var a Account
+		if json.Unmarshal([]byte(raw), &a) != nil || Key(a.Name) != field {
+			continue
+		}
+		v, err := r.encode(a)
+		if err != nil {
+			return n, err
+		}
+		if ok, err := swapScript.Run(ctx, r.rdb, []string{r.accounts()}, field, raw, v).Bool(); err != nil {
+			return n, err
+		} else if ok {
+			n++
+		}
+	}
+	return n, r.rdb.Set(ctx, r.sealedMarker(), r.seal.Seal(r.sealedMarker(), mark), 0).Err()
+}
+
+// swapScript replaces a field only if it still holds what was read.
+var swapScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  return 1
+end
+return 0
+`)
 
 // NewRedis keeps accounts under prefix (the fleet's key_prefix):
 // <prefix>accounts is a hash of name → account, <prefix>auth:sessions:<name>
@@ -40,12 +137,11 @@ func (r *Redis) Get(ctx context.Context, name string) (Account, error) {
 	if err != nil {
 		return Account{}, err
 	}
-	var a Account
-	return a, json.Unmarshal(v, &a)
+	return r.decode(name, string(v))
 }
 
 func (r *Redis) Create(ctx context.Context, a Account) error {
-	v, err := json.Marshal(a)
+	v, err := r.encode(a)
 	if err != nil {
 		return err
 	}
@@ -70,7 +166,7 @@ return 0
 `)
 
 func (r *Redis) Put(ctx context.Context, a Account) error {
-	v, err := json.Marshal(a)
+	v, err := r.encode(a)
 	if err != nil {
 		return err
 	}
@@ -107,9 +203,9 @@ func (r *Redis) List(ctx context.Context) ([]Account, error) {
 	slices.Sort(keys)
 	out := make([]Account, 0, len(keys))
 	for _, k := range keys {
-		var a Account
-		if err := json.Unmarshal([]byte(m[k]), &a); err != nil {
-			return nil, err
+		a, err := r.decode(k, m[k])
+		if err != nil {
+			continue // forged or foreign: never used, not listed
 		}
 		out = append(out, a)
 	}
@@ -119,7 +215,7 @@ func (r *Redis) List(ctx context.Context) ([]Account, error) {
 func (r *Redis) Remember(ctx context.Context, name, ip string, until time.Time) error {
 	k := r.sessions(name)
 	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, k, ip, until.UnixMilli())
+		p.HSet(ctx, k, ip, r.seal.Seal(sessionPlace(name, ip), strconv.FormatInt(until.UnixMilli(), 10)))
 		p.PExpireAt(ctx, k, until) // sessions all last `remember`: the newest ends last
 		return nil
 	})
@@ -133,6 +229,9 @@ func (r *Redis) Remembered(ctx context.Context, name, ip string, now time.Time) 
 	}
 	if err != nil {
 		return false, err
+	}
+	if v, err = r.seal.Open(sessionPlace(name, ip), v); err != nil {
+		return false, nil // forged: not remembered, the password is asked
 	}
 	ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	return err == nil && ms > now.UnixMilli(), nil

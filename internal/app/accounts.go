@@ -25,7 +25,17 @@ func (a *App) openAccounts() (accounts.Store, error) {
 		return a.acct.store, nil
 	}
 	if a.fleet != nil {
-		a.acct.store = a.fleet.AccountStore()
+		store := a.fleet.AccountStore()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		n, err := store.SealExisting(ctx)
+		cancel()
+		switch {
+		case err != nil:
+			a.log.Warn("auth limbo: could not sign the accounts written before [fleet] had a secret; they are refused until a proxy starts with Redis reachable", "err", err)
+		case n > 0:
+			a.log.Warn("auth limbo: signed the accounts written before [fleet] had a secret; from now on an unsigned account in Redis is refused", "accounts", n)
+		}
+		a.acct.store = store
 		a.log.Info("auth limbo: accounts are in the fleet's Redis")
 		return a.acct.store, nil
 	}

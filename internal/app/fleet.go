@@ -112,7 +112,7 @@ func (a *App) startFleet(ctx context.Context, proxyAddr, adminAddr string) {
 	f.SetAddresses(proxyAddr, adminAddr)
 	a.met.WatchFleet(func() metrics.FleetSample {
 		st := f.Status()
-		return metrics.FleetSample{Connected: st.Connected, LiveProxies: st.LiveProxies, Pending: st.Pending, RedisCommands: f.Ops()}
+		return metrics.FleetSample{Connected: st.Connected, LiveProxies: st.LiveProxies, Pending: st.Pending, RedisCommands: f.Ops(), Rejected: f.Rejected()}
 	})
 	a.goroutine(func() {
 		f.Run(ctx)

@@ -32,6 +32,7 @@ var EnvOverrides = []EnvOverride{
 	{Name: "INFRARUST_DATA_DIR", Key: "web.data_dir", set: func(c *Config, v string) { c.Web.DataDir = v }},
 	{Name: ForwardingSecretEnv, Key: "forwarding.secret_file", set: func(c *Config, v string) { c.Forwarding.Secret = v }},
 	{Name: "INFRARUST_FLEET_REDIS", Key: "fleet.redis", set: func(c *Config, v string) { c.Fleet.Redis = v }},
+	{Name: FleetSecretEnv, Key: "fleet.secret_file", set: func(c *Config, v string) { c.Fleet.Secret = v }},
 	{Name: "INFRARUST_DOCKER", Key: "docker.enabled", set: func(c *Config, v string) { c.Docker.Enabled, _ = parseEnvBool(v) }},
 	{Name: "INFRARUST_DOCKER_ENDPOINT", Key: "docker.endpoint", set: func(c *Config, v string) { c.Docker.Endpoint = v }},
 	{Name: "INFRARUST_KUBERNETES", Key: "kubernetes.enabled", set: func(c *Config, v string) { c.Kubernetes.Enabled, _ = parseEnvBool(v) }},
@@ -123,6 +124,10 @@ func checkEnvValue(o EnvOverride, v string) error {
 	case "docker.enabled", "kubernetes.enabled":
 		if _, err := parseEnvBool(v); err != nil {
 			return fmt.Errorf("%s: %w", o.Name, err)
+		}
+	case "fleet.secret_file":
+		if len(v) < MinFleetSecretLen {
+			return fmt.Errorf("%s is %d characters; use at least %d (e.g. `openssl rand -hex 32`, the same on every proxy)", o.Name, len(v), MinFleetSecretLen)
 		}
 	case "web.api_key":
 		if len(v) < MinAPIKeyLen {

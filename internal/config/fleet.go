@@ -30,11 +30,25 @@ type Fleet struct {
 	// WakeLockTTL bounds how long a proxy that died while starting a sleeping
 	// server can hold up the next start; the holder renews it while it starts.
 	WakeLockTTL Duration `toml:"wake_lock_ttl"`
-	// Timeout bounds one Redis call. The login path never waits on Redis; only
-	// operator changes (how long `backends drain` waits to tell whether the fleet
-	// has it) and the background work do.
+	// Timeout bounds one Redis call. The login path waits on Redis only for a
+	// duplicate_login = "refuse" claim (fleet-wide, at most this long; the local
+	// rule when Redis does not answer); operator changes and background work do.
 	Timeout Duration `toml:"timeout"`
+	// SecretFile holds the fleet's secret, shared by every proxy of the fleet:
+	// every message and shared entry is signed with it, and one without a valid
+	// signature is dropped. A relative path is relative to infrarust.toml.
+	SecretFile string `toml:"secret_file"`
+	// Secret is the secret itself, from INFRARUST_FLEET_SECRET[_FILE] (never
+	// read from the file); it replaces SecretFile.
+	Secret string `toml:"-"`
 }
+
+// FleetSecretEnv is the fleet's secret (or, as _FILE, a file holding it).
+const FleetSecretEnv = "INFRARUST_FLEET_SECRET"
+
+// MinFleetSecretLen is the shortest fleet secret accepted: it signs
+// everything a proxy trusts from Redis.
+const MinFleetSecretLen = 16
 
 // Enabled reports whether the proxy is part of a fleet.
 func (f Fleet) Enabled() bool { return strings.TrimSpace(f.Redis) != "" }
@@ -95,6 +109,9 @@ func (c *Config) validateFleet(r *report) {
 	}
 	if f.Timeout <= 0 {
 		r.check("fleet.timeout", "must be more than 0")
+	}
+	if f.SecretFile != "" && !filepath.IsAbs(f.SecretFile) {
+		f.SecretFile = filepath.Join(configDir(c.Source), f.SecretFile)
 	}
 }
 

@@ -17,10 +17,15 @@ import (
 
 // onMessage applies a change another proxy published.
 func (f *Fleet) onMessage(payload string) {
-	e, err := decodeEntry(payload, f.now())
-	if err != nil {
-		f.badEntry("a message on the changes channel", err)
+	e, ok := f.openEntry("a message on the changes channel", payload)
+	if !ok {
 		return
+	}
+	switch e.Kind {
+	case KindSession, KindCommand, KindReset:
+		if e.V.Proxy == f.id || !f.mayAct(e) {
+			return
+		}
 	}
 	if e.Kind == KindSession {
 		f.onSession(e)
@@ -198,11 +203,15 @@ func (f *Fleet) sync(ctx context.Context) error {
 	f.mu.Lock()
 	seen := make(map[string]bool, len(all))
 	for field, raw := range all {
-		e, err := decodeEntry(raw, now)
+		e, ok := f.openEntry(f.k.state()+" "+field, raw)
+		if !ok {
+			continue
+		}
+		var err error
 		switch {
-		case err == nil && e.Field() != field:
+		case e.Field() != field:
 			err = fmt.Errorf("it names %s, not its field", e.Field())
-		case err == nil && (e.Kind == KindReset || e.Kind == KindSession):
+		case e.Kind == KindReset || e.Kind == KindSession || e.Kind == KindCommand:
 			err = fmt.Errorf("a %s is never stored", e.Kind)
 		}
 		if err != nil {
@@ -245,7 +254,7 @@ func (f *Fleet) sync(ctx context.Context) error {
 		}
 		if n > 0 {
 			f.mu.Lock()
-			if je, ok := f.j.get(d.field); ok && je.encode() == d.raw {
+			if je, ok := f.j.get(d.field); ok && f.sealEntry(je.Entry) == d.raw {
 				delete(f.j.entries, d.field)
 				f.saveJournal()
 			}

@@ -43,6 +43,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/seal"
 )
 
 // Local is this proxy as the fleet reads and changes it: the app implements it
@@ -168,7 +169,18 @@ type Fleet struct {
 	published map[string]string
 
 	ops     atomic.Uint64 // Redis commands sent, for the metrics and the benchmarks
-	wg      sync.WaitGroup
+	// seal signs what this proxy writes and checks what it reads ([fleet]
+	// secret_file); nil without a secret.
+	seal *seal.Sealer
+	// rejected counts what was dropped from Redis, by reason (trust.go).
+	rejected [len(rejectReasons)]atomic.Uint64
+	// heard are the messages acted on lately, so a replayed one is not (trust.go).
+	heardMu sync.Mutex
+	heard   map[string]time.Time
+	// viewAsked is when an unknown sender last made this proxy read the view
+	// again (guarded by heardMu).
+	viewAsked time.Time
+	wg        sync.WaitGroup
 	leaving chan struct{} // closed when Run ends: wake lock renewals stop
 }
 
@@ -218,12 +230,20 @@ func New(opts Options) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
+	secret, err := readSecret(cfg)
+	if err != nil {
+		return nil, err
+	}
 	f := &Fleet{
 		opts: opts, cfg: cfg, id: id, url: config.RedactURL(raw), k: keys{prefix: cfg.KeyPrefix},
 		rdb: redis.NewClient(ropts), log: opts.Logger.With("fleet", id), now: opts.Now,
 		j: j, waiting: map[string][]*Receipt{}, kick: make(chan struct{}, 1), published: map[string]string{},
 		claims:  make(chan Entry, claimQueue),
 		leaving: make(chan struct{}),
+		seal:    seal.New(secret),
+	}
+	if !f.seal.On() {
+		f.log.Warn("[fleet] has no secret: messages and shared entries are not signed, so anything that can write to the fleet's Redis can kick and move players, log names in without a password and change drains and bans; set [fleet] secret_file (or INFRARUST_FLEET_SECRET), the same on every proxy")
 	}
 	f.rdb.AddHook(countHook{&f.ops})
 	quietRedis.Do(func() { redis.SetLogger(discardLogger{}) })
@@ -511,4 +531,6 @@ func (f *Fleet) callCtx(ctx context.Context) (context.Context, context.CancelFun
 
 // AccountStore keeps the auth limbo's accounts in the fleet's Redis, so every
 // proxy of the fleet knows them.
-func (f *Fleet) AccountStore() *accounts.Redis { return accounts.NewRedis(f.rdb, f.k.prefix) }
+func (f *Fleet) AccountStore() *accounts.Redis {
+	return accounts.NewRedis(f.rdb, f.k.prefix).Sealed(f.seal)
+}

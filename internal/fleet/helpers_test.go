@@ -184,12 +184,20 @@ func testConfig(url string) config.Fleet {
 // newMember makes proxy id of the fleet on mr with its data in dir ("" = a fresh one).
 func newMember(t *testing.T, mr *miniredis.Miniredis, id, dir string, clk *testutil.Clock) *member {
 	t.Helper()
+	return newSecretMember(t, mr, id, dir, clk, "")
+}
+
+// newSecretMember is newMember with [fleet] secret (INFRARUST_FLEET_SECRET).
+func newSecretMember(t *testing.T, mr *miniredis.Miniredis, id, dir string, clk *testutil.Clock, secret string) *member {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
 	local := newFakeLocal(clk.Now)
+	cfg := testConfig("redis://" + mr.Addr())
+	cfg.Secret = secret
 	f, err := New(Options{
-		Config: testConfig("redis://" + mr.Addr()), DataDir: dir, Local: local, Now: clk.Now,
+		Config: cfg, DataDir: dir, Local: local, Now: clk.Now,
 		Version: "test", StartedAt: clk.Now(), Hostname: func() (string, error) { return id, nil },
 	})
 	if err != nil {

@@ -28,6 +28,9 @@ func (k keys) proxy(id string) string { return k.prefix + "proxy:" + id }
 // dead proxy's players disappear by themselves.
 func (k keys) players(id string) string { return k.prefix + "players:" + id }
 
+// session is a fleet-wide claim of one identity (duplicate_login "refuse").
+func (k keys) session(identity string) string { return k.prefix + "session:" + identity }
+
 // wake is the lock that makes one proxy start a sleeping server.
 func (k keys) wake(server string) string { return k.prefix + "wake:" + server }
 

@@ -42,6 +42,10 @@ func (p Player) sessionKey() string {
 	return strings.ToLower(p.Name) + "|" + p.ClientIP + "|" + strconv.FormatInt(p.Since.UnixNano(), 36)
 }
 
+// playerPlace is what a player entry's seal is made for: its proxy's hash and
+// its field there.
+func playerPlace(proxy, field string) string { return "players:" + proxy + "|" + field }
+
 // ProxyInfo is what a proxy says about itself at every heartbeat.
 type ProxyInfo struct {
 	ID        string    `json:"id"`
@@ -81,7 +85,8 @@ func (f *Fleet) heartbeat(ctx context.Context) error {
 	for _, p := range local {
 		p.Proxy = f.id
 		b, _ := json.Marshal(p)
-		cur[p.sessionKey()] = string(b)
+		k := p.sessionKey()
+		cur[k] = f.seal.Seal(playerPlace(f.id, k), string(b))
 		counts[p.Server]++
 	}
 	f.stMu.Lock()
@@ -89,6 +94,7 @@ func (f *Fleet) heartbeat(ctx context.Context) error {
 		StartedAt: f.opts.StartedAt, Players: len(local), Servers: counts}
 	f.stMu.Unlock()
 	infoJSON, _ := json.Marshal(info)
+	infoSealed := f.seal.Seal(f.k.proxy(f.id), string(infoJSON))
 	pk := f.k.players(f.id)
 
 	cctx, cancel := f.callCtx(ctx)
@@ -113,7 +119,7 @@ func (f *Fleet) heartbeat(ctx context.Context) error {
 		pipe.HDel(cctx, pk, gone...)
 	}
 	hb := heartbeatScript.Eval(cctx, pipe, []string{f.k.proxies(), f.k.proxy(f.id), pk},
-		f.id, string(infoJSON), f.cfg.HeartbeatTimeout.D().Milliseconds(), lostRetention.Milliseconds())
+		f.id, infoSealed, f.cfg.HeartbeatTimeout.D().Milliseconds(), lostRetention.Milliseconds())
 	if _, err := pipe.Exec(cctx); err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
 	}
@@ -197,11 +203,21 @@ func (f *Fleet) refreshView(ctx context.Context) error {
 	for i, s := range list {
 		st := ProxyStatus{ProxyInfo: ProxyInfo{ID: s.id}, LastHeartbeat: time.UnixMilli(s.at).UTC(),
 			HeartbeatAgeSecs: float64(nowMS-s.at) / 1000, Live: nowMS-s.at <= timeout, Self: s.id == f.id}
-		if raw, ok := infos[i].(string); ok && len(raw) <= maxEntryBytes {
+		raw, _ := infos[i].(string)
+		if len(raw) > maxEntryBytes {
+			raw = ""
+		}
+		// A member is a heartbeat with a description signed by the fleet's
+		// secret: an id that only heartbeats is listed, never trusted.
+		if v, ok := f.opened(f.k.proxy(s.id), f.k.proxy(s.id), raw); ok {
 			var info ProxyInfo
-			if json.Unmarshal([]byte(raw), &info) == nil && info.ID == s.id {
+			if json.Unmarshal([]byte(v), &info) == nil && info.ID == s.id {
 				st.ProxyInfo = info
+			} else if f.seal.On() {
+				st.Live = false
 			}
+		} else {
+			st.Live = false
 		}
 		if st.Live && !st.Self {
 			for srv, n := range st.Servers {
@@ -350,8 +366,12 @@ func (f *Fleet) Players(ctx context.Context, server string) ([]Player, error) {
 			}
 			for _, k := range slices.Sorted(maps.Keys(h.Val())) {
 				raw := h.Val()[k]
+				if len(raw) > maxEntryBytes {
+					continue
+				}
+				v, ok := f.opened(playerPlace(ids[i], k), f.k.players(ids[i])+" "+k, raw)
 				var p Player
-				if len(raw) > maxEntryBytes || json.Unmarshal([]byte(raw), &p) != nil {
+				if !ok || json.Unmarshal([]byte(v), &p) != nil {
 					continue
 				}
 				p.Proxy = ids[i]

@@ -98,7 +98,7 @@ func (f *Fleet) Reset(ctx context.Context, server, address string) *Receipt {
 	f.mu.Unlock()
 	cctx, cancel := f.callCtx(ctx)
 	defer cancel()
-	if err := f.rdb.Publish(cctx, f.k.changes(), e.encode()).Err(); err != nil {
+	if err := f.rdb.Publish(cctx, f.k.changes(), f.sealEntry(e)).Err(); err != nil {
 		return resolved(Delivery{State: LocalOnly, Message: "reset on this proxy only: " + f.explain(err)})
 	}
 	return resolved(Delivery{State: Shared})
@@ -150,7 +150,7 @@ func (f *Fleet) pushOne(ctx context.Context, e Entry) error {
 	cctx, cancel := f.callCtx(ctx)
 	defer cancel()
 	cur, err := casScript.Run(cctx, f.rdb, []string{f.k.state()},
-		e.Field(), e.V.TS, e.V.Proxy, e.encode(), f.k.changes()).Text()
+		e.Field(), e.V.TS, e.V.Proxy, f.sealEntry(e), f.k.changes()).Text()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
@@ -158,7 +158,7 @@ func (f *Fleet) pushOne(ctx context.Context, e Entry) error {
 	defer f.mu.Unlock()
 	winner := e
 	if err == nil { // Redis keeps what it had
-		if kept, derr := decodeEntry(cur, f.now()); derr == nil && kept.Field() == e.Field() {
+		if kept, ok := f.openEntry(f.k.state()+" "+e.Field(), cur); ok && kept.Field() == e.Field() {
 			winner = kept
 		}
 	}

@@ -26,19 +26,38 @@ func (f *Fleet) TryWake(ctx context.Context, server string) (release func(), hel
 	}
 	var tok [12]byte
 	_, _ = rand.Read(tok[:])
-	value := f.id + " " + hex.EncodeToString(tok[:])
 	key := f.k.wake(server)
+	value := f.seal.Seal(key, f.id+" "+hex.EncodeToString(tok[:]))
 	ttl := f.cfg.WakeLockTTL.D()
 	cctx, cancel := f.callCtx(ctx)
 	defer cancel()
-	ok, err := f.rdb.SetNX(cctx, key, value, ttl).Result()
-	if err != nil {
-		return nil, false, "", fmt.Errorf("%w: %s", ErrUnreachable, f.explain(err))
-	}
-	if !ok {
-		cur, _ := f.rdb.Get(cctx, key).Result()
-		holder, _, _ = strings.Cut(cur, " ")
-		return nil, false, holder, nil
+	for try := 0; ; try++ {
+		ok, err := f.rdb.SetNX(cctx, key, value, ttl).Result()
+		if err != nil {
+			return nil, false, "", fmt.Errorf("%w: %s", ErrUnreachable, f.explain(err))
+		}
+		if ok {
+			break
+		}
+		cur, err := f.rdb.Get(cctx, key).Result()
+		if err != nil {
+			continue // released meanwhile: take it
+		}
+		// A lock is a live member's, signed: a forged or dead one (which might
+		// never expire) is removed, and the lock taken.
+		if v, sealed := f.opened(key, key, cur); sealed {
+			holder, _, _ = strings.Cut(v, " ")
+			if holder == f.id || f.isMember(holder) || try > 0 {
+				return nil, false, holder, nil
+			}
+		}
+		f.log.Warn("fleet: a wake lock held by no live member of the fleet was removed", "server", server, "holder", holder)
+		if err := releaseScript.Run(cctx, f.rdb, []string{key}, cur).Err(); err != nil {
+			return nil, false, "", fmt.Errorf("%w: %s", ErrUnreachable, f.explain(err))
+		}
+		if try > 0 {
+			return nil, false, holder, nil
+		}
 	}
 	stop := make(chan struct{})
 	done := make(chan struct{})

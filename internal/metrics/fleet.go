@@ -12,6 +12,9 @@ type FleetSample struct {
 	Pending int
 	// RedisCommands counts the commands this proxy sent to Redis since start.
 	RedisCommands uint64
+	// Rejected counts what was dropped from Redis since start, by reason
+	// (unsigned, bad_signature, not_member, stale): every reason is present.
+	Rejected map[string]uint64
 }
 
 // WatchFleet adds the fleet series, read from sample at every scrape, so an
@@ -28,12 +31,15 @@ func (m *Metrics) WatchFleet(sample func() FleetSample) {
 		proxies:   prometheus.NewDesc("infrarust_fleet_proxies", "Proxies of the fleet heartbeating, this one included, as last seen.", nil, nil),
 		pending:   prometheus.NewDesc("infrarust_fleet_pending_changes", "Drains, enables and bans made on this proxy that the fleet has not acknowledged yet.", nil, nil),
 		commands:  prometheus.NewDesc("infrarust_fleet_redis_commands_total", "Commands this proxy sent to the fleet's Redis.", nil, nil),
+		rejected: prometheus.NewDesc("infrarust_fleet_rejected_total",
+			"Messages and entries read from the fleet's Redis and dropped: unsigned or bad_signature (no valid signature of [fleet] secret_file), not_member (from a proxy id that is no live member), stale (a replay).",
+			[]string{"reason"}, nil),
 	})
 }
 
 type fleetCollector struct {
-	sample                                func() FleetSample
-	connected, proxies, pending, commands *prometheus.Desc
+	sample                                          func() FleetSample
+	connected, proxies, pending, commands, rejected *prometheus.Desc
 }
 
 // Describe implements prometheus.Collector.
@@ -42,6 +48,7 @@ func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.proxies
 	ch <- c.pending
 	ch <- c.commands
+	ch <- c.rejected
 }
 
 // Collect implements prometheus.Collector.
@@ -55,4 +62,7 @@ func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.proxies, prometheus.GaugeValue, float64(s.LiveProxies))
 	ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(s.Pending))
 	ch <- prometheus.MustNewConstMetric(c.commands, prometheus.CounterValue, float64(s.RedisCommands))
+	for reason, n := range s.Rejected {
+		ch <- prometheus.MustNewConstMetric(c.rejected, prometheus.CounterValue, float64(n), reason)
+	}
 }

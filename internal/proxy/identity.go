@@ -34,6 +34,9 @@ type claim struct {
 	// strength is what the holder has proven (proof strengths); it only rises,
 	// as the holder proves more (a /login in the auth limbo).
 	strength atomic.Int32
+	// fleet: the claim is held in the fleet's Redis too (duplicate_login
+	// "refuse"), and released there when the connection ends.
+	fleet bool
 
 	mu       sync.Mutex
 	end      func(text string) // ends the holder's session; nil until it has one
@@ -110,6 +113,28 @@ func (p *Proxy) claimIdentity(cn *conn) error {
 	cn.claim = c
 	ps.mu.Unlock()
 	if f := p.opts.Sessions; f != nil {
+		if cn.st.cfg.DuplicateLogin == config.DuplicateRefuse {
+			// "refuse" must hold across the fleet: the claim is made in Redis
+			// before the player is let in, and a holder elsewhere refuses him.
+			holder, err := f.Claim(p.ctx, key, c.at, strength)
+			switch {
+			case err != nil:
+				p.log.Warn("the fleet could not be asked whether the player is online elsewhere; this proxy's own rule decides", "player", cn.player, "err", err)
+			case holder != "":
+				p.releaseClaim(cn)
+				if old != nil { // this login never replaced it: the older claim stands
+					ps.mu.Lock()
+					if ps.claims[key] == nil {
+						ps.claims[key] = old
+					}
+					ps.mu.Unlock()
+				}
+				p.log.Info("a login refused: the player is online through another proxy of the fleet", "player", cn.player, "client", cn.client, "proxy", holder)
+				return refuse("duplicate", "already online through "+holder+": "+key, kickAlreadyOnline)
+			default:
+				c.fleet = true
+			}
+		}
 		f.Claimed(key, c.at, strength) // the other proxies of the fleet settle theirs (never waits)
 	}
 	if old != nil {
@@ -237,6 +262,9 @@ func (p *Proxy) releaseClaim(cn *conn) {
 		delete(p.roster.claims, c.key)
 	}
 	p.roster.mu.Unlock()
+	if f := p.opts.Sessions; f != nil && c.fleet {
+		f.Released(c.key)
+	}
 	c.mu.Lock()
 	c.gone = true
 	if c.done != nil {

@@ -94,6 +94,14 @@ type FleetSessions interface {
 	// Claimed announces identity, logged in at at with proof strength
 	// (proof.go), so the other proxies end a weaker or older session of it.
 	Claimed(identity string, at time.Time, strength int)
+	// Claim makes the claim fleet-wide before the player is let in, for
+	// duplicate_login "refuse": holder names the live proxy holding a session
+	// of identity that proved at least strength. An error: the fleet cannot
+	// tell (Redis unreachable), and the local rule stands alone. It waits at
+	// most [fleet] timeout.
+	Claim(ctx context.Context, identity string, at time.Time, strength int) (holder string, err error)
+	// Released gives up a fleet-wide claim; it never waits.
+	Released(identity string)
 }
 
 // FleetCounter is what the status path asks the fleet: memory reads only.

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"log/slog"
 	"testing"
 	"time"
@@ -17,6 +18,9 @@ func (c *claimed) Claimed(key string, _ time.Time, strength int) {
 	c.keys = append(c.keys, key)
 	c.strengths = append(c.strengths, strength)
 }
+
+func (c *claimed) Claim(context.Context, string, time.Time, int) (string, error) { return "", nil }
+func (c *claimed) Released(string)                                               {}
 
 // A second login of an online player replaces his session only when it
 // proved at least as much: a bare offline name never ends a session proven

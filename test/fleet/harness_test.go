@@ -245,7 +245,14 @@ type proxyOpts struct {
 	noFleet bool
 	// extra is appended to infrarust.toml (tables of its own).
 	extra string
+	// top goes first in infrarust.toml (top-level keys, e.g. duplicate_login).
+	top string
+	// noSecret runs the fleet without [fleet] secret (INFRARUST_FLEET_SECRET).
+	noSecret bool
 }
+
+// fleetSecret is the fleet's secret of the test proxies (INFRARUST_FLEET_SECRET).
+const fleetSecret = "fleet-e2e-secret-0123456789"
 
 // proxyProc is one running `infrarust serve` process.
 type proxyProc struct {
@@ -259,6 +266,7 @@ type proxyProc struct {
 	cmd       *exec.Cmd
 	done      chan struct{}
 	log       string
+	secret    string // INFRARUST_FLEET_SECRET
 }
 
 // startProxy runs `infrarust serve` with its own config folder and waits until
@@ -277,7 +285,8 @@ func startProxy(t testing.TB, o proxyOpts) *proxyProc {
 			t.Fatal(err)
 		}
 	}
-	cfg := fmt.Sprintf(`bind = %q
+	cfg := o.top + fmt.Sprintf(`
+bind = %q
 shutdown_timeout = "2s"
 connect_timeout = "2s"
 
@@ -313,6 +322,9 @@ timeout = "500ms"
 		t.Fatal(err)
 	}
 	p.client = admin.NewClient(p.adminURL, adminKey)
+	if !o.noFleet && !o.noSecret {
+		p.secret = fleetSecret
+	}
 	p.start(o.redis)
 	t.Cleanup(p.stop)
 	return p
@@ -328,6 +340,9 @@ func (p *proxyProc) start(r *redisServer) {
 	p.cmd.Env = append(os.Environ(), "INFRARUST_API_KEY=")
 	if r != nil {
 		p.cmd.Env = append(p.cmd.Env, redisEnvVa+"="+r.url())
+	}
+	if p.secret != "" {
+		p.cmd.Env = append(p.cmd.Env, "INFRARUST_FLEET_SECRET="+p.secret)
 	}
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {
