@@ -168,7 +168,7 @@ type Fleet struct {
 	// published is the players hash as last written (the Run goroutine's alone).
 	published map[string]string
 
-	ops     atomic.Uint64 // Redis commands sent, for the metrics and the benchmarks
+	ops atomic.Uint64 // Redis commands sent, for the metrics and the benchmarks
 	// seal signs what this proxy writes and checks what it reads ([fleet]
 	// secret_file); nil without a secret.
 	seal *seal.Sealer
@@ -181,7 +181,7 @@ type Fleet struct {
 	// again (guarded by heardMu).
 	viewAsked time.Time
 	wg        sync.WaitGroup
-	leaving chan struct{} // closed when Run ends: wake lock renewals stop
+	leaving   chan struct{} // closed when Run ends: wake lock renewals stop
 }
 
 // New checks the options and prepares the Redis client; it does no I/O, so a
