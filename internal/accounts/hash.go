@@ -72,7 +72,7 @@ type Hasher struct {
 }
 
 // maxWaitingHashes is how many new hashes per slot may wait for one.
-const maxWaitingHashes = 32
+const maxWaitingHashes = 100
 
 // ErrBusy: too many new passwords are waiting to be hashed; try again later.
 var ErrBusy = errors.New("accounts: too many passwords are being hashed; try again in a moment")
