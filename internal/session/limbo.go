@@ -139,7 +139,7 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 	s.mu.Lock()
 	old := s.backend
 	s.backend = nil
-	s.held = true
+	s.held, s.joining = true, false
 	spawned := s.spawned
 	state := s.toClient
 	s.mu.Unlock()

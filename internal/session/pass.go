@@ -37,8 +37,13 @@ func (s *Session) passBackend(p *backendPump) (passed int, end pumpEnd) {
 				return false
 			case state == mc.PlayState && limbo.Tracks(t):
 				return false
+			case state == mc.PlayState && t == mc.PacketJoinGame:
+				if len(s.tells) > 0 {
+					return false // the held chat lines follow it: the usual path writes them
+				}
+				s.joining = false
 			case state == mc.ConfigState && t == mc.PacketFinishConfiguration:
-				s.toClient, s.spawned = mc.PlayState, true
+				s.toClient, s.spawned, s.joining = mc.PlayState, true, true
 				b.Conn.ShareHeads(false)
 			case state == mc.PlayState && t == mc.PacketStartConfiguration:
 				s.toClient = mc.ConfigState

@@ -106,8 +106,11 @@ type Session struct {
 	limbo      *Stay // a move into the limbo the client's goroutine is to make
 	held       bool  // the player is in the limbo (a stay holds him)
 	// tells are chat lines told while the client was between worlds (a
-	// switch's configuration phase): written once it is back in play.
-	tells   []string
+	// switch's configuration phase): written once it is in its new world.
+	tells []string
+	// joining: the client finished a configuration phase and waits for its
+	// new world (the backend's join game), where a chat line is shown.
+	joining bool
 	spawned bool // the client has been in a world (a backend's or the limbo's)
 	// awaiting: the client's goroutine waits for the start of a frame, where a
 	// deadline may interrupt it without losing data; poked: one was set to.
@@ -616,12 +619,12 @@ func (s *Session) sendClient(state mc.State, pks []mc.Packet) error {
 const maxHeldTells = 8
 
 // Tell shows a system message in the player's chat (a fallback says why the
-// player was moved). While the client is not in play (a 1.20.2+ client in a
-// switch's configuration phase) it is held, and written once the client is
-// back in play.
+// player was moved). While the client is between worlds (a 1.20.2+ client in
+// a switch's configuration phase, or waiting for its new world) it is held,
+// and written right after the new world's join game.
 func (s *Session) Tell(text string) error {
 	s.mu.Lock()
-	if s.toClient != mc.PlayState {
+	if s.toClient != mc.PlayState || s.joining {
 		if len(s.tells) < maxHeldTells && !s.closed {
 			s.tells = append(s.tells, text)
 		}
@@ -954,7 +957,7 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 		t, known := reg.Type(state, mc.Clientbound, id)
 		watched := s.watch.has(mc.Clientbound, state, id)
 		handled := known && (t == mc.PacketDisconnect || t == mc.PacketPluginMessage && s.wantsPlugin(b, f) ||
-			t == mc.PacketFinishConfiguration && state == mc.ConfigState && len(s.tells) > 0)
+			t == mc.PacketJoinGame && state == mc.PlayState && len(s.tells) > 0)
 		if onLoop && (watched || handled) {
 			s.mu.Unlock()
 			s.cw.Unlock()
@@ -988,8 +991,11 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 		case known && state == mc.ConfigState && t == mc.PacketFinishConfiguration:
 			s.toClient = mc.PlayState
 			s.spawned = true
-			tells, s.tells = s.tells, nil // written after this frame, in play
+			s.joining = true
 			b.Conn.ShareHeads(false)
+		case known && state == mc.PlayState && t == mc.PacketJoinGame:
+			s.joining = false
+			tells, s.tells = s.tells, nil // written after this frame, in the new world
 		case known && state == mc.PlayState && t == mc.PacketStartConfiguration:
 			s.toClient = mc.ConfigState
 			b.Conn.ShareHeads(true)

@@ -180,6 +180,11 @@ func TestRealClientMovesHonourTheTargetsRules(t *testing.T) {
 			if told < 2 {
 				t.Errorf("the player must be told in chat why each send failed; chat was %q", r.Chats)
 			}
+			// The fallback's line, on every version: a 1.20.2+ client is in its
+			// configuration phase when the move is done, and reads it once back in play.
+			if !anyMatch(plain(r.Chats), "You were moved to lobby: who: go away") {
+				t.Errorf("the player must be told where the fallback took him and why; chat was %q", r.Chats)
+			}
 			if n := metric(ctx, t, adminURL, `infrarust_moves_refused_total{rule="ip_filter",server="secret"}`); n != 3 {
 				t.Errorf("infrarust_moves_refused_total for secret's ip_filter = %v, want 3", n)
 			}
