@@ -204,3 +204,55 @@ func TestRealClientEveryWayInAsksForProof(t *testing.T) {
 		})
 	}
 }
+
+// Networks are how two tenants share a proxy: what a player's commands see
+// and complete keeps to his network. Bob plays on network b; Pat, on network
+// a, cannot find him, /glist all lists a's servers only (b's player count
+// included nowhere), and "/server " and "/find " complete a's servers and
+// players only, including a server /server's list would hide.
+func TestRealClientNetworksIsolateCommands(t *testing.T) {
+	t.Parallel()
+	h := nmp.Setup(t)
+	const v = "1.21.4"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := func() *nmp.Server {
+		return h.StartServer(t, nmp.ServerOptions{Version: v, KeepAlive: 250 * time.Millisecond, ReportAlive: true, Commands: true})
+	}
+	aB, a2B, bB := start(), start(), start()
+	mk := func(id, network string, b *nmp.Server) *config.Server {
+		s := intercepted(config.ModeOffline, id+"-net.e2e.test", b.Addr)
+		s.ID, s.Network = id, network
+		return s
+	}
+	hubA, gamesA, hubB := mk("hub-a", "a", aB), mk("games-a", "a", a2B), mk("hub-b", "b", bB)
+	proxyAddr, adminURL := startWithAdmin(t, hubA, gamesA, hubB)
+	api := admin.NewClient(adminURL, e2eAdminKey)
+	client := h.StartClient(t)
+	bob := goLogin(ctx, client, heldLogin(proxyAddr, hubB.Domains[0], v, "Bob"))
+	waitAlive(ctx, t, bB, "Bob", 1)
+	patOpts := heldLogin(proxyAddr, hubA.Domains[0], v, "Pat")
+	patOpts.Commands, patOpts.CommandGap = []string{"/find Bob", "/glist all", "/glist hub-b"}, 500*time.Millisecond
+	patOpts.Tab = []string{"/server ", "/find "}
+	pat := goLogin(ctx, client, patOpts)
+	waitAlive(ctx, t, aB, "Pat", 1)
+	time.Sleep(3 * time.Second) // his commands and completions are answered
+	kick(ctx, t, api, "Pat")
+	kick(ctx, t, api, "Bob")
+	r := kickedByUs(t, "Pat", pat)
+	kickedByUs(t, "Bob", bob)
+	chats := plain(r.Chats)
+	for _, want := range []string{"Bob is not online.", "There is no server called hub-b.", "There are 1 players online."} {
+		if !slices.Contains(chats, want) {
+			t.Errorf("Pat's chat lacks %q: %q", want, chats)
+		}
+	}
+	for _, c := range chats {
+		if strings.Contains(c, "hub-b") && !strings.Contains(c, "no server called") || strings.Contains(c, "Bob is on") {
+			t.Errorf("Pat saw network b: %q", c)
+		}
+	}
+	if len(r.TabResults) != 2 || !slices.Equal(r.TabResults[0].Matches, []string{"games-a", "hub-a"}) || !slices.Equal(r.TabResults[1].Matches, []string{"Pat"}) {
+		t.Errorf("Pat's completions: %+v, want network a's servers and players only", r.TabResults)
+	}
+}
