@@ -49,7 +49,7 @@ func newOpsMetrics(reg *prometheus.Registry) *opsMetrics {
 		}, nil),
 		moves: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "infrarust_moves_total",
-			Help: "Moves of a player between servers, by reason (fallback, command, api, drain, redirect, limbo, ...) and outcome (moved, refused, failed).",
+			Help: "Moves of a player between servers, by reason (command, send, admin, plugin, fallback, drain, fleet, limbo) and outcome (moved, held, refused, failed).",
 		}, []string{"reason", "outcome"}),
 		limboPlayers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "infrarust_limbo_players",
