@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/infrarust-go/infrarust/internal/fleet"
 
 	"github.com/spf13/cobra"
 
@@ -52,6 +53,15 @@ docs/configuration.md), so run it in the environment 'serve' runs in.`,
 			secret, err := checkForwardingSecret(cfg)
 			if err != nil {
 				return &exitError{code: exitInvalidConfig, err: fmt.Errorf("configuration is invalid (1 problem):\n%w", err)}
+			}
+			if cfg.Fleet.Enabled() {
+				signed, err := fleet.CheckSecret(cfg.Fleet)
+				switch {
+				case err != nil:
+					return &exitError{code: exitInvalidConfig, err: fmt.Errorf("configuration is invalid (1 problem):\n%w", err)}
+				case !signed:
+					fmt.Fprintln(g.stdout, "warning: [fleet] has no secret: anything that can write to the fleet's Redis drives the fleet; set [fleet] secret_file or "+config.FleetSecretEnv+" (the same on every proxy)")
+				}
 			}
 			fmt.Fprintf(g.stdout, "ok: %s, %d server(s) from %s\n", src, len(cfg.Servers), cfg.ServersPath)
 			if secret != "" {

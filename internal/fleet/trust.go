@@ -168,6 +168,13 @@ func (f *Fleet) liveInView(id string) bool {
 	return false
 }
 
+// CheckSecret reports whether cfg signs the fleet's messages, or why serve
+// would refuse its secret (for config check).
+func CheckSecret(cfg config.Fleet) (signed bool, err error) {
+	secret, err := readSecret(cfg)
+	return len(secret) > 0, err
+}
+
 // readSecret is the fleet's secret: INFRARUST_FLEET_SECRET[_FILE] (already in
 // cfg.Secret), else secret_file; empty without either.
 func readSecret(cfg config.Fleet) ([]byte, error) {
