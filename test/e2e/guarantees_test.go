@@ -256,3 +256,67 @@ func TestRealClientNetworksIsolateCommands(t *testing.T) {
 		t.Errorf("Pat's completions: %+v, want network a's servers and players only", r.TabResults)
 	}
 }
+
+// Guessing is limited per account, not per connection, and registrations per
+// address, with real clients: after Victim registers, a second registration
+// from the same address is refused; "VICTIM" guesses until his connection is
+// kicked, "victim" on a new connection gets one more guess and is then told
+// the account cools down: the limit counts the account, whatever the case of
+// the name or the connection. (That the owner from an address of his own
+// still gets in is TestGuardLimitsGuessesPerAccount's: every client here is
+// 127.0.0.1.)
+func TestRealClientGuessingLimitedPerAccount(t *testing.T) {
+	t.Parallel()
+	h := nmp.Setup(t)
+	const v = "1.21.4"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv := h.StartServer(t, nmp.ServerOptions{Version: v, KeepAlive: 250 * time.Millisecond, ReportAlive: true})
+	lobby := intercepted(config.ModeOffline, "guess.e2e.test", srv.Addr)
+	lobby.ID, lobby.LimboHandlers = "lobby", []config.LimboHandler{config.LimboAuth}
+	proxyAddr, adminURL := startWithAdminWith(t, func(c *config.Config) {
+		c.AuthLimbo.Remember = 0
+		c.AuthLimbo.Timeout = config.Duration(5 * time.Second)
+		c.AuthLimbo.MaxAttempts = 3
+		c.AuthLimbo.MaxAttemptsPerAccount = 4
+		c.AuthLimbo.MaxRegistrationsPerIP = 1
+		c.AuthLimbo.Argon2 = config.Argon2{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}
+	}, lobby)
+	api := admin.NewClient(adminURL, e2eAdminKey)
+	client := h.StartClient(t)
+	typing := func(name string, commands ...string) nmp.LoginResult {
+		t.Helper()
+		o := heldLogin(proxyAddr, lobby.Domains[0], v, name)
+		o.Commands, o.CommandGap = commands, 700*time.Millisecond
+		run := <-goLogin(ctx, client, o)
+		if run.err != nil {
+			t.Fatal(run.err)
+		}
+		return run.res
+	}
+	owner := goLogin(ctx, client, func() nmp.LoginOptions {
+		o := heldLogin(proxyAddr, lobby.Domains[0], v, "Victim")
+		o.Commands, o.CommandGap = []string{"/register owner-pass1 owner-pass1"}, 300*time.Millisecond
+		return o
+	}())
+	waitAlive(ctx, t, srv, "Victim", 2)
+	kick(ctx, t, api, "Victim")
+	kickedByUs(t, "Victim", owner)
+
+	second := typing("Second", "/register other-pass1 other-pass1")
+	if !slices.Contains(plain(second.Chats), "Too many accounts were registered from your address; try again later.") {
+		t.Errorf("a second registration from one address: %q", second.Chats)
+	}
+	first := typing("VICTIM", "/login guess-1", "/login guess-2", "/login guess-3")
+	if first.KickReason != "Too many wrong passwords." {
+		t.Errorf("the first guesser: %s", first.Raw)
+	}
+	next := typing("victim", "/login guess-4", "/login guess-5")
+	got := plain(next.Chats)
+	if !slices.Contains(got, "Wrong password. Attempts left: 2.") || !anyMatch(got, `^Too many wrong passwords for this account: try again in \d+m?\d*s\.$`) {
+		t.Errorf("a new connection guessing the same account: %q", got)
+	}
+	if joinsOf(srv, "Victim")+joinsOf(srv, "VICTIM")+joinsOf(srv, "victim")+joinsOf(srv, "Second") != 1 {
+		t.Fatal("the server saw a guesser or a refused registration")
+	}
+}
