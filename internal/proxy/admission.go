@@ -78,6 +78,7 @@ type conn struct {
 	perIPHeld bool   // a max_connections_per_ip slot is held
 	proof     proof  // what the login proved before its player record exists (proof.go); then pl's
 	owes      bool   // looked up: the name owes a /login on an "auth" server (authlimbo.go)
+	cracked   bool   // a premium name let in as cracked (allow_cracked_retry): the password login decides
 	detached  bool   // a session goroutine owns the connection now and will finish it
 	// pl is the player this login became (intercepted logins, from Login
 	// Success on): what he has proven, where he is.

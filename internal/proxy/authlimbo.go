@@ -188,8 +188,8 @@ func (p *Proxy) authUnavailable(cn *conn, err error) error {
 // asks for none or the player proved the name (Mojang's word, the account's
 // password in this session, or a login remembered from his address). A
 // premium name Mojang has not vouched for cannot prove itself here and is
-// refused (its owner joins through target's own address), unless
-// allow_cracked_retry lets such names use passwords.
+// refused (its owner joins through target's own address), unless this very
+// login was let in as cracked by allow_cracked_retry.
 func (p *Proxy) authWaitFor(cn *conn, target *server) (*authWait, error) {
 	st := p.state.Load()
 	if !target.cfg.HasLimbo(config.LimboAuth) || target.cfg.ProxyMode != config.ModeOffline || cn.proven().owns(cn.player) {
@@ -206,7 +206,7 @@ func (p *Proxy) authWaitFor(cn *conn, target *server) (*authWait, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), authLookup)
 	defer cancel()
-	if st.premium != nil && !st.cfg.AuthLimbo.Premium.AllowCrackedRetry {
+	if st.premium != nil && !cn.cracked {
 		if premium, err := st.premium.IsPremium(ctx, cn.player); err == nil && premium {
 			p.met.Auth("premium_refused")
 			return nil, &refusal{target.id, ruleProof, fill(msgs.AuthPremiumRefused, "name", cn.player)}
@@ -573,6 +573,7 @@ func (p *Proxy) provePremium(cn *conn, client *session.Client, srv *server) (pro
 	key := playerAt(cn.player, cn.ip)
 	if pr.AllowCrackedRetry && p.cracked.take(key, p.now()) {
 		p.log.Info("auth: a premium name's failed proof came back; let in as cracked", "player", cn.player, "client", cn.client)
+		cn.cracked = true
 		return notPremium, profile, "", nil
 	}
 	keys, err := p.icpt.keyPair()

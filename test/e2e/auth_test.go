@@ -215,12 +215,15 @@ func TestRealClientPremiumAutoLogin(t *testing.T) {
 			lobby := intercepted(config.ModeOffline, "premium-"+strings.ReplaceAll(v, ".", "-")+".e2e.test", srv.Addr)
 			lobby.ID = "lobby"
 			lobby.LimboHandlers = []config.LimboHandler{config.LimboAuth}
+			openB := h.StartServer(t, nmp.ServerOptions{Version: v, KeepAlive: 250 * time.Millisecond, ReportAlive: true})
+			open := intercepted(config.ModeOffline, "premium-open-"+strings.ReplaceAll(v, ".", "-")+".e2e.test", openB.Addr)
+			open.ID = "open"
 			proxyAddr, adminURL := startWithAdminWith(t, func(c *config.Config) {
 				c.Auth.SessionServer = ss.URL
 				c.AuthLimbo.Premium.Enabled = true
 				c.AuthLimbo.Premium.API = ss.URL
 				c.AuthLimbo.Premium.AllowCrackedRetry = true
-			}, lobby)
+			}, lobby, open)
 			e := &authEnv{t: t, ctx: ctx, srv: srv, api: admin.NewClient(adminURL, e2eAdminKey), client: h.StartClient(t),
 				addr: proxyAddr, host: lobby.Domains[0], version: v}
 			token, profile := ss.AddProfile("Notch")
@@ -233,7 +236,19 @@ func TestRealClientPremiumAutoLogin(t *testing.T) {
 				t.Errorf("the premium owner's UUID is %s, want the account's %s", r.UUID, profile.ID)
 			}
 
+			// A cracked Notch on an open server of the network does not walk
+			// into the lobby with /server: the name's proof is Mojang's.
 			before := e.joins("Notch")
+			walker := heldLogin(proxyAddr, open.Domains[0], v, "Notch")
+			walker.Commands, walker.CommandGap = []string{"/server lobby"}, 600*time.Millisecond
+			walking := goLogin(ctx, e.client, walker)
+			waitAlive(ctx, t, openB, "Notch", 1)
+			time.Sleep(2 * time.Second) // the move is refused meanwhile
+			kick(ctx, t, e.api, "Notch")
+			if w := kickedByUs(t, "Notch", walking); !anyMatch(plain(w.Chats), "Notch belongs to a premium Minecraft account") || e.joins("Notch") != before {
+				t.Errorf("a cracked Notch's /server lobby: chat %q, lobby joins %d (was %d)", w.Chats, e.joins("Notch"), before)
+			}
+
 			res, err := e.client.Login(ctx, nmp.LoginOptions{Addr: proxyAddr, ServerHost: lobby.Domains[0], Version: v, Username: "Notch", Timeout: 20 * time.Second})
 			if err != nil {
 				t.Fatal(err)
