@@ -88,7 +88,11 @@ func (p *Proxy) moved(pl *onlinePlayer, from, to *session.Backend, reason string
 		sw.FromServer, sw.FromAddress = from.Server, from.Address
 	}
 	p.bus.Publish(events.PlayerSwitch, sw)
-	p.log.Info("player moved", "player", sw.Username, "from", sw.FromServer+"/"+sw.FromAddress, "to", sw.ToServer+"/"+sw.ToAddress, "reason", reason)
+	fromLog := "limbo"
+	if from != nil {
+		fromLog = sw.FromServer + "/" + sw.FromAddress
+	}
+	p.log.Info("player moved", "player", sw.Username, "from", fromLog, "to", sw.ToServer+"/"+sw.ToAddress, "reason", reason)
 	previous := ""
 	if landed {
 		previous = prev.id
