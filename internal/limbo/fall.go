@@ -1,11 +1,14 @@
 package limbo
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
@@ -20,7 +23,10 @@ import (
 // does not simulate physics (a bot that never moves, one that reports
 // made-up positions) fails; a real one passes within a second or two.
 type FallCheck struct {
-	proto mc.Protocol
+	proto    mc.Protocol
+	fall     []float64 // the expected height after each tick: fall[0] is where the player was put
+	teleport int32     // the id the client must confirm (1.9+)
+	now      func() time.Time
 
 	mu        sync.Mutex
 	confirmed bool // the teleport was confirmed (1.9+; 1.8 has none)
@@ -31,9 +37,13 @@ type FallCheck struct {
 	tick      int // index in the expected fall of the last position
 	landed    bool
 	moves     int
+	hovers    int // the same height in the air, reported again
+	started   time.Time // when the first height below the spawn came
+	startTick int       // its tick
 	err       error
 	done      chan struct{}
 	moved     chan struct{} // closed at the first movement packet
+	progress  chan struct{} // signalled at every movement packet
 }
 
 // Reasons a FallCheck fails, for metrics and logs.
@@ -44,6 +54,8 @@ var (
 	ErrTooManyMoves      = errors.New("too many movement packets")
 	ErrNoSettings        = errors.New("no client settings")
 	ErrNoBrand           = errors.New("no client brand")
+	ErrTooFast           = errors.New("fell faster than real time (a replay)")
+	ErrWrongTeleport     = errors.New("confirmed a teleport it was not sent")
 )
 
 // fallTolerance is how far a reported height may be from vanilla's: the
@@ -53,26 +65,62 @@ const fallTolerance = 1e-3
 // maxMoves bounds the packets a check reads before giving up on a client.
 const maxMoves = 400
 
-// spawnY is where Enter puts the player in a world with ground.
-const spawnY = GroundY + 1 + GroundFall
+// maxHovers bounds how often a client may report a height in the air again:
+// vanilla repeats its spawn position once or twice while its first tick of
+// gravity comes.
+const maxHovers = 5
 
-// fall is the expected height after each tick of a fall from spawnY:
-// fall[0] is spawnY, fall[i] the height after i ticks of free fall.
-var fall = func() []float64 {
-	ys := []float64{spawnY}
-	y, v := float64(spawnY), 0.0
+// TickTime is a client tick: vanilla and mineflayer move 20 times a second.
+const TickTime = 50 * time.Millisecond
+
+// minPace is how much of the real time its ticks take a fall must take at
+// least: a client's packets arrive with the jitter of a real network, never
+// all at once (a replay computed in advance does).
+const minPace = 0.5
+
+// fallFrom is the expected height after each tick of a fall from y: [0] is
+// y, [i] the height after i ticks of free fall, the last at the platform or
+// below it.
+func fallFrom(y float64) []float64 {
+	ys := []float64{y}
+	v := 0.0
 	for y > GroundY+1 {
 		v = (v - 0.08) * 0.98
 		y += v
 		ys = append(ys, y)
 	}
 	return ys
-}()
+}
+
+// FallOptions say where a check's player was put.
+type FallOptions struct {
+	// Height is how far above the platform (World.FallHeight); 0 means GroundFall.
+	Height float64
+	// TeleportID is the teleport the client must confirm (World.TeleportID);
+	// 0 means 1.
+	TeleportID int32
+	// Now is the clock of the pace check; nil means time.Now.
+	Now func() time.Time
+}
 
 // NewFallCheck starts a check of a client of protocol p.
-func NewFallCheck(p mc.Protocol) *FallCheck {
-	return &FallCheck{proto: p, confirmed: p.Before(mc.V1_9), y: spawnY, done: make(chan struct{}), moved: make(chan struct{})}
+func NewFallCheck(p mc.Protocol, o FallOptions) *FallCheck {
+	h := o.Height
+	if h <= 0 {
+		h = GroundFall
+	}
+	spawn := GroundY + 1 + min(h, MaxFallHeight)
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &FallCheck{proto: p, fall: fallFrom(spawn), teleport: cmp.Or(o.TeleportID, 1), now: now,
+		confirmed: p.Before(mc.V1_9), y: spawn, done: make(chan struct{}), moved: make(chan struct{}), progress: make(chan struct{}, 1)}
 }
+
+// Progress is signalled at every movement packet: a client that stops
+// sending them has stopped playing.
+func (c *FallCheck) Progress() <-chan struct{} { return c.progress }
 
 // Types are the packets the check reads (Watch.Types).
 func (c *FallCheck) Types() []mc.PacketType {
@@ -137,9 +185,17 @@ func (c *FallCheck) Packet(t mc.PacketType, payload []byte) {
 	case mc.PacketPluginMessage:
 		c.brand = true
 	case mc.PacketTeleportConfirm:
+		if id, err := mc.ReadVarInt(bytes.NewReader(payload)); err != nil || id != c.teleport {
+			c.finishLocked(ErrWrongTeleport)
+			return
+		}
 		c.confirmed = true
 	case mc.PacketMovePosition, mc.PacketMovePositionLook, mc.PacketMoveLook, mc.PacketMoveStatus:
 		c.movedLocked()
+		select {
+		case c.progress <- struct{}{}:
+		default:
+		}
 		c.moves++
 		if c.moves > maxMoves {
 			c.finishLocked(ErrTooManyMoves)
@@ -174,8 +230,10 @@ func (c *FallCheck) Packet(t mc.PacketType, payload []byte) {
 
 // position checks one reported height against the expected fall: it must be
 // the height after a later tick (a client may skip a tick's packet, not
-// invent one), or the platform once the fall reaches it.
+// invent one), or the platform once the fall reaches it; and the fall must
+// take, in real time, at least minPace of its ticks' time.
 func (c *FallCheck) position(y float64, onGround bool) {
+	fall := c.fall
 	if c.landed {
 		if math.Abs(y-(GroundY+1)) > fallTolerance || !onGround {
 			c.finishLocked(ErrLandedWrong) // left the platform: no vanilla client does in a second
@@ -183,7 +241,12 @@ func (c *FallCheck) position(y float64, onGround bool) {
 		return
 	}
 	if math.Abs(y-c.y) < fallTolerance && !onGround {
-		return // the same height again (the first tick after spawning)
+		// The same height again (the first tick after spawning); a client that
+		// keeps reporting it hovers, which gravity does not allow.
+		if c.hovers++; c.hovers > maxHovers {
+			c.finishLocked(ErrNotFalling)
+		}
+		return
 	}
 	for i := c.tick + 1; i < len(fall) && i <= c.tick+5; i++ {
 		last := i == len(fall)-1
@@ -194,6 +257,10 @@ func (c *FallCheck) position(y float64, onGround bool) {
 				c.finishLocked(ErrLandedWrong)
 				return
 			}
+			if c.tooFast(i) {
+				c.finishLocked(ErrTooFast)
+				return
+			}
 			c.landed, c.y, c.tick = true, y, i
 			return
 		case !last && math.Abs(y-fall[i]) < fallTolerance:
@@ -201,11 +268,24 @@ func (c *FallCheck) position(y float64, onGround bool) {
 				c.finishLocked(ErrLandedWrong) // on ground in the air
 				return
 			}
+			if c.started.IsZero() {
+				c.started, c.startTick = c.now(), i
+			}
 			c.y, c.tick = y, i
 			return
 		}
 	}
 	c.finishLocked(ErrNotFalling)
+}
+
+// tooFast reports that the fall from its first height below the spawn to
+// tick took less real time than minPace of its ticks.
+func (c *FallCheck) tooFast(tick int) bool {
+	if c.started.IsZero() {
+		return true // landed without falling through the air: no client does
+	}
+	want := time.Duration(float64(tick-c.startTick) * float64(TickTime) * minPace)
+	return c.now().Sub(c.started) < want
 }
 
 // decode reads the height and on-ground flag of a position packet: x, feet

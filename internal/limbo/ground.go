@@ -19,8 +19,12 @@ import (
 // has feet at GroundY+1.
 const GroundY = 64
 
-// GroundFall is how many blocks above the platform a player is put.
+// GroundFall is how many blocks above the platform a player is put unless
+// the world says otherwise (World.FallHeight, at most MaxFallHeight).
 const GroundFall = 8
+
+// MaxFallHeight bounds World.FallHeight: the dimension must hold it.
+const MaxFallHeight = 12
 
 // groundCentre is where the player is put in x and z: the middle of the chunk.
 const groundCentre = 8.5
@@ -50,7 +54,7 @@ func groundChunk(p mc.Protocol, minY, height int, skylight bool) ([]byte, error)
 	case p.Before(mc.V1_18):
 		return maskedChunk(p, skylight), nil
 	}
-	if height <= 0 || height%16 != 0 || minY%16 != 0 || GroundY < minY || GroundY+GroundFall+2 >= minY+height {
+	if height <= 0 || height%16 != 0 || minY%16 != 0 || GroundY < minY || GroundY+MaxFallHeight+2 >= minY+height {
 		return nil, fmt.Errorf("limbo: the dimension (min_y %d, height %d) cannot hold the ground at %d", minY, height, GroundY)
 	}
 	out := make([]byte, 0, 2048)

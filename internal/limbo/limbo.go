@@ -21,6 +21,7 @@
 package limbo
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -93,6 +94,13 @@ type World struct {
 	// mode a few blocks above it and falls onto it under the client's own
 	// physics (bot verification). Only where GroundCovers the version.
 	Ground bool
+	// FallHeight is how far above the platform the player is put (blocks,
+	// at most MaxFallHeight); 0 means GroundFall. A check picks it at random
+	// per attempt, so a fall cannot be computed before the world arrives.
+	FallHeight float64
+	// TeleportID is the id of the teleport that places the player (the
+	// client confirms it, 1.9+); 0 means 1.
+	TeleportID int32
 }
 
 // ErrProtocol marks a client that sent something the limbo's exchange does
@@ -179,12 +187,16 @@ func Enter(p *Player, w World) error {
 		return err
 	}
 	p.Spawned = true
-	return place(p, path)
+	y := path.y
+	if path.chunk != nil && w.FallHeight > 0 {
+		y = GroundY + 1 + min(w.FallHeight, MaxFallHeight)
+	}
+	return place(p, path, y, cmp.Or(w.TeleportID, 1))
 }
 
 // place sends what follows join game: the position (ends the loading screen
 // before 1.19), the spawn point (1.19–1.20.2) and the chunk wait (1.20.3+).
-func place(p *Player, path *regPath) error {
+func place(p *Player, path *regPath, y float64, teleport int32) error {
 	proto := p.Protocol()
 	x := 0.5
 	if path.chunk != nil {
@@ -199,14 +211,14 @@ func place(p *Player, path *regPath) error {
 		}
 		x = groundCentre
 	}
-	pos, err := mc.PlayerPosition{X: x, Y: path.y, Z: x, TeleportID: 1}.AppendPayload(nil, proto)
+	pos, err := mc.PlayerPosition{X: x, Y: y, Z: x, TeleportID: teleport}.AppendPayload(nil, proto)
 	if err != nil {
 		return err
 	}
 	if err := p.write(mc.PacketPlayerPosition, pos); err != nil {
 		return err
 	}
-	spawn, err := mc.SpawnPosition{Y: int32(path.y), Dimension: path.join.Spawn.WorldName}.AppendPayload(nil, proto)
+	spawn, err := mc.SpawnPosition{Y: int32(y), Dimension: path.join.Spawn.WorldName}.AppendPayload(nil, proto)
 	if err != nil {
 		return err
 	}

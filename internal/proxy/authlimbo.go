@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -116,9 +117,13 @@ func (p *Proxy) gateStay(cn *conn, target *server, login bool) (*session.Stay, e
 	stay := &session.Stay{Handler: string(config.LimboAuth)}
 	var check *limbo.FallCheck
 	if verify {
-		check = limbo.NewFallCheck(mc.Protocol(cn.protocol))
+		// Where the player falls from, and the teleport he confirms, are
+		// drawn per attempt: a fall computed before the world arrives is wrong.
+		height := verifyMinFall + rand.Float64()*(limbo.MaxFallHeight-verifyMinFall)
+		teleport := 2 + rand.Int32N(1<<30)
+		check = limbo.NewFallCheck(mc.Protocol(cn.protocol), limbo.FallOptions{Height: height, TeleportID: teleport})
 		stay.Handler = string(config.LimboVerify)
-		stay.World.Ground = true
+		stay.World.Ground, stay.World.FallHeight, stay.World.TeleportID = true, height, teleport
 		stay.Watch = &limbo.Watch{Types: check.Types(), Packet: check.Packet}
 		stay.Done = release
 	}

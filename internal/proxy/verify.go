@@ -113,9 +113,22 @@ func (v *verifier) acquire(max int, wait time.Duration) (release func(), ok bool
 // seconds per check (an idle bot is out at firstMoveWait).
 const verifyQueueWait = 10 * time.Second
 
-// firstMoveWait is how long a client may send no movement at all: a real
-// client starts falling within a moment of getting the world.
-const firstMoveWait = 5 * time.Second
+// The check's deadlines: each answer of a real client comes within a moment,
+// so a client that stops answering fails at the first one it misses, and its
+// check's slot is free at once (never only at [verify] timeout).
+const (
+	// firstMoveWait is how long a client may send no movement at all: a real
+	// client starts falling within a moment of getting the world.
+	firstMoveWait = 5 * time.Second
+	// moveGap is how long a client may go silent once it moves: vanilla sends
+	// a position every tick while it falls, and at least once a second.
+	moveGap = 2 * time.Second
+	// verdictWait is how long after its first movement a client has to land
+	// and answer the keep-alive: a fall of MaxFallHeight takes about 1.3 s.
+	verdictWait = 5 * time.Second
+	// verifyMinFall is the lowest a player is put above the platform.
+	verifyMinFall = 6
+)
 
 // needsVerify decides whether this entry to target is checked: a player who
 // passed the check in this session, or whose pass is remembered, is not. A
@@ -158,32 +171,45 @@ func (p *Proxy) needsVerify(cn *conn, target *server, login bool) (release func(
 	return release, nil
 }
 
-// runVerify waits for the check's verdict, up to [verify] timeout; a pass is
-// remembered, a failure costs the address fail_penalty login tokens.
+// runVerify waits for the check's verdict, each step within its deadline
+// (firstMoveWait, moveGap, verdictWait, and [verify] timeout overall); a pass
+// is remembered, a failure costs the address fail_penalty login tokens.
 func (p *Proxy) runVerify(ctx context.Context, cn *conn, check *limbo.FallCheck) error {
 	st := p.state.Load()
 	cfg := st.cfg.Verify
-	timer := time.NewTimer(cfg.Timeout.D())
-	defer timer.Stop()
-	first := time.NewTimer(firstMoveWait)
-	defer first.Stop()
+	overall := time.NewTimer(cfg.Timeout.D())
+	defer overall.Stop()
+	step := time.NewTimer(firstMoveWait)
+	defer step.Stop()
+	var verdict <-chan time.Time
 	var err error
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-check.Moved():
-	case <-check.Done():
-	case <-first.C:
-		err = errDidNotMove
-	}
-	if err == nil {
+wait:
+	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-check.Done():
 			err = check.Result()
-		case <-timer.C:
+			break wait
+		case <-check.Progress():
+			if verdict == nil {
+				t := time.NewTimer(verdictWait)
+				defer t.Stop()
+				verdict = t.C
+			}
+			step.Reset(moveGap)
+		case <-step.C:
+			err = errDidNotMove
+			if verdict != nil {
+				err = errStoppedMoving
+			}
+			break wait
+		case <-verdict:
 			err = errDidNotFall
+			break wait
+		case <-overall.C:
+			err = errDidNotFall
+			break wait
 		}
 	}
 	if err == nil {
@@ -207,15 +233,24 @@ func (p *Proxy) runVerify(ctx context.Context, cn *conn, check *limbo.FallCheck)
 // errDidNotFall: no verdict within the timeout; errDidNotMove: no movement
 // at all within firstMoveWait (a client that never moves).
 var (
-	errDidNotFall = errors.New("did not fall onto the platform in time")
-	errDidNotMove = errors.New("did not move")
+	errDidNotFall    = errors.New("did not fall onto the platform in time")
+	errDidNotMove    = errors.New("did not move")
+	errStoppedMoving = errors.New("stopped moving")
 )
 
 // verifyReason is the metric label of a failure.
 func verifyReason(err error) string {
 	switch {
-	case errors.Is(err, errDidNotFall), errors.Is(err, errDidNotMove):
+	case errors.Is(err, errDidNotMove):
+		return "no_move"
+	case errors.Is(err, errStoppedMoving):
+		return "stalled"
+	case errors.Is(err, errDidNotFall):
 		return "timeout"
+	case errors.Is(err, limbo.ErrTooFast):
+		return "pace"
+	case errors.Is(err, limbo.ErrWrongTeleport):
+		return "teleport"
 	case errors.Is(err, limbo.ErrNoTeleportConfirm):
 		return "no_teleport_confirm"
 	case errors.Is(err, limbo.ErrNotFalling):

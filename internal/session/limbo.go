@@ -168,7 +168,11 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hold, release := context.WithCancel(ctx)
-	u := &untilRun{until: stay.Until, ctx: ctx, release: release, done: make(chan struct{})}
+	// A failed Until ends the hold at once: the player is to be kicked, so no
+	// keep-alive need bring his stream to a frame boundary first (a client that
+	// answers nothing would hold its slot until that keep-alive's timeout).
+	abort := func() { _ = s.clientNet.SetReadDeadline(time.Unix(1, 0)) }
+	u := &untilRun{until: stay.Until, ctx: ctx, release: release, abort: abort, done: make(chan struct{})}
 	if stay.Ready == nil {
 		u.start()
 	} else {
@@ -184,17 +188,17 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 	s.spawned = true
 	s.held = false
 	s.mu.Unlock()
+	// Until's error ends the hold, unless it hands the player on: then the
+	// stay's commands go, as when the player leaves for a backend.
+	if _, handover := errors.AsType[*Next](untilErr); untilErr != nil && !handover && !errors.Is(err, limbo.ErrClientLeft) {
+		return nil, untilErr
+	}
 	if err != nil {
 		if next != nil {
 			next.Net.Close()
 			next.Release()
 		}
 		return nil, err
-	}
-	// Until's error ends the hold, unless it hands the player on: then the
-	// stay's commands go, as when the player leaves for a backend.
-	if _, handover := errors.AsType[*Next](untilErr); untilErr != nil && !handover {
-		return nil, untilErr
 	}
 	if err := limbo.Undeclare(p, stay.Commands); err != nil {
 		if next != nil {
@@ -212,6 +216,7 @@ type untilRun struct {
 	until   func(context.Context) (*Backend, error)
 	ctx     context.Context
 	release context.CancelFunc // ends the hold when Until is done
+	abort   func()             // ends the hold at once when Until failed
 
 	mu      sync.Mutex
 	timer   *time.Timer
@@ -233,6 +238,10 @@ func (u *untilRun) start() {
 	go func() {
 		defer close(u.done)
 		u.next, u.err = u.until(u.ctx)
+		if _, handover := errors.AsType[*Next](u.err); u.err != nil && !handover && u.ctx.Err() == nil {
+			u.abort()
+			return
+		}
 		u.release()
 	}()
 }

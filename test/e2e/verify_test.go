@@ -32,7 +32,9 @@ func TestRealClientBotVerification(t *testing.T) {
 			lobby.LimboHandlers = []config.LimboHandler{config.LimboVerify}
 			proxyAddr, adminURL := startWithAdminWith(t, func(c *config.Config) {
 				c.Verify.Mode = config.VerifyAlways
-				c.Verify.Timeout = config.Duration(4 * time.Second)
+				// Far above the check's own deadlines: a client that stops
+				// answering must fail at the first one it misses.
+				c.Verify.Timeout = config.Duration(60 * time.Second)
 			}, lobby)
 			api := admin.NewClient(adminURL, e2eAdminKey)
 			bot := func(name, cheat string) <-chan nmp.BotResult {
@@ -86,16 +88,26 @@ func TestRealClientBotVerification(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !idle.Kicked || !strings.Contains(idle.KickReason, "Bot verification failed (did not move)") {
-				t.Errorf("a client that never moves must be refused: %s", idle.Raw)
+			// Refused at its first missed deadline (5 s), far before the
+			// timeout (60 s): its check's slot is free then.
+			if !idle.Kicked || !strings.Contains(idle.KickReason, "Bot verification failed (did not move)") || idle.ElapsedMS > 20_000 {
+				t.Errorf("a client that never moves must be refused at the first deadline: %s", idle.Raw)
 			}
-			// A bot that claims the ground without falling.
-			cheat := <-bot("Cheater", "teleport")
-			if !cheat.Kicked || !strings.Contains(cheat.KickReason, "positions that do not follow gravity") {
-				t.Errorf("a bot that fakes its fall must be refused: %s", cheat.Raw)
+			// Bots written against the documented check, each refused with its reason.
+			for name, c := range map[string]struct{ cheat, reason string }{
+				"Cheater":  {"teleport", "positions that do not follow gravity"},
+				"Hoverer":  {"hover", "positions that do not follow gravity"},
+				"Replayer": {"replay", "fell faster than real time"},
+			} {
+				r := <-bot(name, c.cheat)
+				if !r.Kicked || !strings.Contains(r.KickReason, c.reason) || r.ElapsedMS > 20_000 {
+					t.Errorf("%s (%s) must be refused for %q at once: %s", name, c.cheat, c.reason, r.Raw)
+				}
 			}
-			if joined("Idle") != 0 || joined("Cheater") != 0 {
-				t.Fatal("the server saw a client that failed verification")
+			for _, name := range []string{"Idle", "Cheater", "Hoverer", "Replayer"} {
+				if joined(name) != 0 {
+					t.Fatalf("the server saw %s, who failed verification", name)
+				}
 			}
 		})
 	}

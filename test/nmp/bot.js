@@ -7,6 +7,10 @@
 //   node bot.js --port N --version V --username NAME [--host H] [--server-host NAME]
 //               [--commands "/register a a\n..."] [--cheat teleport] [--timeout-ms N] [--exit-with-stdin]
 // --cheat teleport: once spawned, the bot claims to stand on the ground at once
+// --cheat hover: once spawned, the bot reports where it was put, then nothing
+// --cheat replay: once spawned, the bot computes vanilla's fall from where it
+//   was put (velY = (velY - 0.08) * 0.98 per tick) and sends every height of
+//   it at once, then the landing: right heights, no real time
 // (an impossible fall), as a bot that fakes its position would.
 
 const { parseArgs } = require('node:util')
@@ -68,6 +72,24 @@ bot.once('forcedMove', () => {
   if (o.cheat === 'teleport') {
     // Claim the ground at once: the position physics sends next is on it.
     bot.entity.position.y = 65
+  }
+  if (o.cheat === 'hover' || o.cheat === 'replay') {
+    bot.physicsEnabled = false // mineflayer has confirmed the teleport and sent the spawn position
+  }
+  if (o.cheat === 'replay') {
+    const { x, z } = bot.entity.position
+    let y = bot.entity.position.y
+    let v = 0
+    const send = (y, onGround) => bot._client.write('position', { x, y, z, onGround, flags: { onGround, hasHorizontalCollision: false } })
+    while (true) {
+      v = (v - 0.08) * 0.98
+      y += v
+      if (y <= 65) break
+      send(y, false)
+      if (result.positions.length < 200) result.positions.push(Math.round(y * 1e4) / 1e4)
+    }
+    send(65, true)
+    result.positions.push(65)
   }
 })
 let typed = false

@@ -21,7 +21,9 @@ type BotOptions struct {
 	Username   string
 	// Commands are typed, 300 ms apart, once the bot stands on the ground.
 	Commands []string
-	// Cheat "teleport" claims the ground at once after spawning.
+	// Cheat "teleport" claims the ground at once after spawning; "hover"
+	// reports where it was put and then nothing; "replay" sends vanilla's fall
+	// from where it was put, every height at once.
 	Cheat string
 	// Timeout ends the run (default 30 s); the bot reports what it saw.
 	Timeout time.Duration
