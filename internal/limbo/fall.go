@@ -37,7 +37,7 @@ type FallCheck struct {
 	tick      int // index in the expected fall of the last position
 	landed    bool
 	moves     int
-	hovers    int // the same height in the air, reported again
+	hovers    int       // the same height in the air, reported again
 	started   time.Time // when the first height below the spawn came
 	startTick int       // its tick
 	err       error
