@@ -27,6 +27,7 @@ type verifier struct {
 	passed  expiringSet // playerAt keys, until the end of the pass
 	second  int64       // the unix second counted
 	count   int         // logins in that second
+	prev    int         // logins in the second before it
 	attack  bool
 	calmEnd time.Time     // attack mode ends then unless logins rise again
 	slots   chan struct{} // one per running check, max_concurrent of them
@@ -35,11 +36,17 @@ type verifier struct {
 const verifiedMax = 200_000
 
 // login counts a login to a "verify" server and updates attack mode; it
-// reports whether attack mode is on and whether it just changed.
-func (v *verifier) login(now time.Time, cfg config.Verify) (attack, changed bool) {
+// reports whether attack mode is on, whether it just changed, and whether
+// logins come faster than the watermark (rising): the logins of the second
+// in which a flood crosses attack_threshold are checked too.
+func (v *verifier) login(now time.Time, cfg config.Verify) (attack, changed, rising bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if s := now.Unix(); s != v.second {
+		v.prev = 0
+		if s == v.second+1 {
+			v.prev = v.count // the second just before counts toward the rate
+		}
 		v.second, v.count = s, 0
 	}
 	v.count++
@@ -50,8 +57,14 @@ func (v *verifier) login(now time.Time, cfg config.Verify) (attack, changed bool
 	case v.attack && now.After(v.calmEnd):
 		v.attack = false
 	}
-	return v.attack, v.attack != was
+	return v.attack, v.attack != was, max(v.count, v.prev) > watermark(cfg)
 }
+
+// watermark is the login rate (per second) above which attack mode checks a
+// login that was never verified even before the rate reaches
+// attack_threshold: a quarter of it. A flood rises through it before it
+// crosses the threshold, so none of its logins reach a backend unchecked.
+func watermark(cfg config.Verify) int { return max(1, cfg.AttackThreshold/4) }
 
 // attacking reports whether attack mode is on.
 func (v *verifier) attacking() bool {
@@ -145,10 +158,11 @@ func (p *Proxy) needsVerify(cn *conn, target *server, login bool) (release func(
 	now := p.now()
 	var attack bool
 	if login {
-		var changed bool
-		if attack, changed = p.verify.login(now, cfg); changed {
+		var changed, rising bool
+		if attack, changed, rising = p.verify.login(now, cfg); changed {
 			p.attackChanged(attack)
 		}
+		attack = attack || rising
 	} else {
 		attack = p.verify.attacking()
 	}

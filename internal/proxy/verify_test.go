@@ -19,16 +19,16 @@ func TestVerifierAttackMode(t *testing.T) {
 	var v verifier
 	now := time.Unix(1_800_000_000, 0)
 	for i := range 5 {
-		if on, _ := v.login(now.Add(time.Duration(i)*time.Millisecond), cfg); on {
+		if on, _, _ := v.login(now.Add(time.Duration(i)*time.Millisecond), cfg); on {
 			t.Fatalf("attack mode at %d logins in a second, threshold 5", i+1)
 		}
 	}
-	on, changed := v.login(now.Add(10*time.Millisecond), cfg)
+	on, changed, _ := v.login(now.Add(10*time.Millisecond), cfg)
 	if !on || !changed {
 		t.Fatalf("the 6th login in a second: on=%v changed=%v", on, changed)
 	}
 	// Quiet seconds within the calm period: still on.
-	if on, changed := v.login(now.Add(5*time.Second), cfg); !on || changed {
+	if on, changed, _ := v.login(now.Add(5*time.Second), cfg); !on || changed {
 		t.Fatalf("within calm_period: on=%v changed=%v", on, changed)
 	}
 	if v.calm(now.Add(9 * time.Second)) {
@@ -37,8 +37,44 @@ func TestVerifierAttackMode(t *testing.T) {
 	if !v.calm(now.Add(11 * time.Second)) {
 		t.Fatal("attack mode outlived calm_period")
 	}
-	if on, _ := v.login(now.Add(12*time.Second), cfg); on {
+	if on, _, _ := v.login(now.Add(12*time.Second), cfg); on {
 		t.Fatal("one login after the calm turned attack mode on again")
+	}
+}
+
+// Before a flood crosses attack_threshold it rises through the watermark (a
+// quarter of it): from there, logins are checked, so none of the crossing
+// second's reaches a backend unchecked, and neither does a flood held just
+// under the threshold. A rate under the watermark checks nobody.
+func TestVerifierRisingRateIsChecked(t *testing.T) {
+	cfg := config.Verify{AttackThreshold: 20, CalmPeriod: config.Duration(10 * time.Second)}
+	var v verifier
+	now := time.Unix(1_800_000_000, 0)
+	for i := range 5 {
+		if _, _, rising := v.login(now.Add(time.Duration(i)*time.Millisecond), cfg); rising {
+			t.Fatalf("login %d of a second, watermark 5: checked", i+1)
+		}
+	}
+	if on, _, rising := v.login(now.Add(10*time.Millisecond), cfg); on || !rising {
+		t.Fatalf("the 6th login of a second: attack %v rising %v; want checked, attack mode still off", on, rising)
+	}
+	// A flood held at 19 a second, just under the threshold: every login
+	// after the watermark is checked, second after second, and the first of
+	// the next second too (the second before counts).
+	for sec := 1; sec <= 3; sec++ {
+		for i := range 19 {
+			on, _, rising := v.login(now.Add(time.Duration(sec)*time.Second+time.Duration(i)*time.Millisecond), cfg)
+			if on {
+				t.Fatal("19 a second turned attack mode on (threshold 20)")
+			}
+			if !rising {
+				t.Fatalf("second %d, login %d of a flood at 19/s: unchecked", sec, i+1)
+			}
+		}
+	}
+	// Calm again: a second later than the next, one login is not checked.
+	if _, _, rising := v.login(now.Add(10*time.Second), cfg); rising {
+		t.Fatal("a login after quiet seconds was checked")
 	}
 }
 
