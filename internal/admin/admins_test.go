@@ -115,3 +115,34 @@ func TestBodiesBoundedAndNeverEchoed(t *testing.T) {
 		t.Errorf("a refused long name: %d %.300s", status, body)
 	}
 }
+
+// DELETE /api/v1/verify/passes/{who} forgets a name's or an address's passes,
+// refuses anything else, and answers 503 where the proxy keeps none.
+func TestForgetVerifiedRoute(t *testing.T) {
+	var got []string
+	env := newTestEnv(t, func(o *ServerOptions) {
+		o.ForgetVerified = func(_ context.Context, who string) (int, error) {
+			got = append(got, who)
+			return 2, nil
+		}
+	})
+	c := NewClient(env.http.URL, testKey)
+	for _, who := range []string{"Steve", "203.0.113.7", "2001:db8::7"} {
+		if res, err := c.ForgetVerified(context.Background(), who); err != nil || res.Forgotten != 2 || res.Who != who {
+			t.Fatalf("forget %s: %+v, %v", who, res, err)
+		}
+	}
+	if !slices.Equal(got, []string{"Steve", "203.0.113.7", "2001:db8::7"}) {
+		t.Fatalf("forgot %v", got)
+	}
+	if status, _, body := env.call(t, "DELETE", "/api/v1/verify/passes/not%20a%20name", testKey, ""); status != 400 || strings.Contains(body, "not a name") {
+		t.Fatalf("a bad name: %d %s", status, body)
+	}
+	if status, _, _ := env.call(t, "DELETE", "/api/v1/verify/passes/Steve", "", ""); status != 401 {
+		t.Fatalf("without a key: %d", status)
+	}
+	none := newTestEnv(t)
+	if status, _, _ := none.call(t, "DELETE", "/api/v1/verify/passes/Steve", testKey, ""); status != 503 {
+		t.Fatalf("a proxy without passes: %d", status)
+	}
+}

@@ -74,6 +74,9 @@ type ServerOptions struct {
 	Accounts func() *accounts.Service
 	// Config is the running configuration ([permissions] admins); nil leaves it out.
 	Config func() *config.Config
+	// ForgetVerified drops bot verification's passes of a name or an address
+	// (DELETE /api/v1/verify/passes/{who}); nil makes it answer 503.
+	ForgetVerified func(ctx context.Context, nameOrIP string) (int, error)
 	// Ready reports why the proxy does not take players yet (starting, shutting
 	// down) for GET /api/v1/ready; nil means ready whenever the API answers.
 	Ready func() error
@@ -175,6 +178,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/auth/accounts/{name}", s.handleAccount)
 	m.HandleFunc("POST /api/v1/auth/accounts/{name}/password", s.handleResetPassword)
 	m.HandleFunc("DELETE /api/v1/auth/accounts/{name}", s.handleUnregister)
+	m.HandleFunc("DELETE /api/v1/verify/passes/{who}", s.handleForgetVerified) // verify.go
 	if s.opts.Metrics != nil {
 		m.Handle(routeMetrics, s.opts.Metrics)
 	}

@@ -52,14 +52,15 @@ type Options struct {
 
 // App is one running `serve`: the components and the goroutines that run them.
 type App struct {
-	acct  accountStore // the auth limbo's accounts (accounts.go)
-	log   *slog.Logger
-	cfg   *config.Config
-	bus   *events.Bus
-	met   *metrics.Metrics
-	bans  *bans.Store
-	proxy *proxy.Proxy
-	mgr   *manager.Manager
+	acct   accountStore // the auth limbo's accounts (accounts.go)
+	passes passStore    // bot verification's passes (passes.go)
+	log    *slog.Logger
+	cfg    *config.Config
+	bus    *events.Bus
+	met    *metrics.Metrics
+	bans   *bans.Store
+	proxy  *proxy.Proxy
+	mgr    *manager.Manager
 
 	prober *health.Prober
 	drains *admin.DrainStore
@@ -135,7 +136,7 @@ func build(opts Options) (*App, error) {
 		Config: cfg, Logger: log, Bus: a.bus, Metrics: a.met, Bans: a.bans,
 		Manager: a.mgr, Version: opts.Version, Hooks: a.hooks, Tracer: a.tracer, Fleet: a.proxyFleet(), Sessions: a.proxySessions(),
 		Admins: a.admins, Reload: func() error { return a.ReloadServers("/infrarust reload") }, Directory: a.proxyDirectory(),
-		OpenAccounts: a.openAccounts,
+		OpenAccounts: a.openAccounts, OpenPasses: a.openPasses,
 	})
 	if err != nil {
 		_ = a.hooks.Close(context.Background())
@@ -253,6 +254,7 @@ func (a *App) run(ctx context.Context, opts Options) error {
 	a.goroutine(func() { a.proxy.RunMaintenance(bg) })
 	a.goroutine(func() { a.mgr.Run(bg) })
 	a.goroutine(func() { a.sweepAccounts(bg) })
+	a.goroutine(func() { a.sweepPasses(bg) })
 	if watch := a.watchServers(); watch != nil {
 		a.goroutine(func() { watch(bg) })
 	}
@@ -310,6 +312,7 @@ func (a *App) shutdown() {
 		a.log.Warn("server manager shutdown", "err", err)
 	}
 	a.closeAccounts()
+	a.closePasses()
 	// Queued notifications and spans get a short grace of their own.
 	ectx, ecancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer ecancel()
@@ -345,6 +348,7 @@ func (a *App) startAdmin(ctx context.Context, version string) (string, error) {
 		Web: cfg.Web, APIKey: key, Runtime: a.runtime(version), Bus: a.bus, Bans: a.bans,
 		Metrics: a.met.Handler(), Drains: a.drains, Maintenance: a.maint, Logger: a.log, Ready: a.ready.check,
 		Fleet: a.adminFleet(), Admins: a.admins, Config: a.proxy.Config, Accounts: a.proxy.Accounts,
+		ForgetVerified: a.proxy.ForgetVerified,
 	})
 	if err != nil {
 		return "", err

@@ -35,7 +35,8 @@ type Verify struct {
 	// attack mode turns off.
 	CalmPeriod Duration `toml:"calm_period"`
 	// MaxConcurrent bounds the verifications running at once; logins past it
-	// are refused with [messages] verify_busy until one ends.
+	// wait for one (10 s at most), then are refused with [messages]
+	// verify_busy. A waiting check costs about 27 KiB (docs/benchmarks.md).
 	MaxConcurrent int `toml:"max_concurrent"`
 	// FailPenalty is how many login tokens of [rate_limit] a failed check
 	// costs its address.
@@ -45,7 +46,7 @@ type Verify struct {
 func defaultVerify() Verify {
 	return Verify{
 		Mode: VerifyAttack, TTL: Duration(24 * time.Hour), Timeout: Duration(15 * time.Second),
-		AttackThreshold: 30, CalmPeriod: Duration(2 * time.Minute), MaxConcurrent: 1000, FailPenalty: 3,
+		AttackThreshold: 30, CalmPeriod: Duration(2 * time.Minute), MaxConcurrent: 10000, FailPenalty: 3,
 	}
 }
 

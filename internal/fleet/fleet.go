@@ -43,6 +43,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/passes"
 	"github.com/infrarust-go/infrarust/internal/seal"
 )
 
@@ -531,6 +532,10 @@ func (f *Fleet) callCtx(ctx context.Context) (context.Context, context.CancelFun
 
 // AccountStore keeps the auth limbo's accounts in the fleet's Redis, so every
 // proxy of the fleet knows them.
+// PassStore keeps bot verification's passes in the fleet's Redis, signed, so
+// a player verified through one proxy is not checked again through another.
+func (f *Fleet) PassStore() *passes.Redis { return passes.NewRedis(f.rdb, f.k.prefix, f.seal) }
+
 func (f *Fleet) AccountStore() *accounts.Redis {
 	return accounts.NewRedis(f.rdb, f.k.prefix).Sealed(f.seal)
 }

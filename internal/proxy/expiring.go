@@ -46,3 +46,14 @@ func (s *expiringSet) take(key string, now time.Time) bool {
 	delete(s.m, key)
 	return ok && now.Before(until)
 }
+
+// forget drops every key match says to.
+func (s *expiringSet) forget(match func(key string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.m {
+		if match(k) {
+			delete(s.m, k)
+		}
+	}
+}

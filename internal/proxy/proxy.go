@@ -27,6 +27,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/metrics"
+	"github.com/infrarust-go/infrarust/internal/passes"
 	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
 	"github.com/infrarust-go/infrarust/internal/session"
 	"github.com/infrarust-go/infrarust/internal/telemetry"
@@ -70,6 +71,11 @@ type Options struct {
 	// configuration first has a server with "auth" (bbolt in the data dir, or
 	// the fleet's Redis); nil makes such a configuration an error.
 	OpenAccounts func() (accounts.Store, error)
+	// OpenPasses opens where bot verification's passes are kept (bbolt in the
+	// data dir, or the fleet's Redis), once, when a configuration first has a
+	// server with "verify"; nil (or a store that fails to open) keeps them in
+	// memory only.
+	OpenPasses func() (passes.Store, error)
 }
 
 // FleetDirectory is what in-game commands ask the fleet: off the login path.
@@ -157,6 +163,10 @@ type Proxy struct {
 	// accounts is the auth limbo's store, opened once on first need.
 	accountsMu sync.Mutex
 	accounts   accounts.Store
+	// passes keeps bot verification's passes beyond memory (verify.go); nil
+	// until a configuration with "verify" opened it. Guarded by accountsMu.
+	passes     passes.Store
+	passesOpen bool
 	cracked    expiringSet           // premium names whose proof failed, for allow_cracked_retry
 	verify     verifier              // bot verification: passes, attack mode
 	queues     map[string]*waitQueue // full servers' limbo queues, by server id

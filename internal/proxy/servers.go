@@ -70,6 +70,7 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 	if next.premium, err = buildPremium(cfg, old, p.now); err != nil {
 		return err
 	}
+	p.openPasses(cfg)
 	next.policy = p.sessionPolicy(next)
 	if old != nil {
 		for id := range old.servers {

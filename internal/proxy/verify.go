@@ -3,6 +3,9 @@ package proxy
 import (
 	"context"
 	"errors"
+	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/limbo"
 	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/passes"
 	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
 )
 
@@ -58,6 +62,37 @@ func (v *verifier) login(now time.Time, cfg config.Verify) (attack, changed, ris
 		v.attack = false
 	}
 	return v.attack, v.attack != was, max(v.count, v.prev) > watermark(cfg)
+}
+
+// rising reports whether the logins of the second now falls in (or of the
+// one before) pass the watermark.
+func (v *verifier) rising(now time.Time, cfg config.Verify) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	count, prev := v.count, v.prev
+	switch s := now.Unix(); {
+	case s == v.second+1:
+		count, prev = 0, v.count
+	case s != v.second:
+		count, prev = 0, 0
+	}
+	return max(count, prev) > watermark(cfg)
+}
+
+// windowWait is how long past the end of its second a first-time login waits
+// to be counted with the logins that come right behind it.
+const windowWait = 50 * time.Millisecond
+
+// waitWindow waits until the measuring window of now is over (the end of its
+// second, and windowWait), or ctx ends.
+func (v *verifier) waitWindow(now time.Time, ctx context.Context) {
+	end := now.Truncate(time.Second).Add(time.Second + windowWait)
+	t := time.NewTimer(end.Sub(now))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // watermark is the login rate (per second) above which attack mode checks a
@@ -121,6 +156,86 @@ func (v *verifier) acquire(max int, wait time.Duration) (release func(), ok bool
 	}
 }
 
+// openPasses opens the store of passes the first time a configuration has a
+// "verify" server; one that cannot be opened leaves the passes in memory (a
+// lost pass costs a player a second check, never a way in).
+func (p *Proxy) openPasses(cfg *config.Config) {
+	if p.opts.OpenPasses == nil || !slices.ContainsFunc(cfg.Servers, func(s *config.Server) bool { return s.HasLimbo(config.LimboVerify) }) {
+		return
+	}
+	p.accountsMu.Lock()
+	defer p.accountsMu.Unlock()
+	if p.passesOpen {
+		return
+	}
+	p.passesOpen = true
+	s, err := p.opts.OpenPasses()
+	if err != nil {
+		p.log.Warn("bot verification: passes are kept in memory only (a restart forgets them)", "err", err)
+		return
+	}
+	p.passes = s
+}
+
+func (p *Proxy) passStore() passes.Store {
+	p.accountsMu.Lock()
+	defer p.accountsMu.Unlock()
+	return p.passes
+}
+
+// passLookup bounds a login's read of the store of passes.
+const passLookup = time.Second
+
+// passedBefore reports a pass of the player of cn kept beyond this proxy's
+// memory (an earlier run, another proxy of the fleet), and remembers it here.
+func (p *Proxy) passedBefore(cn *conn, now time.Time) bool {
+	s := p.passStore()
+	if s == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), passLookup)
+	defer cancel()
+	until, ok, err := s.Passed(ctx, cn.player, cn.ip.String(), now)
+	if err != nil {
+		p.log.Debug("bot verification: the store of passes did not answer; the player is checked", "player", cn.player, "err", err)
+		return false
+	}
+	if ok {
+		p.verify.passed.add(playerAt(cn.player, cn.ip), until)
+	}
+	return ok
+}
+
+// keepPass stores a pass beyond memory.
+func (p *Proxy) keepPass(cn *conn, until time.Time) {
+	s := p.passStore()
+	if s == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*passLookup)
+	defer cancel()
+	if err := s.Pass(ctx, cn.player, cn.ip.String(), until); err != nil {
+		p.log.Warn("bot verification: a pass was not stored beyond this proxy's memory", "player", cn.player, "err", err)
+	}
+}
+
+// ForgetVerified drops the verification passes of a name (from any address)
+// or of an address (for any name), in memory and in the store: that player is
+// checked again at his next login. It reports how many the store held.
+func (p *Proxy) ForgetVerified(ctx context.Context, nameOrIP string) (int, error) {
+	ip, err := netip.ParseAddr(nameOrIP)
+	isIP := err == nil
+	p.verify.passed.forget(func(key string) bool {
+		name, addr, _ := strings.Cut(key, "|")
+		return (isIP && addr == ip.String()) || (!isIP && name == strings.ToLower(nameOrIP))
+	})
+	s := p.passStore()
+	if s == nil {
+		return 0, nil
+	}
+	return s.Forget(ctx, nameOrIP)
+}
+
 // verifyQueueWait is how long a login waits for a free check before it is
 // refused as busy: within a player's patience, and a slot frees every few
 // seconds per check (an idle bot is out at firstMoveWait).
@@ -166,11 +281,18 @@ func (p *Proxy) needsVerify(cn *conn, target *server, login bool) (release func(
 	} else {
 		attack = p.verify.attacking()
 	}
-	if cfg.Mode == config.VerifyAttack && !attack {
+	if p.verify.passed.has(playerAt(cn.player, cn.ip), now) || p.passedBefore(cn, now) {
+		_ = p.prove(cn, func(pr *proof) { pr.verified = true })
 		return nil, nil
 	}
-	if p.verify.passed.has(playerAt(cn.player, cn.ip), now) {
-		_ = p.prove(cn, func(pr *proof) { pr.verified = true })
+	if cfg.Mode == config.VerifyAttack && !attack && login {
+		// A first-time player under the watermark waits for the measuring
+		// window's end (at most a second, at the login screen): the first
+		// logins of a flood are counted with the ones right behind them.
+		p.verify.waitWindow(now, p.ctx)
+		attack = p.verify.attacking() || p.verify.rising(p.now(), cfg)
+	}
+	if cfg.Mode == config.VerifyAttack && !attack {
 		return nil, nil
 	}
 	if !limbo.GroundCovers(mc.Protocol(cn.protocol)) || !limboCovers(cn.protocol) {
@@ -227,7 +349,9 @@ wait:
 		}
 	}
 	if err == nil {
-		p.verify.passed.add(playerAt(cn.player, cn.ip), p.now().Add(cfg.TTL.D()))
+		until := p.now().Add(cfg.TTL.D())
+		p.verify.passed.add(playerAt(cn.player, cn.ip), until)
+		p.keepPass(cn, until)
 		_ = p.prove(cn, func(pr *proof) { pr.verified = true })
 		p.met.Verify("passed", "")
 		p.bus.Publish(events.PlayerVerify, events.Verify{Username: cn.player, Server: cn.srv.id, Passed: true})

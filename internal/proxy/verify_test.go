@@ -9,6 +9,8 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/passes"
 )
 
 // Attack mode turns on when one second holds more logins than the
@@ -122,4 +124,38 @@ func TestAttackModeEvents(t *testing.T) {
 			t.Fatalf("event %+v, want on=%v", ev, want)
 		}
 	}
+}
+
+// A pass kept beyond this proxy's memory (an earlier run, another proxy of the
+// fleet) lets the player in without a check; forgetting his name drops it
+// from the store and from memory, and he is checked again.
+func TestVerificationPassesOutliveMemory(t *testing.T) {
+	store, err := passes.OpenBolt(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	s := interceptedServer("lobby", config.ModeOffline, deadAddress(t))
+	s.LimboHandlers = []config.LimboHandler{config.LimboVerify}
+	tp := startProxyOpts(t, func(c *config.Config) { c.Verify.Mode = config.VerifyAlways },
+		Options{OpenPasses: func() (passes.Store, error) { return store, nil }}, s)
+	ip := netip.MustParseAddr("203.0.113.7")
+	if err := store.Pass(context.Background(), "Steve", ip.String(), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	lobby := tp.state.Load().servers["lobby"]
+	cn := &conn{st: tp.state.Load(), player: "steve", ip: ip, protocol: int32(mc.V1_8)}
+	release, err := tp.needsVerify(cn, lobby, true)
+	if err != nil || release != nil || !cn.proof.verified {
+		t.Fatalf("a stored pass: release %v, err %v, verified %v; want no check", release != nil, err, cn.proof.verified)
+	}
+	if n, err := tp.ForgetVerified(context.Background(), "STEVE"); err != nil || n != 1 {
+		t.Fatalf("forget: %d, %v", n, err)
+	}
+	cn = &conn{st: tp.state.Load(), player: "Steve", ip: ip, protocol: int32(mc.V1_8)}
+	release, err = tp.needsVerify(cn, lobby, true)
+	if err != nil || release == nil {
+		t.Fatalf("after forget: release %v, err %v; want a check", release != nil, err)
+	}
+	release()
 }

@@ -1,7 +1,12 @@
 // Command floodbench measures bot verification under a join flood: it runs
 // an infrarust binary in front of a real backend (test/nmp's server.js),
-// sends --bots join bots (1.8 clients of our own that log in and never move)
-// from loopback addresses spread over --addrs, and --players real clients
+// sends --bots join bots (1.8 clients of our own, written from the public
+// protocol and the documented check, of --kind: idle logs in and answers
+// keep-alives but never moves; silent answers nothing at all; hover reports
+// where it was put, then nothing more; replay sends its settings and brand,
+// computes vanilla's fall from where it was put and sends every height of it
+// at once, then the landing; mix takes turns) from loopback addresses spread
+// over --addrs, and --players real clients
 // with physics (mineflayer, test/nmp's bot.js) one second into the flood. It
 // reports how many real players reached the backend and how fast, how many
 // bots did (the goal: none), how the bots were turned away, and the proxy's
@@ -15,13 +20,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,7 +50,12 @@ func main() {
 	mode := flag.String("mode", "always", "[verify] mode: always or attack")
 	version := flag.String("version", "1.8.8", "the real clients' version (the bots speak 1.8)")
 	maxConc := flag.Int("max-concurrent", 0, "[verify] max_concurrent (0: the proxy's default)")
+	flag.StringVar(&botKind, "kind", "idle", "the bots: idle, silent, hover, replay or mix")
 	flag.Parse()
+	if !slices.Contains(append(kinds, "mix"), botKind) {
+		fmt.Fprintf(os.Stderr, "floodbench: --kind %q: want idle, silent, hover, replay or mix\n", botKind)
+		os.Exit(2)
+	}
 	if *binary == "" {
 		fmt.Fprintln(os.Stderr, "floodbench: --binary is required")
 		os.Exit(2)
@@ -164,7 +177,11 @@ func run(binary, nmpDir string, bots, addrs, players int, mode, version string, 
 			defer func() { <-sem }()
 			a := i * (addrs / max(bots, 1))
 			src := net.IPv4(127, byte(1+a/65536), byte(a/256), byte(a%256))
-			o := joinBot(addr, src, fmt.Sprintf("bot%d", i))
+			kind := botKind
+			if kind == "mix" {
+				kind = kinds[i%len(kinds)]
+			}
+			o := joinBot(addr, src, fmt.Sprintf("bot%d", i), kind)
 			omu.Lock()
 			outcomes[o]++
 			omu.Unlock()
@@ -231,7 +248,7 @@ func run(binary, nmpDir string, bots, addrs, players int, mode, version string, 
 	}
 	be.mu.Unlock()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	fmt.Printf("| mode %s, max_concurrent %d: %d bots from %d addresses, %d real %s players | value |\n| --- | --- |\n", mode, maxConc, bots, addrs, players, version)
+	fmt.Printf("| mode %s, max_concurrent %d: %d %s bots from %d addresses, %d real %s players | value |\n| --- | --- |\n", mode, maxConc, bots, botKind, addrs, players, version)
 	fmt.Printf("| real players on the backend within 10 s of connecting | %d of %d (%.0f %%) |\n", in10, players, 100*float64(in10)/float64(max(players, 1)))
 	if len(lat) > 0 {
 		fmt.Printf("| real player: connection to backend, median / max | %v / %v |\n", lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
@@ -260,10 +277,15 @@ func run(binary, nmpDir string, bots, addrs, players int, mode, version string, 
 	return nil
 }
 
-// joinBot logs in as a 1.8 client, reads the world it is sent (answering
-// keep-alives, as join bots do to stay on) and never moves; it returns how
-// its connection ended.
-func joinBot(addr string, src net.IP, name string) string {
+// The bots' kinds (--kind).
+var (
+	kinds   = []string{"idle", "silent", "hover", "replay"}
+	botKind string
+)
+
+// joinBot logs in as a 1.8 client of kind (see the command's doc) and
+// returns how its connection ended.
+func joinBot(addr string, src net.IP, name, kind string) string {
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: src}, Timeout: 10 * time.Second}
 	nc, err := d.Dial("tcp", addr)
 	if err != nil {
@@ -281,7 +303,9 @@ func joinBot(addr string, src net.IP, name string) string {
 		return "write failed"
 	}
 	reg, _ := mc.RegistryFor(mc.V1_8)
+	id := func(t mc.PacketType) int32 { v, _ := reg.ID(mc.PlayState, mc.Serverbound, t); return v }
 	state := mc.LoginState
+	placed := false
 	for {
 		f, err := c.ReadFrame()
 		if err != nil {
@@ -307,14 +331,47 @@ func joinBot(addr string, src net.IP, name string) string {
 			text := d.Text()
 			switch {
 			case strings.Contains(text, "verification failed"):
-				return "kicked: verification failed"
+				return "kicked: " + text
 			case strings.Contains(text, "Too many players"):
 				return "refused: busy"
 			}
 			return "kicked: " + text
-		case state == mc.PlayState && t == mc.PacketKeepAlive:
-			id, _ := reg.ID(mc.PlayState, mc.Serverbound, mc.PacketKeepAlive)
-			_ = c.WritePacket(id, f.Payload)
+		case state == mc.PlayState && t == mc.PacketKeepAlive && kind != "silent":
+			_ = c.WritePacket(id(mc.PacketKeepAlive), f.Payload)
+		case state == mc.PlayState && t == mc.PacketPlayerPosition && !placed && len(f.Payload) >= 24:
+			placed = true
+			x := math.Float64frombits(binary.BigEndian.Uint64(f.Payload[0:8]))
+			y := math.Float64frombits(binary.BigEndian.Uint64(f.Payload[8:16]))
+			z := math.Float64frombits(binary.BigEndian.Uint64(f.Payload[16:24]))
+			pos := func(y float64, onGround bool) []byte {
+				b := binary.BigEndian.AppendUint64(nil, math.Float64bits(x))
+				b = binary.BigEndian.AppendUint64(b, math.Float64bits(y))
+				b = binary.BigEndian.AppendUint64(b, math.Float64bits(z))
+				if onGround {
+					return append(b, 1)
+				}
+				return append(b, 0)
+			}
+			switch kind {
+			case "hover":
+				_ = c.WritePacket(id(mc.PacketMovePosition), pos(y, false))
+			case "replay":
+				// What vanilla sends on joining, then the whole fall at once.
+				settings := append(mc.AppendString(nil, "en_US"), 8, 0, 1, 0x7f)
+				brand := append(mc.AppendString(nil, "MC|Brand"), mc.AppendString(nil, "vanilla")...)
+				out := []mc.OutPacket{{ID: id(mc.PacketClientInformation), Payload: settings}, {ID: id(mc.PacketPluginMessage), Payload: brand},
+					{ID: id(mc.PacketMovePosition), Payload: pos(y, false)}}
+				for v := 0.0; ; {
+					v = (v - 0.08) * 0.98
+					if y+v <= 65 {
+						break
+					}
+					y += v
+					out = append(out, mc.OutPacket{ID: id(mc.PacketMovePosition), Payload: pos(y, false)})
+				}
+				out = append(out, mc.OutPacket{ID: id(mc.PacketMovePosition), Payload: pos(65, true)})
+				_ = c.WritePackets(out...)
+			}
 		}
 	}
 }
