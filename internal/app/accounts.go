@@ -50,39 +50,3 @@ func (a *App) openAccounts() (accounts.Store, error) {
 	a.log.Info("auth limbo: accounts opened", "file", a.cfg.Web.DataDir+string(os.PathSeparator)+accounts.FileName)
 	return s, nil
 }
-
-// sweepAccounts drops ended sessions from the local store every hour (Redis
-// expires its own).
-func (a *App) sweepAccounts(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		a.acct.mu.Lock()
-		b, _ := a.acct.store.(*accounts.Bolt)
-		a.acct.mu.Unlock()
-		if b == nil {
-			continue
-		}
-		if n, err := b.Sweep(time.Now()); err != nil {
-			a.log.Warn("auth limbo: sweeping ended sessions", "err", err)
-		} else if n > 0 {
-			a.log.Debug("auth limbo: ended sessions swept", "removed", n)
-		}
-	}
-}
-
-// closeAccounts closes the local store at the end of shutdown.
-func (a *App) closeAccounts() {
-	a.acct.mu.Lock()
-	defer a.acct.mu.Unlock()
-	if a.acct.store != nil {
-		if err := a.acct.store.Close(); err != nil {
-			a.log.Warn("auth limbo: closing the accounts", "err", err)
-		}
-	}
-}

@@ -253,8 +253,7 @@ func (a *App) run(ctx context.Context, opts Options) error {
 	a.goroutine(func() { a.prober.Run(bg) })
 	a.goroutine(func() { a.proxy.RunMaintenance(bg) })
 	a.goroutine(func() { a.mgr.Run(bg) })
-	a.goroutine(func() { a.sweepAccounts(bg) })
-	a.goroutine(func() { a.sweepPasses(bg) })
+	a.goroutine(func() { a.sweepLocalStores(bg) })
 	if watch := a.watchServers(); watch != nil {
 		a.goroutine(func() { watch(bg) })
 	}
@@ -311,8 +310,7 @@ func (a *App) shutdown() {
 	if err := a.mgr.Shutdown(); err != nil {
 		a.log.Warn("server manager shutdown", "err", err)
 	}
-	a.closeAccounts()
-	a.closePasses()
+	a.closeLocalStores()
 	// Queued notifications and spans get a short grace of their own.
 	ectx, ecancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer ecancel()

@@ -1,11 +1,9 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/infrarust-go/infrarust/internal/passes"
 )
@@ -39,40 +37,4 @@ func (a *App) openPasses() (passes.Store, error) {
 	}
 	a.passes.store = s
 	return s, nil
-}
-
-// sweepPasses drops ended passes from the local store every hour (Redis
-// expires its own).
-func (a *App) sweepPasses(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		a.passes.mu.Lock()
-		b, _ := a.passes.store.(*passes.Bolt)
-		a.passes.mu.Unlock()
-		if b == nil {
-			continue
-		}
-		if n, err := b.Sweep(time.Now()); err != nil {
-			a.log.Warn("bot verification: sweeping ended passes", "err", err)
-		} else if n > 0 {
-			a.log.Debug("bot verification: ended passes swept", "removed", n)
-		}
-	}
-}
-
-// closePasses closes the local store at the end of shutdown.
-func (a *App) closePasses() {
-	a.passes.mu.Lock()
-	defer a.passes.mu.Unlock()
-	if a.passes.store != nil {
-		if err := a.passes.store.Close(); err != nil {
-			a.log.Warn("bot verification: closing the passes", "err", err)
-		}
-	}
 }
