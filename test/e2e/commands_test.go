@@ -96,6 +96,15 @@ func TestRealClientCommands(t *testing.T) {
 				t.Fatalf("Boss's /send did not bring Pat back to the lobby: %v", err)
 			}
 			waitAlive(ctx, t, lobbyB, "Pat", 3)
+			// Boss is told once the move is done, right after it is counted; on a
+			// loaded machine Pat's client can be faster than that.
+			for metric(ctx, t, adminURL, `infrarust_moves_total{outcome="moved",reason="send"}`) < 1 {
+				select {
+				case <-ctx.Done():
+					t.Fatal("Boss's /send was never counted")
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
 
 			for _, name := range []string{"Pat", "Boss"} {
 				if _, err := api.KickPlayer(ctx, name, kickReason); err != nil {
