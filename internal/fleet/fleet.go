@@ -534,7 +534,23 @@ func (f *Fleet) callCtx(ctx context.Context) (context.Context, context.CancelFun
 // proxy of the fleet knows them.
 // PassStore keeps bot verification's passes in the fleet's Redis, signed, so
 // a player verified through one proxy is not checked again through another.
-func (f *Fleet) PassStore() *passes.Redis { return passes.NewRedis(f.rdb, f.k.prefix, f.seal) }
+// While Redis is known not to answer, a lookup fails at once (the player is
+// checked) instead of waiting for it on the login path.
+func (f *Fleet) PassStore() passes.Store {
+	return passStore{passes.NewRedis(f.rdb, f.k.prefix, f.seal), f}
+}
+
+type passStore struct {
+	*passes.Redis
+	f *Fleet
+}
+
+func (s passStore) Passed(ctx context.Context, name, ip string, now time.Time) (time.Time, bool, error) {
+	if down, why := s.f.down(); down {
+		return time.Time{}, false, fmt.Errorf("%w: %s", ErrUnreachable, why)
+	}
+	return s.Redis.Passed(ctx, name, ip, now)
+}
 
 func (f *Fleet) AccountStore() *accounts.Redis {
 	return accounts.NewRedis(f.rdb, f.k.prefix).Sealed(f.seal)
