@@ -221,15 +221,18 @@ func (p *Proxy) SessionClaimed(key string, at time.Time, strength int, other, se
 		return
 	}
 	held := int(c.strength.Load())
-	theirsNewer := at.After(c.at) || (at.Equal(c.at) && other > self)
-	refuse := p.state.Load().cfg.DuplicateLogin == config.DuplicateRefuse
-	switch {
-	case strength > held || (strength == held && !refuse && theirsNewer):
+	policy := p.state.Load().cfg.DuplicateLogin
+	// The same rule as a second login here (mayReplace), from both sides: the
+	// newer login replaces the older where it may; the older stands where the
+	// newer may not replace it.
+	switch theirsNewer := at.After(c.at) || (at.Equal(c.at) && other > self); {
+	case theirsNewer && mayReplace(strength, held, policy):
 		p.log.Info("a login on another proxy of the fleet replaces a player's session here", "identity", key, "proxy", other,
 			"proof", strengthName(strength), "here", strengthName(held))
 		c.endWith(kickReplaced)
-	case strength == held && refuse && !theirsNewer:
-		p.log.Info("the player is already online through another proxy of the fleet: this newer session ends", "identity", key, "proxy", other)
+	case !theirsNewer && !mayReplace(held, strength, policy):
+		p.log.Info("the player is already online through another proxy of the fleet: this newer session ends", "identity", key, "proxy", other,
+			"proof", strengthName(held), "there", strengthName(strength))
 		c.endWith(kickAlreadyOnline)
 	}
 }

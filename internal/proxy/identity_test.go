@@ -51,18 +51,22 @@ func expectNoKick(t *testing.T, pc *playClient) {
 }
 
 // A duplicate on another proxy of the fleet is settled by one rule on both
-// sides: under "replace" the older session ends, under "refuse" the newer one.
+// sides: under "replace" the older session ends, under "refuse" the newer one;
+// a session that proved more (ours here is a bare offline name) wins either way.
 func TestFleetDuplicateSessionsSettle(t *testing.T) {
 	for _, tc := range []struct {
 		policy      config.DuplicateLogin
 		theirsAt    time.Duration // the other proxy's login, from ours
+		theirProof  int
 		wantKick    string
 		description string
 	}{
-		{config.DuplicateReplace, time.Second, kickReplaced, "theirs is newer: ours ends"},
-		{config.DuplicateReplace, -time.Second, "", "ours is newer: it stays"},
-		{config.DuplicateRefuse, -time.Second, kickAlreadyOnline, "theirs was first: ours ends"},
-		{config.DuplicateRefuse, time.Second, "", "ours was first: it stays"},
+		{config.DuplicateReplace, time.Second, provenNothing, kickReplaced, "theirs is newer: ours ends"},
+		{config.DuplicateReplace, -time.Second, provenNothing, "", "ours is newer: it stays"},
+		{config.DuplicateRefuse, -time.Second, provenNothing, kickAlreadyOnline, "theirs was first: ours ends"},
+		{config.DuplicateRefuse, time.Second, provenNothing, "", "ours was first: it stays"},
+		{config.DuplicateRefuse, time.Second, provenPassword, kickReplaced, "theirs is newer and proved more: ours ends"},
+		{config.DuplicateReplace, -time.Second, provenMojang, kickAlreadyOnline, "ours is newer and proved less: it ends"},
 	} {
 		t.Run(string(tc.policy)+": "+tc.description, func(t *testing.T) {
 			a := startPlayBackend(t, "A")
@@ -73,7 +77,7 @@ func TestFleetDuplicateSessionsSettle(t *testing.T) {
 			tp.roster.mu.Lock()
 			at := tp.roster.claims[key].at
 			tp.roster.mu.Unlock()
-			tp.SessionClaimed(key, at.Add(tc.theirsAt), 0, "proxy-b", "proxy-a")
+			tp.SessionClaimed(key, at.Add(tc.theirsAt), tc.theirProof, "proxy-b", "proxy-a")
 			tp.SessionClaimed("uuid:00000000000000000000000000000000", at.Add(time.Hour), 0, "proxy-b", "proxy-a") // nobody here
 			if tc.wantKick == "" {
 				expectNoKick(t, pc)

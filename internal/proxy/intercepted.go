@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -298,9 +299,11 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 // once. false: the login ended, with end called.
 func (p *Proxy) placeLogin(cn *conn, pl *onlinePlayer, target *server, end func(metrics.LoginOutcome, string, string, string)) (*session.Backend, *session.Stay, bool) {
 	routed := cn.srv
-	tries := cn.st.fallbacks(routed)[1:]
-	pl.move.try(target.id)
-	for round := 0; ; round++ {
+	// What a failure needs is made at the first one: a login that lands
+	// allocates nothing for them.
+	var tries, failed []*server // the routed server's fallbacks left; the servers that did not take him
+	triesTaken, redirects := false, 0
+	for {
 		b, stay, err := p.enter(cn, nil, Move{who: pl, to: target, why: whyLogin}, true)
 		if err == nil {
 			return b, stay, true
@@ -321,6 +324,7 @@ func (p *Proxy) placeLogin(cn *conn, pl *onlinePlayer, target *server, end func(
 			end(metrics.LoginFailed, "gate", "limbo gate: "+err.Error(), g.Error())
 			return nil, nil, false
 		}
+		failed = append(failed, cn.srv)
 		outcome, cause := loginFailure(err)
 		text := playerText(cn.srv, err)
 		res := p.kickedFrom(cn, cn.srv, cause, text, interceptedFamily)
@@ -331,10 +335,17 @@ func (p *Proxy) placeLogin(cn *conn, pl *onlinePlayer, target *server, end func(
 			return nil, p.downStay(cn, cn.srv), true
 		}
 		next := res.next
-		if next == nil && !res.denied {
-			next = p.tryNext(cn, pl, routed, &tries, err)
+		if next != nil {
+			if redirects++; redirects > maxRedirects {
+				next = nil
+			}
+		} else if !res.denied {
+			if !triesTaken {
+				tries, triesTaken = cn.st.fallbacks(routed)[1:], true
+			}
+			next = tryNext(routed, &tries, failed, err)
 		}
-		if next == nil || round >= maxRedirects+len(cn.st.fallbacks(routed)) {
+		if next == nil {
 			end(outcome, "backend", err.Error(), res.text)
 			return nil, nil, false
 		}
@@ -344,16 +355,16 @@ func (p *Proxy) placeLogin(cn *conn, pl *onlinePlayer, target *server, end func(
 }
 
 // tryNext is Velocity's "try" for a login: the next of tries (the routed
-// server's fallback_servers) in routed's network not tried yet, or nil. A
-// backend's kick matching fallback_skip_kicks ends the login instead.
-func (p *Proxy) tryNext(cn *conn, pl *onlinePlayer, routed *server, tries *[]*server, err error) *server {
+// server's fallback_servers) in routed's network that has not failed it, or
+// nil. A backend's kick matching fallback_skip_kicks ends the login instead.
+func tryNext(routed *server, tries *[]*server, failed []*server, err error) *server {
 	if br, ok := errors.AsType[*backendRefused](err); ok && matchesAny(br.kick, lowerAll(routed.cfg.FallbackSkipKicks)) {
 		return nil
 	}
 	for len(*tries) > 0 {
 		t := (*tries)[0]
 		*tries = (*tries)[1:]
-		if t.cfg.Network == routed.cfg.Network && t.cfg.ProxyMode.Intercepted() && pl.move.try(t.id) {
+		if t.cfg.Network == routed.cfg.Network && t.cfg.ProxyMode.Intercepted() && !slices.Contains(failed, t) {
 			return t
 		}
 	}
