@@ -46,13 +46,7 @@ const verifiedMax = 200_000
 func (v *verifier) login(now time.Time, cfg config.Verify) (attack, changed, rising bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if s := now.Unix(); s != v.second {
-		v.prev = 0
-		if s == v.second+1 {
-			v.prev = v.count // the second just before counts toward the rate
-		}
-		v.second, v.count = s, 0
-	}
+	v.rollLocked(now)
 	v.count++
 	was := v.attack
 	switch {
@@ -64,19 +58,25 @@ func (v *verifier) login(now time.Time, cfg config.Verify) (attack, changed, ris
 	return v.attack, v.attack != was, max(v.count, v.prev) > watermark(cfg)
 }
 
+// rollLocked moves the count to now's second: the second just before it
+// counts toward the rate as prev, an older one not at all.
+func (v *verifier) rollLocked(now time.Time) {
+	if s := now.Unix(); s != v.second {
+		v.prev = 0
+		if s == v.second+1 {
+			v.prev = v.count
+		}
+		v.second, v.count = s, 0
+	}
+}
+
 // rising reports whether the logins of the second now falls in (or of the
 // one before) pass the watermark.
 func (v *verifier) rising(now time.Time, cfg config.Verify) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	count, prev := v.count, v.prev
-	switch s := now.Unix(); {
-	case s == v.second+1:
-		count, prev = 0, v.count
-	case s != v.second:
-		count, prev = 0, 0
-	}
-	return max(count, prev) > watermark(cfg)
+	v.rollLocked(now)
+	return max(v.count, v.prev) > watermark(cfg)
 }
 
 // windowWait is how long past the end of its second a first-time login waits
