@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/forwarding"
@@ -294,21 +293,4 @@ func moveOutcome(err error) string {
 		return "refused"
 	}
 	return "failed"
-}
-
-// checkMove is what a send checks before the route: the player and the
-// server exist and the player can be moved.
-func (p *Proxy) checkMove(name, serverID string) (*onlinePlayer, *server, error) {
-	pl, err := p.player(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	if pl.sess == nil {
-		return nil, nil, ErrNotSwitchable
-	}
-	t := p.state.Load().servers[serverID]
-	if t == nil {
-		return nil, nil, fmt.Errorf("%w %q", ErrUnknownServer, serverID)
-	}
-	return pl, t, nil
 }

@@ -151,8 +151,7 @@ func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.G
 	if res.Action == hooks.Limbo && limboCovers(pl.protocol) {
 		// A handler holds the player in the limbo until his server takes him again.
 		p.log.Info("player held in the limbo by an event handler", "player", pl.origin.player, "server", srv.id, "why", gone.Reason())
-		pl.setReason(whyFallback)
-		pl.sess.ToLimbo(*p.downStay(pl.dialConn(st), srv))
+		p.holdUntilBack(pl, st, srv)
 		return nil
 	}
 	targets := st.fallbacks(srv)
@@ -181,12 +180,18 @@ func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.G
 		// The server went away (it did not kick the player) and nothing else takes
 		// them: the player waits in the limbo and comes back when it is up again.
 		p.log.Info("player held in the limbo until their server is back", "player", pl.origin.player, "server", srv.id, "why", gone.Reason())
-		pl.setReason(whyFallback)
-		pl.sess.ToLimbo(*p.downStay(pl.dialConn(st), srv))
+		p.holdUntilBack(pl, st, srv)
 		return nil
 	}
 	p.log.Info("no fallback for a player", "player", pl.origin.player, "server", srv.id, "why", gone.Reason(), "err", lastErr)
 	return lastErr
+}
+
+// holdUntilBack moves a player whose server went away into the limbo, to wait
+// there until srv takes him again (downStay).
+func (p *Proxy) holdUntilBack(pl *onlinePlayer, st *state, srv *server) {
+	pl.setReason(whyFallback)
+	pl.sess.ToLimbo(*p.downStay(pl.dialConn(st), srv))
 }
 
 func errString(err error) string {
@@ -221,9 +226,16 @@ func (p *Proxy) SendFromFleet(name, serverID string) (PlayerInfo, error) {
 
 // send is SendPlayer with the reason the events and the moves metric give.
 func (p *Proxy) send(name, serverID, why string, ps pass) (PlayerInfo, error) {
-	pl, t, err := p.checkMove(name, serverID)
+	pl, err := p.player(name)
 	if err != nil {
 		return PlayerInfo{}, err
+	}
+	if pl.sess == nil {
+		return PlayerInfo{}, ErrNotSwitchable
+	}
+	t := p.state.Load().servers[serverID]
+	if t == nil {
+		return PlayerInfo{}, fmt.Errorf("%w %q", ErrUnknownServer, serverID)
 	}
 	cur, _ := pl.where()
 	if !t.cfg.ProxyMode.Intercepted() || t.cfg.Network != cur.cfg.Network {
