@@ -130,7 +130,7 @@ func (p *Proxy) builtinCommands() []*command.Command {
 			Args:        []command.Arg{{Name: "server", Optional: true}},
 			Run:         p.cmdGlist,
 			Complete: func(inv command.Invocation) []string {
-				return append(p.scopedServers(scopeOf(inv)), "all")
+				return append(p.serversOf(scopeOf(inv), nil), "all")
 			},
 		},
 		{
@@ -203,14 +203,10 @@ func (p *Proxy) networkServers(pl *onlinePlayer) []string {
 		return nil
 	}
 	cur, _ := pl.where()
-	var out []string
-	for id, srv := range p.state.Load().servers {
-		if srv.cfg.ProxyMode.Intercepted() && cur != nil && srv.cfg.Network == cur.cfg.Network {
-			out = append(out, id)
-		}
+	if cur == nil {
+		return nil
 	}
-	slices.Sort(out)
-	return out
+	return p.serversOf(cur.cfg.Network, interceptedFamily)
 }
 
 // openServers are the servers /server lists for pl, and completes: those of
@@ -232,11 +228,12 @@ func (p *Proxy) openServers(pl *onlinePlayer) []string {
 	return open
 }
 
-// scopedServers are every server of network, sorted: what /glist counts.
-func (p *Proxy) scopedServers(network string) []string {
+// serversOf are the servers of network that keep takes (nil: every one),
+// sorted; every server of it is what /glist counts.
+func (p *Proxy) serversOf(network string, keep family) []string {
 	var out []string
 	for id, srv := range p.state.Load().servers {
-		if srv.cfg.Network == network {
+		if srv.cfg.Network == network && (keep == nil || keep(srv)) {
 			out = append(out, id)
 		}
 	}
@@ -383,7 +380,7 @@ func (p *Proxy) cmdGlist(ctx context.Context, inv command.Invocation) error {
 		}
 	}
 	total := 0
-	for _, id := range p.scopedServers(network) {
+	for _, id := range p.serversOf(network, nil) {
 		names := byServer[id]
 		count := len(names)
 		if f := p.opts.Fleet; f != nil && (which == "" || p.opts.Directory == nil) {
