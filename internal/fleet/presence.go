@@ -203,20 +203,20 @@ func (f *Fleet) refreshView(ctx context.Context) error {
 	for i, s := range list {
 		st := ProxyStatus{ProxyInfo: ProxyInfo{ID: s.id}, LastHeartbeat: time.UnixMilli(s.at).UTC(),
 			HeartbeatAgeSecs: float64(nowMS-s.at) / 1000, Live: nowMS-s.at <= timeout, Self: s.id == f.id}
-		raw, _ := infos[i].(string)
-		if len(raw) > maxEntryBytes {
-			raw = ""
-		}
 		// A member is a heartbeat with a description signed by the fleet's
-		// secret: an id that only heartbeats is listed, never trusted.
-		if v, ok := f.opened(f.k.proxy(s.id), f.k.proxy(s.id), raw); ok {
-			var info ProxyInfo
-			if json.Unmarshal([]byte(v), &info) == nil && info.ID == s.id {
-				st.ProxyInfo = info
-			} else if f.seal.On() {
-				st.Live = false
+		// secret: an id that only heartbeats is listed, never trusted. A
+		// description that is gone (expired) is no forgery: not counted.
+		raw, _ := infos[i].(string)
+		described := false
+		if raw != "" && len(raw) <= maxEntryBytes {
+			if v, ok := f.opened(f.k.proxy(s.id), f.k.proxy(s.id), raw); ok {
+				var info ProxyInfo
+				if json.Unmarshal([]byte(v), &info) == nil && info.ID == s.id {
+					st.ProxyInfo, described = info, true
+				}
 			}
-		} else {
+		}
+		if f.seal.On() && !described {
 			st.Live = false
 		}
 		if st.Live && !st.Self {

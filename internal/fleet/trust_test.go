@@ -101,11 +101,18 @@ func TestUnsignedProxyIsNoMember(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = mr.Set("infrarust:proxy:evil", `{"id":"evil","servers":{"lobby":500}}`)
+	// A heartbeat whose description expired: not live, and no forgery either.
+	if _, err := mr.ZAdd("infrarust:proxies", mustFloat(ms), "gone"); err != nil {
+		t.Fatal(err)
+	}
 	if err := a.refreshView(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if a.RemoteOnline("lobby") != 0 || a.liveInView("evil") {
-		t.Fatalf("a forged proxy counts: %d players, live %v", a.RemoteOnline("lobby"), a.liveInView("evil"))
+	if a.RemoteOnline("lobby") != 0 || a.liveInView("evil") || a.liveInView("gone") {
+		t.Fatalf("a forged proxy counts: %d players, evil live %v, gone live %v", a.RemoteOnline("lobby"), a.liveInView("evil"), a.liveInView("gone"))
+	}
+	if n := a.Rejected()["unsigned"]; n != 1 {
+		t.Fatalf("rejected as unsigned: %d, want the forged description only", n)
 	}
 }
 
