@@ -233,6 +233,9 @@ func (p *Proxy) ForgetVerified(ctx context.Context, nameOrIP string) (int, error
 	if s == nil {
 		return 0, nil
 	}
+	if isIP {
+		nameOrIP = ip.String() // as the passes were kept: 2001:DB8::7 is 2001:db8::7
+	}
 	return s.Forget(ctx, nameOrIP)
 }
 

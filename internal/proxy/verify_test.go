@@ -152,6 +152,12 @@ func TestVerificationPassesOutliveMemory(t *testing.T) {
 	if n, err := tp.ForgetVerified(context.Background(), "STEVE"); err != nil || n != 1 {
 		t.Fatalf("forget: %d, %v", n, err)
 	}
+	// An address in another spelling is the same address.
+	v6 := netip.MustParseAddr("2001:db8::7")
+	_ = store.Pass(context.Background(), "Alex", v6.String(), time.Now().Add(time.Hour))
+	if n, err := tp.ForgetVerified(context.Background(), "2001:DB8:0::7"); err != nil || n != 1 {
+		t.Fatalf("forget an address spelled otherwise: %d, %v", n, err)
+	}
 	cn = &conn{st: tp.state.Load(), player: "Steve", ip: ip, protocol: int32(mc.V1_8)}
 	release, err = tp.needsVerify(cn, lobby, true)
 	if err != nil || release == nil {
