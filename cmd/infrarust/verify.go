@@ -48,6 +48,10 @@ check again at his next login. See docs/offline-networks.md.`,
 			if output == "json" {
 				return printJSON(cmd.OutOrStdout(), res)
 			}
+			if res.Forgotten == 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "no pass of %s was kept\n", who)
+				return nil
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "forgot %d pass(es) of %s; checked again at the next login\n", res.Forgotten, who)
 			return nil
 		},
