@@ -17,6 +17,7 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/perms"
 )
 
 // ErrNoAdminAPI marks "nothing listens at the admin URL", so callers such as shell
@@ -463,7 +464,38 @@ func (c *Client) Admins(ctx context.Context) (AdminsView, error) {
 	return out, c.do(ctx, http.MethodGet, "/api/v1/permissions/admins", nil, &out)
 }
 
-// Op makes player (a name or a UUID) an admin, stored in <data_dir>/admins.json.
+// Permissions lists the groups of the file and the stored ones.
+func (c *Client) Permissions(ctx context.Context) (PermissionsView, error) {
+	var out PermissionsView
+	return out, c.do(ctx, http.MethodGet, "/api/v1/permissions", nil, &out)
+}
+
+// ChangePermissions makes one change of the stored groups.
+func (c *Client) ChangePermissions(ctx context.Context, ch perms.Change) (PermissionsView, error) {
+	var out PermissionsView
+	base := "/api/v1/permissions/groups/" + url.PathEscape(ch.Group)
+	var method, path string
+	var body any
+	switch ch.Op {
+	case perms.OpCreate:
+		method, path, body = http.MethodPut, base, GroupRequest{Servers: ch.Servers}
+	case perms.OpDelete:
+		method, path = http.MethodDelete, base
+	case perms.OpGrant:
+		method, path, body = http.MethodPost, base+"/permissions", PermissionRequest{Permission: ch.Value}
+	case perms.OpRevoke:
+		method, path = http.MethodDelete, base+"/permissions/"+url.PathEscape(ch.Value)
+	case perms.OpAdd:
+		method, path, body = http.MethodPost, base+"/members", AdminRequest{Player: ch.Value}
+	case perms.OpRemove:
+		method, path = http.MethodDelete, base+"/members/"+url.PathEscape(ch.Value)
+	default:
+		return out, fmt.Errorf("unknown change %q", ch.Op)
+	}
+	return out, c.do(ctx, method, path, body, &out)
+}
+
+// Op makes player (a name or a UUID) an admin: a stored member of the admins group.
 func (c *Client) Op(ctx context.Context, player string) (AdminsView, error) {
 	var out AdminsView
 	return out, c.do(ctx, http.MethodPost, "/api/v1/permissions/admins", AdminRequest{Player: player}, &out)

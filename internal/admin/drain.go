@@ -9,10 +9,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/infrarust-go/infrarust/internal/atomicfile"
 )
 
 // DrainFileName is the drain store's file in the data dir.
@@ -23,14 +24,9 @@ const DrainFileName = "drained.json"
 // returns, and a crash at any instant leaves either the old or the new file.
 type DrainStore struct {
 	mu      sync.Mutex
-	dir     string
 	path    string
 	drained map[string][]string // server -> sorted addresses
 }
-
-// drainTempPattern names the temp files persist writes before renaming them over
-// drained.json; one left by a crash is removed at the next open.
-const drainTempPattern = "." + DrainFileName + ".tmp-*"
 
 // OpenDrainStore reads <dataDir>/drained.json; a missing file is an empty store and
 // an unreadable or corrupt one (including one that holds null) is an error, so
@@ -40,8 +36,8 @@ func OpenDrainStore(dataDir string) (*DrainStore, error) {
 	if dataDir == "" {
 		dataDir = "."
 	}
-	s := &DrainStore{dir: dataDir, path: filepath.Join(dataDir, DrainFileName), drained: map[string][]string{}}
-	removeTempFiles(dataDir, drainTempPattern)
+	s := &DrainStore{path: filepath.Join(dataDir, DrainFileName), drained: map[string][]string{}}
+	atomicfile.Clean(s.path)
 	data, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
@@ -151,65 +147,14 @@ func (s *DrainStore) Replay(rt Runtime, now time.Time) (dropped []string) {
 	return dropped
 }
 
-// persist writes m atomically (see writeFileAtomic).
+// persist writes m atomically (atomicfile.Write).
 func (s *DrainStore) persist(m map[string][]string) error {
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode drain state: %w", err)
 	}
-	if err := writeFileAtomic(s.dir, s.path, drainTempPattern, append(data, '\n')); err != nil {
+	if err := atomicfile.Write(s.path, append(data, '\n')); err != nil {
 		return fmt.Errorf("save drain state: %w", err)
 	}
 	return nil
-}
-
-// writeFileAtomic replaces path with data so that a crash at any instant leaves
-// the old or the new file: temp file in the same directory (named by
-// tempPattern, removed at the next open if a crash leaves it), fsync, rename,
-// fsync the directory.
-func writeFileAtomic(dir, path, tempPattern string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	tmp, err := os.CreateTemp(dir, tempPattern)
-	if err != nil {
-		return fmt.Errorf("in %s: %w", dir, err)
-	}
-	name := tmp.Name()
-	fail := func(step string, err error) error {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("%s: %s: %w", path, step, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail("write", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail("fsync", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail("close", err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("%s: rename: %w", path, err)
-	}
-	if runtime.GOOS != "windows" {
-		// Best effort: the rename already happened, so failing here would report
-		// an error for a change that is in place.
-		if d, err := os.Open(dir); err == nil {
-			_ = d.Sync()
-			_ = d.Close()
-		}
-	}
-	return nil
-}
-
-// removeTempFiles deletes the leftovers of interrupted atomic writes in dir that
-// match pattern. Best effort: a file that cannot be removed is only clutter.
-func removeTempFiles(dir, pattern string) {
-	names, _ := filepath.Glob(filepath.Join(dir, pattern))
-	for _, n := range names {
-		_ = os.Remove(n)
-	}
 }

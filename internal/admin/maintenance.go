@@ -11,19 +11,18 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/infrarust-go/infrarust/internal/atomicfile"
 )
 
 // MaintenanceFileName is the maintenance store's file in the data dir.
 const MaintenanceFileName = "maintenance.json"
-
-const maintenanceTempPattern = "." + MaintenanceFileName + ".tmp-*"
 
 // MaintenanceStore is the servers an operator put in maintenance, kept in
 // <data_dir>/maintenance.json so a restart does not open a server the operator
 // closed. A change is on disk before Set returns.
 type MaintenanceStore struct {
 	mu   sync.Mutex
-	dir  string
 	path string
 	ids  []string // sorted
 }
@@ -34,8 +33,8 @@ func OpenMaintenanceStore(dataDir string) (*MaintenanceStore, error) {
 	if dataDir == "" {
 		dataDir = "."
 	}
-	s := &MaintenanceStore{dir: dataDir, path: filepath.Join(dataDir, MaintenanceFileName)}
-	removeTempFiles(dataDir, maintenanceTempPattern)
+	s := &MaintenanceStore{path: filepath.Join(dataDir, MaintenanceFileName)}
+	atomicfile.Clean(s.path)
 	data, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
@@ -74,7 +73,7 @@ func (s *MaintenanceStore) Set(server string, on bool) error {
 		next = slices.Delete(next, i, i+1)
 	}
 	data, _ := json.Marshal(append([]string{}, next...))
-	if err := writeFileAtomic(s.dir, s.path, maintenanceTempPattern, append(data, '\n')); err != nil {
+	if err := atomicfile.Write(s.path, append(data, '\n')); err != nil {
 		return fmt.Errorf("save maintenance state: %w", err)
 	}
 	s.ids = next

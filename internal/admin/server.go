@@ -23,6 +23,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/perms"
 )
 
 // Default intervals of the event stream; ServerOptions overrides them in tests.
@@ -67,8 +68,9 @@ type ServerOptions struct {
 	Drains *DrainStore
 	// Maintenance persists maintenance before it is applied; nil applies it only.
 	Maintenance *MaintenanceStore
-	// Admins persists the admins made at run time; nil makes op/deop answer 503.
-	Admins *AdminStore
+	// Permissions keeps the roles changed at run time (the app applies a
+	// change to the proxy as it stores it); nil makes those routes answer 503.
+	Permissions perms.Store
 	// Accounts is the auth limbo's password login (the accounts routes); nil,
 	// or nil returned, makes them answer 503.
 	Accounts func() *accounts.Service
@@ -170,8 +172,15 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/bans", s.handleListBans)
 	m.HandleFunc("POST /api/v1/bans", s.handleAddBan)
 	m.HandleFunc("DELETE /api/v1/bans/{type}/{value}", s.handleRemoveBan)
-	m.HandleFunc("GET /api/v1/fleet", s.handleFleet)               // fleet.go
-	m.HandleFunc("GET /api/v1/permissions/admins", s.handleAdmins) // admins.go
+	m.HandleFunc("GET /api/v1/fleet", s.handleFleet)             // fleet.go
+	m.HandleFunc("GET /api/v1/permissions", s.handlePermissions) // permissions.go
+	m.HandleFunc("PUT /api/v1/permissions/groups/{group}", s.handleGroupChange(perms.OpCreate))
+	m.HandleFunc("DELETE /api/v1/permissions/groups/{group}", s.handleGroupChange(perms.OpDelete))
+	m.HandleFunc("POST /api/v1/permissions/groups/{group}/permissions", s.handleGroupChange(perms.OpGrant))
+	m.HandleFunc("DELETE /api/v1/permissions/groups/{group}/permissions/{permission}", s.handleGroupChange(perms.OpRevoke))
+	m.HandleFunc("POST /api/v1/permissions/groups/{group}/members", s.handleGroupChange(perms.OpAdd))
+	m.HandleFunc("DELETE /api/v1/permissions/groups/{group}/members/{player}", s.handleGroupChange(perms.OpRemove))
+	m.HandleFunc("GET /api/v1/permissions/admins", s.handleAdmins)
 	m.HandleFunc("POST /api/v1/permissions/admins", s.handleOp)
 	m.HandleFunc("DELETE /api/v1/permissions/admins/{player}", s.handleDeop)
 	m.HandleFunc("GET /api/v1/auth/accounts", s.handleAccounts) // accounts.go

@@ -24,6 +24,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/metrics"
+	"github.com/infrarust-go/infrarust/internal/perms"
 	"github.com/infrarust-go/infrarust/internal/proxy"
 	"github.com/infrarust-go/infrarust/internal/proxy/health"
 	"github.com/infrarust-go/infrarust/internal/sdnotify"
@@ -65,7 +66,7 @@ type App struct {
 	prober *health.Prober
 	drains *admin.DrainStore
 	maint  *admin.MaintenanceStore
-	admins *admin.AdminStore
+	perms  perms.Store // the roles changed at run time (perms.go)
 	hooks  *hooks.Dispatcher // player events: compiled-in handlers and [[webhooks]]
 	tracer *telemetry.Tracer // [telemetry]; nil when off
 	rt     *runtime
@@ -128,19 +129,19 @@ func build(opts Options) (*App, error) {
 		_ = a.hooks.Close(context.Background())
 		return nil, err
 	}
-	if a.admins, err = admin.OpenAdminStore(cfg.Web.DataDir); err != nil {
-		_ = a.hooks.Close(context.Background())
-		return nil, fmt.Errorf("admins store: %w", err)
-	}
 	a.proxy, err = proxy.New(proxy.Options{
 		Config: cfg, Logger: log, Bus: a.bus, Metrics: a.met, Bans: a.bans,
 		Manager: a.mgr, Version: opts.Version, Hooks: a.hooks, Tracer: a.tracer, Fleet: a.proxyFleet(), Sessions: a.proxySessions(),
-		Admins: a.admins, Reload: func() error { return a.ReloadServers("/infrarust reload") }, Directory: a.proxyDirectory(),
+		Reload: func() error { return a.ReloadServers("/infrarust reload") }, Directory: a.proxyDirectory(),
 		OpenAccounts: a.openAccounts, OpenPasses: a.openPasses,
 	})
 	if err != nil {
 		_ = a.hooks.Close(context.Background())
 		return nil, err
+	}
+	if err := a.openPermissions(); err != nil {
+		_ = a.hooks.Close(context.Background())
+		return nil, fmt.Errorf("permissions: %w", err)
 	}
 	if err := a.mgr.Configure(cfg.Servers); err != nil {
 		log.Error("server manager configuration", "err", err)
@@ -345,7 +346,7 @@ func (a *App) startAdmin(ctx context.Context, version string) (string, error) {
 	srv, err := admin.NewServer(admin.ServerOptions{
 		Web: cfg.Web, APIKey: key, Runtime: a.runtime(version), Bus: a.bus, Bans: a.bans,
 		Metrics: a.met.Handler(), Drains: a.drains, Maintenance: a.maint, Logger: a.log, Ready: a.ready.check,
-		Fleet: a.adminFleet(), Admins: a.admins, Config: a.proxy.Config, Accounts: a.proxy.Accounts,
+		Fleet: a.adminFleet(), Permissions: appliedPerms{a.perms, a.proxy}, Config: a.proxy.Config, Accounts: a.proxy.Accounts,
 		ForgetVerified: a.proxy.ForgetVerified,
 	})
 	if err != nil {

@@ -115,7 +115,13 @@ func (a *App) startFleet(ctx context.Context, proxyAddr, adminAddr string) {
 		return metrics.FleetSample{Connected: st.Connected, LiveProxies: st.LiveProxies, Pending: st.Pending, RedisCommands: f.Ops(), Rejected: f.Rejected()}
 	})
 	a.goroutine(func() {
+		followed := make(chan struct{})
+		go func() {
+			defer close(followed)
+			a.followPermissions(ctx)
+		}()
 		f.Run(ctx)
+		<-followed // the Redis client is closed after its last reader
 		_ = f.Close()
 	})
 }

@@ -75,6 +75,55 @@ type Permissions struct {
 	// TrustOfflineAdmins recognises admins on offline logins too, where anyone can
 	// type any name: only for networks whose offline logins are protected otherwise.
 	TrustOfflineAdmins bool `toml:"trust_offline_admins"`
+	// Groups are the roles ([permissions.groups.<name>]): "admins" has every
+	// permission, "default" is everyone (without it, PlayerCommands are the
+	// default group's), and any other is its members' (docs/commands.md#roles).
+	Groups map[string]PermissionGroup `toml:"groups"`
+}
+
+// PermissionGroup is one role: permissions (infrarust.command.<name>, a
+// trailing * matches everything under it), the players in it (names or
+// UUIDs; recognised like admins), and the servers where it applies (none:
+// everywhere).
+type PermissionGroup struct {
+	Permissions []string `toml:"permissions" json:"permissions,omitempty"`
+	Members     []string `toml:"members" json:"members,omitempty"`
+	Servers     []string `toml:"servers" json:"servers,omitempty"`
+}
+
+// ValidGroupName checks a group's name: lower-case letters, digits, - and _,
+// 1 to 32 of them.
+func ValidGroupName(name string) error {
+	if name == "" || len(name) > 32 || strings.ContainsFunc(name, notNamePart) {
+		return fmt.Errorf("%q is not a group name (lower-case letters, digits, - and _, at most 32)", name)
+	}
+	return nil
+}
+
+// ValidPermission checks a permission entry: dot-separated parts of
+// lower-case letters, digits, - and _, the last of which may be "*" (alone,
+// "*" is every permission).
+func ValidPermission(p string) error {
+	if len(p) > 128 {
+		return fmt.Errorf("a permission is at most 128 characters")
+	}
+	if p == "*" {
+		return nil
+	}
+	parts := strings.Split(p, ".")
+	for i, part := range parts {
+		if part == "*" && i == len(parts)-1 && i > 0 {
+			continue
+		}
+		if part == "" || strings.ContainsFunc(part, notNamePart) {
+			return fmt.Errorf("%q is not a permission (like infrarust.command.kick or infrarust.command.*)", p)
+		}
+	}
+	return nil
+}
+
+func notNamePart(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_')
 }
 
 func defaultPermissions() Permissions {
@@ -238,6 +287,28 @@ func (c *Config) validateCommands(r *report) {
 	for i, a := range c.Permissions.Admins {
 		if strings.TrimSpace(a) == "" {
 			r.check(indexPath("permissions.admins", i), "is empty; write a UUID or a player name")
+		}
+	}
+	for name, g := range c.Permissions.Groups {
+		path := "permissions.groups." + name
+		if err := ValidGroupName(name); err != nil {
+			r.check(path, "%v", err)
+		}
+		for i, p := range g.Permissions {
+			if err := ValidPermission(strings.ToLower(strings.TrimSpace(p))); err != nil {
+				r.check(indexPath(path+".permissions", i), "%v", err)
+			}
+		}
+		for i, m := range g.Members {
+			if strings.TrimSpace(m) == "" {
+				r.check(indexPath(path+".members", i), "is empty; write a UUID or a player name")
+			}
+		}
+		if (name == "admins" || name == "default") && len(g.Servers) > 0 {
+			r.check(path+".servers", "the %s group applies everywhere; make another group for some servers", name)
+		}
+		if name == "default" && len(g.Members) > 0 {
+			r.check(path+".members", "everyone is in the default group; members would mean nothing")
 		}
 	}
 	v := reflect.ValueOf(&c.Messages).Elem()

@@ -44,6 +44,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/passes"
+	"github.com/infrarust-go/infrarust/internal/perms"
 	"github.com/infrarust-go/infrarust/internal/seal"
 )
 
@@ -554,4 +555,23 @@ func (s passStore) Passed(ctx context.Context, name, ip string, now time.Time) (
 
 func (f *Fleet) AccountStore() *accounts.Redis {
 	return accounts.NewRedis(f.rdb, f.k.prefix).Sealed(f.seal)
+}
+
+// PermissionStore keeps the stored roles in the fleet's Redis, signed, so a
+// change made through any proxy is every proxy's (perms.Redis).
+func (f *Fleet) PermissionStore() *perms.Redis {
+	return perms.NewRedis(f.rdb, f.k.prefix, f.seal)
+}
+
+// RefusedPermissions counts and logs a permissions document that was not
+// applied (unsigned, forged, or a replay of an older one).
+func (f *Fleet) RefusedPermissions(err error) {
+	reason := rejectBadSeal
+	switch {
+	case errors.Is(err, seal.ErrUnsealed):
+		reason = rejectUnsigned
+	case errors.Is(err, perms.ErrOlder):
+		reason = rejectStale
+	}
+	f.reject(reason, f.k.prefix+"permissions", err)
 }

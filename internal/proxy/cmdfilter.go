@@ -30,6 +30,10 @@ type playerCommands struct {
 	mu            sync.Mutex
 	legacyPending string // pre-1.13: the root completion the backend is answering
 	treeWarned    bool
+	// lastTree is the backend's last command tree as it sent it, and visible
+	// the proxy commands merged into it then (perms.go: refreshTree).
+	lastTree []byte
+	visible  string
 }
 
 // commandTypes are the packets the commands layer reads.
@@ -218,6 +222,7 @@ func (pc *playerCommands) packet(s *session.Session, cmds *command.Set, pk *sess
 			pc.warnTree(err)
 			return
 		}
+		pc.rememberTree(pk.Payload, strings.Join(cmds.Labels(pc.src, ""), " "))
 		if err := mergeCommands(&tree, cmds, pc.src); err != nil {
 			pc.warnTree(err)
 			return
@@ -318,42 +323,4 @@ func (p *Proxy) permissionsFor(pl *onlinePlayer) func(string) bool {
 		return ev.Permission
 	}
 	return nil
-}
-
-// allows is the proxy's permission check: admins may do anything, everyone
-// the player commands and the commands without a permission.
-func (p *Proxy) allows(pl *onlinePlayer, perm string) bool {
-	if p.isAdmin(pl) {
-		return true
-	}
-	name, ok := strings.CutPrefix(perm, permPrefix)
-	return ok && p.state.Load().cfg.Permissions.IsPlayerCommand(name)
-}
-
-// isAdmin is whether pl is an admin now: [permissions] admins or a stored op,
-// recognised only when Mojang vouched for the player (a client_only login, a
-// premium name proven), or with trust_offline_admins.
-// It is asked at every check, so an op or a deop takes effect at once.
-func (p *Proxy) isAdmin(pl *onlinePlayer) bool {
-	perms := p.state.Load().cfg.Permissions
-	if !pl.proven().mojang && !perms.TrustOfflineAdmins {
-		return false
-	}
-	for _, e := range perms.Admins {
-		if adminMatches(e, pl.name, pl.uuid) {
-			return true
-		}
-	}
-	return p.opts.Admins != nil && p.opts.Admins.Contains(pl.name, pl.uuid)
-}
-
-// adminMatches compares an admin entry (UUID in any form, or a name in any case)
-// with a player.
-func adminMatches(entry, name, uuid string) bool {
-	entry = strings.TrimSpace(entry)
-	if strings.EqualFold(entry, name) {
-		return true
-	}
-	flat := strings.ReplaceAll(strings.ToLower(entry), "-", "")
-	return len(flat) == 32 && flat == strings.ReplaceAll(uuid, "-", "")
 }

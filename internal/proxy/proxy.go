@@ -60,8 +60,6 @@ type Options struct {
 	// Sessions tells the other proxies of a [fleet] which players this one let
 	// in (one player, one session fleet-wide); nil means this proxy is on its own.
 	Sessions FleetSessions
-	// Admins are the admins made at run time, beside [permissions] admins; nil means none.
-	Admins AdminList
 	// Reload reloads the configuration (/infrarust reload); nil means the game cannot.
 	Reload func() error
 	// Directory finds players on the other proxies of a [fleet] and passes them
@@ -89,11 +87,6 @@ type FleetDirectory interface {
 
 // RemotePlayer is a player on another proxy of the fleet.
 type RemotePlayer struct{ Name, Server, Proxy string }
-
-// AdminList answers whether a player is an admin stored at run time.
-type AdminList interface {
-	Contains(name, uuid string) bool
-}
 
 // FleetSessions is how a login announces its player to the fleet: it never waits.
 type FleetSessions interface {
@@ -140,6 +133,7 @@ type Proxy struct {
 
 	state  atomic.Pointer[state]
 	reload sync.Mutex // serialises reloads
+	perms  permissions // who may use which command (perms.go)
 
 	proxyHeaderTimeout time.Duration
 	dialer             Dialer

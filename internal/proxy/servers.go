@@ -81,6 +81,7 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 	}
 	p.limiter.SetConfig(rateLimitConfig(cfg.RateLimit))
 	p.state.Store(next)
+	p.recompilePermissions(cfg)
 	return nil
 }
 

@@ -83,6 +83,10 @@ func (p *Proxy) moved(pl *onlinePlayer, from, to *session.Backend, reason string
 	pl.mu.Unlock()
 	p.depart(pl)
 	p.arrive(pl, srv, to.Address)
+	if pl.cmds != nil {
+		// Roles limited to some servers change with the server.
+		p.goroutine(pl.cmds.refreshTree)
+	}
 	sw := events.Switch{Username: pl.origin.player, UUID: pl.origin.uuid, ToServer: to.Server, ToAddress: to.Address, Reason: reason}
 	if from != nil {
 		sw.FromServer, sw.FromAddress = from.Server, from.Address

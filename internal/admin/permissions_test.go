@@ -2,23 +2,22 @@ package admin
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/perms"
 )
 
 func TestAdminRoutesStoreAndRefuse(t *testing.T) {
-	var store *AdminStore
+	var store *perms.File
 	env := newTestEnv(t, func(o *ServerOptions) {
 		var err error
-		if store, err = OpenAdminStore(o.Web.DataDir); err != nil {
+		if store, err = perms.OpenFile(o.Web.DataDir); err != nil {
 			t.Fatal(err)
 		}
-		o.Admins = store
+		o.Permissions = store
 		cfg := config.Default()
 		cfg.Permissions.Admins = []string{"Notch"}
 		o.Config = func() *config.Config { return cfg }
@@ -42,12 +41,17 @@ func TestAdminRoutesStoreAndRefuse(t *testing.T) {
 	if status != 200 || !strings.Contains(body, `"069a79f4-44e9-4726-a5be-fca90e38aaf5"`) {
 		t.Fatalf("op by UUID: %d %s", status, body)
 	}
-	if !store.Contains("STEVE", "") || !store.Contains("x", "069a79f4-44e9-4726-a5be-fca90e38aaf5") || store.Contains("Alex", "") {
-		t.Fatal("Contains does not match a name in any case and a UUID")
+	doc, _ := store.Load(context.Background())
+	rules := perms.Compile(nil, doc)
+	if !rules.Admin(perms.Player{Name: "STEVE", Trusted: true}) || !rules.Admin(perms.Player{Name: "x", UUID: "069a79f4-44e9-4726-a5be-fca90e38aaf5", Trusted: true}) || rules.Admin(perms.Player{Name: "Alex", Trusted: true}) {
+		t.Fatal("the stored admins do not match a name in any case and a UUID")
 	}
-	reopened, err := OpenAdminStore(env.dir)
-	if err != nil || !slices.Equal(reopened.List(), store.List()) {
-		t.Fatalf("after a restart: %v %v, want %v", reopened.List(), err, store.List())
+	reopened, err := perms.OpenFile(env.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := reopened.Load(context.Background()); !slices.Equal(again.Groups["admins"].Members, doc.Groups["admins"].Members) {
+		t.Fatalf("after a restart: %v, want %v", again.Groups["admins"].Members, doc.Groups["admins"].Members)
 	}
 	for _, tc := range []struct {
 		method, path, body string
@@ -71,20 +75,87 @@ func TestAdminRoutesStoreAndRefuse(t *testing.T) {
 	if status != 200 || strings.Contains(body, `"steve"`) {
 		t.Fatalf("deop: %d %s", status, body)
 	}
-	if !strings.Contains(env.logs.String(), "permissions.deop") {
+	if !strings.Contains(env.logs.String(), "permissions.remove") {
 		t.Errorf("no audit line:\n%s", env.logs.String())
 	}
 }
 
-func TestAdminStoreRefusesCorruptFile(t *testing.T) {
-	for _, content := range []string{`{"steve": true}`, `null`, `["ste`} {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, AdminsFileName), []byte(content), 0o600); err != nil {
+// The group routes change the stored groups, show the file's beside them,
+// and refuse what cannot be stored or removed, saying why.
+func TestGroupRoutes(t *testing.T) {
+	env := newTestEnv(t, func(o *ServerOptions) {
+		store, err := perms.OpenFile(o.Web.DataDir)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := OpenAdminStore(dir); err == nil || !strings.Contains(err.Error(), "corrupt") {
-			t.Errorf("%q: %v, want a corrupt-file error", content, err)
+		o.Permissions = store
+		cfg := config.Default()
+		cfg.Permissions.Groups = map[string]config.PermissionGroup{"helper": {Permissions: []string{"infrarust.command.find"}, Members: []string{"Hana"}}}
+		o.Config = func() *config.Config { return cfg }
+	})
+	c := NewClient(env.http.URL, testKey)
+	ctx := context.Background()
+	for _, ch := range []perms.Change{
+		{Op: perms.OpGrant, Group: "moderator", Value: "infrarust.command.kick"},
+		{Op: perms.OpAdd, Group: "moderator", Value: "Kate"},
+		{Op: perms.OpCreate, Group: "lobby-staff", Servers: []string{"lobby"}},
+		{Op: perms.OpGrant, Group: "lobby-staff", Value: "infrarust.command.*"},
+		{Op: perms.OpGrant, Group: "helper", Value: "infrarust.command.glist"},
+	} {
+		if _, err := c.ChangePermissions(ctx, ch); err != nil {
+			t.Fatalf("%+v: %v", ch, err)
 		}
+	}
+	v, err := c.Permissions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]GroupView{}
+	for _, g := range v.Groups {
+		byName[g.Name] = g
+	}
+	if g := byName["moderator"]; g.Stored == nil || !slices.Equal(g.Stored.Members, []string{"kate"}) || !slices.Equal(g.Stored.Permissions, []string{"infrarust.command.kick"}) || g.Configured != nil {
+		t.Errorf("moderator: %+v", g)
+	}
+	if g := byName["helper"]; g.Configured == nil || g.Stored == nil || !slices.Equal(g.Stored.Permissions, []string{"infrarust.command.glist"}) {
+		t.Errorf("helper (file and stored): %+v", g)
+	}
+	if g := byName["default"]; g.Configured == nil || !slices.Contains(g.Configured.Permissions, "infrarust.command.server") {
+		t.Errorf("default (player_commands): %+v", g)
+	}
+	if g := byName["lobby-staff"]; g.Stored == nil || !slices.Equal(g.Stored.Servers, []string{"lobby"}) {
+		t.Errorf("lobby-staff: %+v", g)
+	}
+	if v.Version != 5 || !strings.HasSuffix(v.Store, "permissions.json") {
+		t.Errorf("store %q version %d", v.Store, v.Version)
+	}
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+		code               string
+	}{
+		{"POST", "/api/v1/permissions/groups/moderator/permissions", `{"permission": "infrarust command"}`, 400, "BAD_REQUEST"},
+		{"POST", "/api/v1/permissions/groups/Bad%20Name/permissions", `{"permission": "infrarust.command.kick"}`, 400, "BAD_REQUEST"},
+		{"POST", "/api/v1/permissions/groups/admins/permissions", `{"permission": "infrarust.command.kick"}`, 400, "BAD_REQUEST"},
+		{"POST", "/api/v1/permissions/groups/default/members", `{"player": "Kate"}`, 400, "BAD_REQUEST"},
+		{"DELETE", "/api/v1/permissions/groups/moderator/permissions/infrarust.command.send", "", 404, "NOT_STORED"},
+		{"DELETE", "/api/v1/permissions/groups/helper/members/Hana", "", 409, "CONFIGURED"},
+		{"DELETE", "/api/v1/permissions/groups/nobody", "", 404, "NOT_STORED"},
+		{"PUT", "/api/v1/permissions/groups/x", `{"servers": ["a b"]}`, 400, "BAD_REQUEST"},
+	} {
+		status, _, body := env.call(t, tc.method, tc.path, testKey, tc.body)
+		if status != tc.status || !strings.Contains(body, tc.code) {
+			t.Errorf("%s %s %s: %d %s, want %d %s", tc.method, tc.path, tc.body, status, body, tc.status, tc.code)
+		}
+	}
+	if _, err := c.ChangePermissions(ctx, perms.Change{Op: perms.OpDelete, Group: "moderator"}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := c.Permissions(ctx); v.Version != 6 {
+		t.Errorf("after the delete: version %d", v.Version)
+	}
+	if !strings.Contains(env.logs.String(), "permissions.grant") || !strings.Contains(env.logs.String(), "permissions.delete") {
+		t.Errorf("no audit lines:\n%s", env.logs.String())
 	}
 }
 
@@ -93,16 +164,16 @@ func TestAdminStoreRefusesCorruptFile(t *testing.T) {
 // refuses is not sent back (a 200 MB body cost 1.67 GB, and its 400 echoed it).
 func TestBodiesBoundedAndNeverEchoed(t *testing.T) {
 	env := newTestEnv(t, func(o *ServerOptions) {
-		store, err := OpenAdminStore(o.Web.DataDir)
+		store, err := perms.OpenFile(o.Web.DataDir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		o.Admins = store
+		o.Permissions = store
 	})
 	huge := `{"player": "` + strings.Repeat("A", 4*maxBodyBytes) + `"}`
 	long := `{"player": "` + strings.Repeat("B", 1000) + `"}`
 	for _, path := range []string{
-		"/api/v1/permissions/admins", "/api/v1/auth/accounts/Steve/password", "/api/v1/servers/lobby/maintenance",
+		"/api/v1/permissions/admins", "/api/v1/permissions/groups/mod/permissions", "/api/v1/permissions/groups/mod/members", "/api/v1/auth/accounts/Steve/password", "/api/v1/servers/lobby/maintenance",
 		"/api/v1/bans", "/api/v1/players/Steve/send", "/api/v1/players/Steve/kick",
 	} {
 		status, _, body := env.call(t, "POST", path, testKey, huge)

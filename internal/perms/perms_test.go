@@ -1,0 +1,210 @@
+package perms
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/seal"
+)
+
+func TestRules(t *testing.T) {
+	file := FileGroups(config.Permissions{
+		Admins:         []string{"Notch"},
+		PlayerCommands: []string{"server", "GLIST"},
+		Groups: map[string]config.PermissionGroup{
+			"moderator":   {Permissions: []string{"infrarust.command.kick", "infrarust.command.find"}, Members: []string{"Kate", "069a79f4-44e9-4726-a5be-fca90e38aaf5"}},
+			"lobby-staff": {Permissions: []string{"infrarust.command.*"}, Members: []string{"Bob"}, Servers: []string{"lobby"}},
+		},
+	})
+	stored := Doc{Groups: map[string]Group{"moderator": {Permissions: []string{"infrarust.command.broadcast"}}, "builders": {Permissions: []string{"plugin.build"}, Members: []string{"kate"}}}}
+	r := Compile(file, stored)
+	kate := Player{Name: "KATE", Trusted: true}
+	byUUID := Player{Name: "Renamed", UUID: "069a79f4-44e9-4726-a5be-fca90e38aaf5", Trusted: true}
+	bob := Player{Name: "Bob", Trusted: true}
+	anon := Player{Name: "Alex", Trusted: true}
+	for _, tc := range []struct {
+		who    Player
+		server string
+		perm   string
+		want   bool
+	}{
+		{anon, "", "infrarust.command.server", true},
+		{anon, "", "infrarust.command.glist", true},
+		{anon, "", "infrarust.command.kick", false},
+		{kate, "", "infrarust.command.kick", true},
+		{kate, "", "infrarust.command.send", false},
+		{kate, "", "infrarust.command.broadcast", true}, // the stored half of moderator
+		{kate, "", "plugin.build", true},
+		{byUUID, "", "infrarust.command.find", true},
+		{Player{Name: "Kate"}, "", "infrarust.command.kick", false}, // not trusted: default only
+		{Player{Name: "Kate"}, "", "infrarust.command.server", true},
+		{bob, "lobby", "infrarust.command.send", true},
+		{bob, "survival", "infrarust.command.send", false},
+		{bob, "", "infrarust.command.send", false},
+		{bob, "lobby", "plugin.other", false},
+		{Player{Name: "notch", Trusted: true}, "survival", "anything.at.all", true},
+		{Player{Name: "notch"}, "survival", "infrarust.command.send", false},
+	} {
+		if got := r.Allows(tc.who, tc.server, tc.perm); got != tc.want {
+			t.Errorf("%+v on %q asking %s: %v, want %v", tc.who, tc.server, tc.perm, got, tc.want)
+		}
+	}
+	if !r.Admin(Player{Name: "Notch", Trusted: true}) || r.Admin(kate) || r.Admin(bob) {
+		t.Error("Admin")
+	}
+	if got := r.GroupsOf(kate, ""); !slices.Equal(got, []string{"builders", "default", "moderator"}) {
+		t.Errorf("kate's groups: %v", got)
+	}
+	// A file default group replaces player_commands.
+	r = Compile(FileGroups(config.Permissions{PlayerCommands: []string{"server"}, Groups: map[string]config.PermissionGroup{"default": {Permissions: []string{"infrarust.command.find"}}}}), Doc{})
+	if r.Allows(anon, "", "infrarust.command.server") || !r.Allows(anon, "", "infrarust.command.find") {
+		t.Error("a [permissions.groups.default] does not replace player_commands")
+	}
+}
+
+func TestChangeChecks(t *testing.T) {
+	for _, c := range []Change{
+		{Op: OpGrant, Group: "Bad Name", Value: "infrarust.command.kick"},
+		{Op: OpGrant, Group: "mod", Value: "infrarust..kick"},
+		{Op: OpGrant, Group: "mod", Value: "*.command"},
+		{Op: OpGrant, Group: "mod", Value: strings.Repeat("a", 200)},
+		{Op: OpGrant, Group: Admins, Value: "infrarust.command.kick"},
+		{Op: OpAdd, Group: "mod", Value: "not a name"},
+		{Op: OpAdd, Group: Default, Value: "Kate"},
+		{Op: OpCreate, Group: Admins, Servers: []string{"lobby"}},
+		{Op: "promote", Group: "mod"},
+	} {
+		if _, err := c.Check(); err == nil {
+			t.Errorf("%+v passed", c)
+		}
+	}
+	c, err := Change{Op: OpAdd, Group: " Mod ", Value: "069A79F444E94726A5BEFCA90E38AAF5"}.Check()
+	if err != nil || c.Group != "mod" || c.Value != "069a79f4-44e9-4726-a5be-fca90e38aaf5" {
+		t.Errorf("normal form: %+v %v", c, err)
+	}
+}
+
+func TestFileStore(t *testing.T) {
+	dir := t.TempDir()
+	// A store from before groups: its admins become the admins group's members.
+	if err := os.WriteFile(filepath.Join(dir, "admins.json"), []byte(`["Steve", "not valid!"]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if d, _ := f.Load(ctx); !slices.Equal(d.Groups[Admins].Members, []string{"steve"}) {
+		t.Fatalf("imported admins: %+v", d)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "admins.json.imported")); err != nil {
+		t.Errorf("the old file was not set aside: %v", err)
+	}
+	if _, changed, err := f.Update(ctx, Change{Op: OpGrant, Group: "mod", Value: "infrarust.command.kick"}); err != nil || !changed {
+		t.Fatal(changed, err)
+	}
+	if _, changed, err := f.Update(ctx, Change{Op: OpGrant, Group: "mod", Value: "infrarust.command.kick"}); err != nil || changed {
+		t.Fatal("a repeated grant changed something", err)
+	}
+	if _, _, err := f.Update(ctx, Change{Op: OpRevoke, Group: "mod", Value: "infrarust.command.send"}); !errors.Is(err, ErrNotStored) {
+		t.Fatalf("revoking what is not stored: %v", err)
+	}
+	again, err := OpenFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := again.Load(ctx); d.Version != 1 || !slices.Equal(d.Groups["mod"].Permissions, []string{"infrarust.command.kick"}) {
+		t.Fatalf("after a restart: %+v", d)
+	}
+	for _, content := range []string{`["steve"]`, `{"groups": 3}`, `{"gro`} {
+		bad := t.TempDir()
+		if err := os.WriteFile(filepath.Join(bad, FileName), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := OpenFile(bad); err == nil || !strings.Contains(err.Error(), "corrupt") {
+			t.Errorf("%q: %v, want a corrupt-file error", content, err)
+		}
+	}
+}
+
+// In the fleet's Redis the document is signed and only grows: a change made
+// through one proxy reaches the other's Follow; an unsigned, forged or older
+// document is never applied.
+func TestRedisStore(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	s := seal.New([]byte("fleet-secret-0123456789"))
+	a, b := NewRedis(rdb, "t:", s), NewRedis(rdb, "t:", s)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan Doc, 16)
+	refused := make(chan error, 16)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.Follow(ctx, func(d Doc) { got <- d }, func(err error) { refused <- err })
+	}()
+	next := func() Doc {
+		t.Helper()
+		select {
+		case d := <-got:
+			return d
+		case <-time.After(5 * time.Second):
+			t.Fatal("no document followed")
+			return Doc{}
+		}
+	}
+	if d := next(); d.Version != 0 {
+		t.Fatalf("first: %+v", d)
+	}
+	if _, _, err := a.Update(ctx, Change{Op: OpAdd, Group: Admins, Value: "Kate"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := next(); d.Version != 1 || !slices.Equal(d.Groups[Admins].Members, []string{"kate"}) {
+		t.Fatalf("followed: %+v", d)
+	}
+	old, _ := mr.Get("t:permissions")
+	if _, _, err := a.Update(ctx, Change{Op: OpRemove, Group: Admins, Value: "Kate"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := next(); d.Version != 2 || len(d.Groups[Admins].Members) != 0 {
+		t.Fatalf("followed: %+v", d)
+	}
+	for _, forged := range []string{
+		`{"version":9,"groups":{"admins":{"members":["mallory"]}}}`, // unsigned
+		`{"version":9,"groups":{"admins":{"members":["mallory"]}},"seal":"AAAA"}`,
+		old, // a replay of version 1, when Kate was an admin
+	} {
+		mr.Set("t:permissions", forged)
+		rdb.Publish(ctx, "t:permissions:changed", "9")
+		select {
+		case err := <-refused:
+			t.Logf("refused: %v", err)
+		case d := <-got:
+			t.Fatalf("applied %q: %+v", forged, d)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%q was neither applied nor refused", forged)
+		}
+	}
+	if d, err := b.Load(ctx); err == nil || len(d.Groups[Admins].Members) != 0 {
+		t.Fatalf("after the forgeries: %+v %v", d, err)
+	}
+	// A change written over a forged document builds on the last good one.
+	if d, _, err := b.Update(ctx, Change{Op: OpGrant, Group: "mod", Value: "infrarust.command.kick"}); err != nil || d.Version != 3 || len(d.Groups[Admins].Members) != 0 {
+		t.Fatalf("update over a forgery: %+v %v", d, err)
+	}
+	cancel()
+	<-done
+}

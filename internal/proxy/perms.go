@@ -1,0 +1,128 @@
+package proxy
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/perms"
+)
+
+// permissions are the roles in force: the file's [permissions] and the
+// stored groups, compiled together whenever either changes.
+type permissions struct {
+	mu     sync.Mutex // orders recompiles
+	stored perms.Doc
+	rules  atomic.Pointer[perms.Rules]
+}
+
+// SetStoredPermissions puts the stored groups in force (the app calls it
+// when the store changes, here or on another proxy of the fleet); the
+// players whose commands change get their command list again at once.
+func (p *Proxy) SetStoredPermissions(d perms.Doc) {
+	p.perms.mu.Lock()
+	p.perms.stored = d.Clone()
+	p.perms.mu.Unlock()
+	p.recompilePermissions(p.state.Load().cfg)
+}
+
+// recompilePermissions builds the rules of cfg and the stored groups and
+// refreshes the online players' command lists.
+func (p *Proxy) recompilePermissions(cfg *config.Config) {
+	p.perms.mu.Lock()
+	rules := perms.Compile(perms.FileGroups(cfg.Permissions), p.perms.stored)
+	old := p.perms.rules.Swap(rules)
+	p.perms.mu.Unlock()
+	if old != nil {
+		p.refreshCommandLists()
+	}
+}
+
+// asker is pl as the permission rules see him: his groups count only when
+// his identity is proven (Mojang vouched) or trust_offline_admins is on,
+// since anyone can type any name on an offline login.
+func (p *Proxy) asker(pl *onlinePlayer) perms.Player {
+	trusted := pl.proven().mojang || p.state.Load().cfg.Permissions.TrustOfflineAdmins
+	return perms.Player{Name: pl.name, UUID: pl.uuid, Trusted: trusted}
+}
+
+// allows is the proxy's permission check: pl's groups where he is now.
+func (p *Proxy) allows(pl *onlinePlayer, perm string) bool {
+	server := ""
+	if srv, _ := pl.where(); srv != nil {
+		server = srv.id
+	}
+	return p.perms.rules.Load().Allows(p.asker(pl), server, perm)
+}
+
+// isAdmin is whether pl has every permission everywhere: [permissions]
+// admins, a stored op, a member of a group with "*". It is asked at every
+// check, so a change takes effect at once.
+func (p *Proxy) isAdmin(pl *onlinePlayer) bool {
+	return p.perms.rules.Load().Admin(p.asker(pl))
+}
+
+// refreshCommandLists sends every online player whose commands changed his
+// command list again (each on his own goroutine: one slow client does not
+// hold the others').
+func (p *Proxy) refreshCommandLists() {
+	cmds := p.state.Load().commands
+	if cmds == nil {
+		return
+	}
+	for _, pl := range p.roster.all() {
+		if pl.cmds != nil && pl.sess != nil {
+			p.goroutine(func() { pl.cmds.refreshTree() })
+		}
+	}
+}
+
+// refreshTree sends the player the backend's last command tree with the
+// proxy's commands merged as they are now, when the commands he may use
+// changed since the last merge (a role, a reload, a move to a server where
+// other roles apply).
+func (pc *playerCommands) refreshTree() {
+	cmds := pc.p.state.Load().commands
+	if cmds == nil {
+		return
+	}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.lastTree == nil {
+		return
+	}
+	visible := strings.Join(cmds.Labels(pc.src, ""), " ")
+	if visible == pc.visible {
+		return
+	}
+	proto := pc.pl.sess.Client().Protocol
+	tree, err := mc.DecodeCommandTree(pc.lastTree, proto)
+	if err != nil {
+		return
+	}
+	if err := mergeCommands(&tree, cmds, pc.src); err != nil {
+		return
+	}
+	payload, err := tree.AppendPayload(nil)
+	if err != nil {
+		return
+	}
+	// Sent with pc.mu held: a tree the backend sends meanwhile waits for it,
+	// so the newer one always arrives last.
+	if pc.pl.sess.SendToClient(mc.PacketDeclareCommands, payload) == nil {
+		pc.visible = visible
+		pc.p.log.Debug("command list sent again", "player", pc.pl.name, "commands", visible)
+	}
+}
+
+// rememberTree keeps the backend's tree (before the merge) and what the
+// merge shows, for refreshTree.
+func (pc *playerCommands) rememberTree(payload []byte, visible string) {
+	pc.mu.Lock()
+	pc.lastTree = slices.Clone(payload)
+	pc.visible = visible
+	pc.mu.Unlock()
+}
