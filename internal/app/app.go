@@ -66,7 +66,7 @@ type App struct {
 	prober *health.Prober
 	drains *admin.DrainStore
 	maint  *admin.MaintenanceStore
-	perms  perms.Store // the roles changed at run time (perms.go)
+	perms  perms.Store       // the roles changed at run time (perms.go)
 	hooks  *hooks.Dispatcher // player events: compiled-in handlers and [[webhooks]]
 	tracer *telemetry.Tracer // [telemetry]; nil when off
 	rt     *runtime

@@ -132,7 +132,7 @@ type Proxy struct {
 	met  *metrics.Metrics
 
 	state  atomic.Pointer[state]
-	reload sync.Mutex // serialises reloads
+	reload sync.Mutex  // serialises reloads
 	perms  permissions // who may use which command (perms.go)
 
 	proxyHeaderTimeout time.Duration
