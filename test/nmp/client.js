@@ -51,7 +51,7 @@ const usage = `usage: node client.js --port N --version V [flags]
   --timeout-ms N           give up after N ms in all (default 20000)
   --exit-with-stdin        exit when stdin closes (the Go harness uses this)
   Every login also reports the root commands of the last command tree it received
-  (command_roots, 1.13+), the titles and subtitles shown (titles, subtitles), the chat
+  (command_roots, 1.13+) and of every tree in order (command_trees, at most 20), the titles and subtitles shown (titles, subtitles), the chat
   lines it was sent (chats), each world
   entered (worlds: a Join Game or Respawn, with the keep-alives and tick echoes counted by
   then) and the longest wait between two keep-alives (max_keepalive_gap_ms).`
@@ -266,6 +266,7 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
     chats: [],
     worlds: [],
     command_roots: null,
+    command_trees: [],
     tab_results: [],
     max_keepalive_gap_ms: null
   }
@@ -337,6 +338,7 @@ function login (o, { since, finish, connect, setOnTimeout, setCleanup }) {
   client.on('declare_commands', (p) => {
     const root = p.nodes[p.rootIndex]
     r.command_roots = root.children.map((i) => p.nodes[i].extraNodeData && p.nodes[i].extraNodeData.name).sort()
+    if (r.command_trees.length < 20) r.command_trees.push(r.command_roots)
   })
   // Completions asked for (--tab) in order; before 1.13 answers carry no id.
   const tabAsked = []

@@ -127,6 +127,8 @@ type LoginResult struct {
 	Worlds []World `json:"worlds"`
 	// CommandRoots are the root commands of the last command tree received (1.13+).
 	CommandRoots []string `json:"command_roots"`
+	// CommandTrees are the root commands of every tree received, in order (at most 20).
+	CommandTrees [][]string `json:"command_trees"`
 	// TabResults are the answers to LoginOptions.Tab, in the order they came.
 	TabResults []TabResult `json:"tab_results"`
 	// MaxKeepAliveGapMS is the longest wait for a keep-alive while spawned: from
