@@ -14,6 +14,7 @@ func commands(g *globalFlags) []*cobra.Command {
 		newPlayersCmd(g),
 		newFleetCmd(g),
 		newPermsCmd(g),
+		newReloadCmd(g),
 		newAuthCmd(g),
 		newVerifyCmd(g),
 		newTopCmd(g),

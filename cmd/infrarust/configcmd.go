@@ -23,7 +23,9 @@ func newConfigCmd(g *globalFlags) *cobra.Command {
 const exitInvalidConfig = 1
 
 func newConfigCheckCmd(g *globalFlags) *cobra.Command {
-	return &cobra.Command{
+	var diff bool
+	var conn *adminConn
+	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Validate infrarust.toml and every server file; print warnings",
 		Long: `Load infrarust.toml (--config) and every file in its servers_dir exactly as
@@ -35,7 +37,8 @@ Like 'serve', it applies the environment over the file (INFRARUST_BIND,
 INFRARUST_ADMIN_BIND, INFRARUST_API_KEY[_FILE], ...: see the precedence section of
 docs/configuration.md), so run it in the environment 'serve' runs in.`,
 		Example: `  infrarust config check
-  infrarust config check --config /etc/infrarust/infrarust.toml`,
+  infrarust config check --config /etc/infrarust/infrarust.toml
+  infrarust config check --diff    # what a reload would change in the running proxy`,
 		Annotations: exitStatusAnnotation(exitInvalidConfig, "The configuration is invalid; every problem of every file is listed with its file, line and key"),
 		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -70,9 +73,41 @@ docs/configuration.md), so run it in the environment 'serve' runs in.`,
 			for _, s := range cfg.Servers {
 				fmt.Fprintf(g.stdout, "  %-16s %-16s %d address(es)  %v\n", s.ID, s.Balance, len(s.Addresses), s.Domains)
 			}
+			if diff {
+				return printDiff(cmd, g, conn, cfg)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&diff, "diff", false, "also compare the file with the running proxy's configuration (through its admin API): each key that differs, and whether a reload applies it or it needs a restart")
+	conn = addAdminFlags(cmd)
+	return cmd
+}
+
+// printDiff lists the keys where the file differs from the running proxy.
+func printDiff(cmd *cobra.Command, g *globalFlags, conn *adminConn, cfg *config.Config) error {
+	c, err := conn.client(cmd, g)
+	if err != nil {
+		return err
+	}
+	running, err := c.Fingerprint(cmd.Context())
+	if err != nil {
+		return fmt.Errorf("reading the running configuration: %w", err)
+	}
+	changed := config.Changed(running, config.Fingerprint(cfg))
+	if len(changed) == 0 {
+		fmt.Fprintln(g.stdout, "the running proxy has this configuration (servers aside)")
+		return nil
+	}
+	fmt.Fprintf(g.stdout, "differs from the running proxy (%d key(s)):\n", len(changed))
+	for _, k := range changed {
+		how := "a reload applies it"
+		if config.NeedsRestart(k) {
+			how = "needs a restart"
+		}
+		fmt.Fprintf(g.stdout, "  %-40s %s\n", k, how)
+	}
+	return nil
 }
 
 // checkForwardingSecret says where the forwarding secret comes from when a

@@ -34,8 +34,11 @@ backends on loopback and routes "localhost" to them, so
 proxy then listens on loopback only (127.0.0.1, the configured port) unless
 --bind names another address.
 
-SIGHUP (or any change in servers_dir) reloads the server files without touching
-live sessions; SIGINT/SIGTERM stop accepting and give live sessions
+SIGHUP (or /infrarust reload, or 'infrarust reload') reloads infrarust.toml and
+the server files without touching live sessions: a key that only a restart can
+change (bind, [web], [fleet], ...) is named in the log and keeps its value; a
+file with an error changes nothing. Any change in servers_dir reloads the server
+files; SIGINT/SIGTERM stop accepting and give live sessions
 shutdown_timeout to finish.`,
 		Example: `  infrarust serve --demo
   infrarust serve --config /etc/infrarust/infrarust.toml
@@ -67,7 +70,17 @@ shutdown_timeout to finish.`,
 				}
 				defer stop()
 			}
-			return serve(ctx, cfg, log)
+			// A reload reads the file again: the flags apply to it as they did here.
+			override := func(c *config.Config) error {
+				switch {
+				case bind != "":
+					c.Bind = bind
+				case demo:
+					c.Bind = demoBind(c.Bind)
+				}
+				return nil
+			}
+			return serve(ctx, cfg, log, override)
 		},
 	}
 	cmd.Flags().BoolVar(&demo, "demo", false, "start three built-in sample backends, route \"localhost\" to them and listen on loopback only")
@@ -85,12 +98,12 @@ func demoBind(bind string) string {
 }
 
 // serve runs the composition root until ctx ends; SIGHUP reloads servers_dir.
-func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, override func(*config.Config) error) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	build := currentBuild()
-	return app.Run(ctx, app.Options{Config: cfg, Logger: log, Version: build.Version, Commit: build.Commit, Reload: hup})
+	return app.Run(ctx, app.Options{Config: cfg, Logger: log, Version: build.Version, Commit: build.Commit, Reload: hup, Override: override})
 }
 
 // addDemo starts three sample backends and a server "demo" that routes localhost to them.

@@ -464,6 +464,18 @@ func (c *Client) Admins(ctx context.Context) (AdminsView, error) {
 	return out, c.do(ctx, http.MethodGet, "/api/v1/permissions/admins", nil, &out)
 }
 
+// Reload reloads infrarust.toml and servers_dir, as SIGHUP does.
+func (c *Client) Reload(ctx context.Context) (ReloadResult, error) {
+	var out ReloadResult
+	return out, c.do(ctx, http.MethodPost, "/api/v1/reload", nil, &out)
+}
+
+// Fingerprint is the running configuration's keys with a digest of each value.
+func (c *Client) Fingerprint(ctx context.Context) (map[string]string, error) {
+	var out map[string]string
+	return out, c.do(ctx, http.MethodGet, "/api/v1/config/fingerprint", nil, &out)
+}
+
 // Permissions lists the groups of the file and the stored ones.
 func (c *Client) Permissions(ctx context.Context) (PermissionsView, error) {
 	var out PermissionsView

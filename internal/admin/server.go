@@ -68,6 +68,12 @@ type ServerOptions struct {
 	Drains *DrainStore
 	// Maintenance persists maintenance before it is applied; nil applies it only.
 	Maintenance *MaintenanceStore
+	// Reload reloads infrarust.toml and servers_dir (POST /api/v1/reload);
+	// nil makes it answer 503.
+	Reload func(reason string) (ReloadResult, error)
+	// Fingerprint is the running configuration's keys with a digest of each
+	// value (GET /api/v1/config/fingerprint); nil makes it answer 503.
+	Fingerprint func() map[string]string
 	// Permissions keeps the roles changed at run time (the app applies a
 	// change to the proxy as it stores it); nil makes those routes answer 503.
 	Permissions perms.Store
@@ -172,7 +178,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/bans", s.handleListBans)
 	m.HandleFunc("POST /api/v1/bans", s.handleAddBan)
 	m.HandleFunc("DELETE /api/v1/bans/{type}/{value}", s.handleRemoveBan)
-	m.HandleFunc("GET /api/v1/fleet", s.handleFleet)             // fleet.go
+	m.HandleFunc("GET /api/v1/fleet", s.handleFleet)    // fleet.go
+	m.HandleFunc("POST /api/v1/reload", s.handleReload) // reload.go
+	m.HandleFunc("GET /api/v1/config/fingerprint", s.handleFingerprint)
 	m.HandleFunc("GET /api/v1/permissions", s.handlePermissions) // permissions.go
 	m.HandleFunc("PUT /api/v1/permissions/groups/{group}", s.handleGroupChange(perms.OpCreate))
 	m.HandleFunc("DELETE /api/v1/permissions/groups/{group}", s.handleGroupChange(perms.OpDelete))

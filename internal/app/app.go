@@ -46,6 +46,9 @@ type Options struct {
 	// Reload, when set, triggers a reload of servers_dir on every receive: serve
 	// passes its SIGHUP channel; tests send on it directly.
 	Reload <-chan os.Signal
+	// Override applies the command line's settings (serve --bind) to a
+	// configuration a reload read, as they were applied at start; nil: none.
+	Override func(*config.Config) error
 	// Extensions are event handlers compiled into the binary (the public package's
 	// Main passes them); nil means none.
 	Extensions *hooks.Registry
@@ -75,7 +78,8 @@ type App struct {
 	disc   *discovery.Set     // discovered servers' latest lists (discovery.go); nil when none is enabled
 	fleet  *fleet.Fleet       // nil without [fleet] (fleet.go)
 
-	reloadMu sync.Mutex // one reload at a time (watcher, signal, tests)
+	reloadMu sync.Mutex                 // one reload at a time (watcher, signal, tests)
+	override func(*config.Config) error // Options.Override
 
 	wg sync.WaitGroup // every goroutine the app starts
 	// stopServing ends the proxy's accept loop (shutdown calls it after
@@ -109,7 +113,7 @@ func build(opts Options) (*App, error) {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
-	a := &App{log: log, cfg: cfg, bus: events.NewBus(), met: metrics.New(), notify: sdnotify.FromEnv(log), ready: newReadiness()}
+	a := &App{log: log, cfg: cfg, override: opts.Override, bus: events.NewBus(), met: metrics.New(), notify: sdnotify.FromEnv(log), ready: newReadiness()}
 	var err error
 	if a.bans, err = openBans(cfg); err != nil {
 		return nil, err
@@ -132,7 +136,7 @@ func build(opts Options) (*App, error) {
 	a.proxy, err = proxy.New(proxy.Options{
 		Config: cfg, Logger: log, Bus: a.bus, Metrics: a.met, Bans: a.bans,
 		Manager: a.mgr, Version: opts.Version, Hooks: a.hooks, Tracer: a.tracer, Fleet: a.proxyFleet(), Sessions: a.proxySessions(),
-		Reload: func() error { return a.ReloadServers("/infrarust reload") }, Directory: a.proxyDirectory(),
+		Reload: func() error { return a.Reload("/infrarust reload") }, Directory: a.proxyDirectory(),
 		OpenAccounts: a.openAccounts, OpenPasses: a.openPasses,
 	})
 	if err != nil {
@@ -291,7 +295,8 @@ func (a *App) run(ctx context.Context, opts Options) error {
 func (a *App) shutdown() {
 	_ = a.notify.Stopping("stopping: live sessions and managed servers may finish")
 	a.ready.block("shutdown", "shutting down: live sessions are finishing")
-	if d := a.cfg.ShutdownDelay.D(); d > 0 {
+	cfg := a.proxy.Config() // a reload may have changed shutdown_delay and shutdown_timeout
+	if d := cfg.ShutdownDelay.D(); d > 0 {
 		// Readiness is off: load balancers stop sending; players that still
 		// arrive meanwhile are served.
 		a.log.Info("shutting down: readiness off, still accepting for shutdown_delay", "shutdown_delay", d.String())
@@ -300,8 +305,8 @@ func (a *App) shutdown() {
 	if a.stopServing != nil {
 		a.stopServing()
 	}
-	a.log.Info("shutting down; live sessions may finish", "shutdown_timeout", a.cfg.ShutdownTimeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout.D())
+	a.log.Info("shutting down; live sessions may finish", "shutdown_timeout", cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout.D())
 	defer cancel()
 	if err := a.proxy.Shutdown(sctx); err != nil {
 		a.log.Warn("shutdown", "err", err)
@@ -348,6 +353,8 @@ func (a *App) startAdmin(ctx context.Context, version string) (string, error) {
 		Metrics: a.met.Handler(), Drains: a.drains, Maintenance: a.maint, Logger: a.log, Ready: a.ready.check,
 		Fleet: a.adminFleet(), Permissions: appliedPerms{a.perms, a.proxy}, Config: a.proxy.Config, Accounts: a.proxy.Accounts,
 		ForgetVerified: a.proxy.ForgetVerified,
+		Reload:         a.reload,
+		Fingerprint:    func() map[string]string { return config.Fingerprint(a.proxy.Config()) },
 	})
 	if err != nil {
 		return "", err

@@ -6,23 +6,97 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 )
 
-// ReloadServers re-reads servers_dir and applies it to every component: the
-// proxy, the server manager, the prober's targets and the stored drains. A file
-// with an error keeps its previous version in force; a domain conflict rejects the
-// whole reload.
+// Reload re-reads infrarust.toml and servers_dir (SIGHUP, /infrarust reload,
+// POST /api/v1/reload) and puts every key that can change live in force
+// without touching a session: commands, permissions, messages, rate limits,
+// IP filters, verify and auth settings, webhooks, the forwarding secret...
+// A key only a restart changes (binds, [web], [fleet], ...) keeps its running
+// value and is named in the log. A file with an error keeps the whole
+// running configuration, as a broken server file keeps its previous version.
+func (a *App) Reload(reason string) error {
+	_, err := a.reload(reason)
+	return err
+}
+
+func (a *App) reload(reason string) (admin.ReloadResult, error) {
+	a.reloadMu.Lock()
+	defer a.reloadMu.Unlock()
+	res := admin.ReloadResult{Changed: []string{}, Restart: []string{}, Errors: []string{}}
+	cur := a.proxy.Config()
+	if cur.Source == "" {
+		err := a.reloadServersLocked(reason) // the embedded default does not change
+		res.Errors = errStrings(unjoin(err))
+		return res, err
+	}
+	_ = a.notify.Reloading("reloading " + cur.Source + " (" + reason + ")")
+	defer a.notify.Ready("serving; last reload: " + reason)
+	main, err := config.LoadMain(cur.Source)
+	if err == nil && a.override != nil {
+		err = a.override(main)
+	}
+	if err != nil {
+		a.log.Error("reload rejected; the running configuration stays in force", "file", cur.Source, "reason", reason, "err", err)
+		a.met.ConfigReloaded(false, time.Now())
+		return res, err
+	}
+	held := config.HoldRestartKeys(cur, main)
+	main.Servers = cur.Servers // servers_dir is merged over the running servers
+	next, fileErrs, err := mergeServersDir(main)
+	if err != nil {
+		a.log.Error("reload rejected; the running configuration stays in force", "err", err)
+		a.met.ConfigReloaded(false, time.Now())
+		return res, err
+	}
+	changed := config.Changed(config.Fingerprint(cur), config.Fingerprint(next))
+	if err := a.hooks.SetWebhooks(next.Webhooks, 5*time.Second); err != nil {
+		a.log.Error("reload rejected; the running configuration stays in force", "err", fmt.Errorf("[[webhooks]]: %w", err))
+		a.met.ConfigReloaded(false, time.Now())
+		return res, err
+	}
+	if err := a.applyServers(next, reason, fileErrs); err != nil {
+		_ = a.hooks.SetWebhooks(cur.Webhooks, 5*time.Second)
+		return res, err
+	}
+	live := slices.DeleteFunc(changed, config.NeedsRestart)
+	a.log.Info("configuration reloaded", "file", cur.Source, "reason", reason, "changed", strings.Join(live, ","))
+	if len(held) > 0 {
+		a.log.Warn("these keys changed but only take effect at a restart; their running values stay", "keys", strings.Join(held, ","))
+	}
+	res.Changed, res.Restart, res.Errors = append(res.Changed, live...), append(res.Restart, held...), errStrings(fileErrs)
+	return res, errors.Join(fileErrs...)
+}
+
+// unjoin is the errors errors.Join made err of.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// ReloadServers re-reads servers_dir alone (its watcher): see applyServers.
 func (a *App) ReloadServers(reason string) error {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
+	return a.reloadServersLocked(reason)
+}
+
+func (a *App) reloadServersLocked(reason string) error {
 	_ = a.notify.Reloading("reloading servers_dir (" + reason + ")")
 	defer a.notify.Ready("serving; last reload: " + reason)
 	cur := a.proxy.Config()
@@ -32,6 +106,17 @@ func (a *App) ReloadServers(reason string) error {
 		a.met.ConfigReloaded(false, time.Now())
 		return err
 	}
+	if err := a.applyServers(next, reason, fileErrs); err != nil {
+		return err
+	}
+	return errors.Join(fileErrs...)
+}
+
+// applyServers puts next in force in every component: the proxy, the server
+// manager, the prober's targets and the stored drains. A file with an error
+// keeps its previous version in force; a domain conflict rejects the whole
+// reload.
+func (a *App) applyServers(next *config.Config, reason string, fileErrs []error) error {
 	next = a.withDiscovered(next) // discovery.go: a file wins a conflict
 	if err := a.proxy.Apply(next); err != nil {
 		a.log.Error("reload rejected; the previous servers stay in force", "err", err)
@@ -54,7 +139,7 @@ func (a *App) ReloadServers(reason string) error {
 	}
 	a.log.Info("servers reloaded", "reason", reason, "servers", strings.Join(ids, ","), "rejected_files", len(fileErrs))
 	a.bus.Publish(events.ConfigReload, events.Reload{Reason: reason, Servers: ids, Errors: errStrings(fileErrs)})
-	return errors.Join(fileErrs...)
+	return nil
 }
 
 // reapplyDrains puts every stored drain back on the running pools: a reload that
@@ -200,7 +285,7 @@ func (a *App) reloadOn(ctx context.Context, ch <-chan os.Signal) {
 	for {
 		select {
 		case <-ch:
-			_ = a.ReloadServers("SIGHUP")
+			_ = a.Reload("SIGHUP")
 		case <-ctx.Done():
 			return
 		}

@@ -69,9 +69,42 @@ func Load(path string, mustExist bool) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	cfg, serversOK, mainErr := parseMain(data, path, path, os.Getenv(APIKeyEnv))
+	cfg, serversOK, mainErr := parseFile(data, path)
 	if cfg == nil {
 		return nil, mainErr
+	}
+	// The server files are checked even when infrarust.toml has errors, so one run
+	// shows every problem; only a servers_dir that did not decode stops that.
+	if !serversOK {
+		return nil, mainErr
+	}
+	if err := errors.Join(mainErr, loadServers(cfg, false)); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// LoadMain re-reads the proxy-wide file at path for a reload: the servers
+// are not loaded (the caller merges servers_dir, keeping a broken file's
+// previous version); any error rejects the whole file.
+func LoadMain(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	cfg, _, err := parseFile(data, path)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// parseFile is parseMain of the file at path, with its relative paths made
+// relative to the file's folder.
+func parseFile(data []byte, path string) (*Config, bool, error) {
+	cfg, serversOK, mainErr := parseMain(data, path, path, os.Getenv(APIKeyEnv))
+	if cfg == nil {
+		return nil, false, mainErr
 	}
 	// Relative paths are relative to the config file, so `serve` and the CLI agree
 	// whatever folder each was started from.
@@ -83,15 +116,7 @@ func Load(path string, mustExist bool) (*Config, error) {
 		cfg.Web.DataDir = filepath.Join(filepath.Dir(path), cfg.Web.DataDir)
 	}
 	cfg.resolveSecretFile(filepath.Dir(path))
-	// The server files are checked even when infrarust.toml has errors, so one run
-	// shows every problem; only a servers_dir that did not decode stops that.
-	if !serversOK {
-		return nil, mainErr
-	}
-	if err := errors.Join(mainErr, loadServers(cfg, false)); err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	return cfg, serversOK, mainErr
 }
 
 // resolveSecretFile makes [forwarding] secret_file a path: relative to dir (the

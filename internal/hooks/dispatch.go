@@ -15,12 +15,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,11 +71,14 @@ type Options struct {
 // Dispatcher runs every event's handlers and webhooks. A nil *Dispatcher is valid
 // and runs nothing, so a proxy without extensions needs no special case.
 type Dispatcher struct {
-	active    [numKinds]bool // anything at all to run for the kind
-	handlers  [numKinds][]*handler
-	deciders  [numKinds][]*decider
-	notifiers [numKinds][]*notifier
-	all       []*notifier // each notifier once, for Close and Stats
+	handlers [numKinds][]*handler
+	// hooks are the webhooks in force and what runs per kind; a reload of
+	// [[webhooks]] swaps them (SetWebhooks).
+	hooks   atomic.Pointer[webhookSet]
+	hookMu  sync.Mutex // one SetWebhooks at a time
+	client  *http.Client
+	sleep   func(ctx context.Context, d time.Duration) error
+	workers int
 
 	reg *Registry // the plugins' commands and filters
 
@@ -94,6 +100,15 @@ type decider struct {
 type notifier struct {
 	*webhook.Notifier
 	url string
+	cfg config.Webhook // as configured, to keep it across a reload that leaves it as it was
+}
+
+// webhookSet is one configuration's webhooks.
+type webhookSet struct {
+	active    [numKinds]bool // anything at all to run for the kind (handlers included)
+	deciders  [numKinds][]*decider
+	notifiers [numKinds][]*notifier
+	all       []*notifier // each notifier once, for Close and Stats
 }
 
 // New builds the dispatcher and starts the notifying webhooks' workers; Close stops them.
@@ -113,57 +128,150 @@ func New(o Options) (*Dispatcher, error) {
 	if o.Handlers != nil {
 		for _, h := range o.Handlers.handlers {
 			d.handlers[h.kind] = append(d.handlers[h.kind], h)
-			d.active[h.kind] = true
 		}
 	}
-	client := o.Client
-	if client == nil && len(o.Webhooks) > 0 {
-		client = webhook.NewClient()
+	d.client, d.sleep, d.workers = o.Client, o.WebhookSleep, o.WebhookWorkers
+	set, _, err := d.buildWebhooks(o.Webhooks, nil)
+	if err != nil {
+		return nil, err
 	}
-	for i, w := range o.Webhooks {
+	d.hooks.Store(set)
+	return d, nil
+}
+
+// buildWebhooks makes the set of webhooks ws; a notifier of old whose entry is
+// unchanged is kept (its queue and counters go on), the others of old are
+// returned to be closed.
+func (d *Dispatcher) buildWebhooks(ws []config.Webhook, old *webhookSet) (*webhookSet, []*notifier, error) {
+	set := &webhookSet{}
+	for k := range numKinds {
+		set.active[k] = len(d.handlers[k]) > 0
+	}
+	var kept []*notifier
+	keep := func(w config.Webhook) *notifier {
+		if old == nil {
+			return nil
+		}
+		for _, n := range old.all {
+			if reflect.DeepEqual(n.cfg, w) && !slices.Contains(kept, n) {
+				kept = append(kept, n)
+				return n
+			}
+		}
+		return nil
+	}
+	var started []*notifier
+	fail := func(err error) (*webhookSet, []*notifier, error) {
+		for _, n := range started {
+			_ = n.Close(context.Background())
+		}
+		return nil, nil, err
+	}
+	for i, w := range ws {
 		w = w.WithDefaults()
 		kinds := make([]Kind, 0, len(w.Events))
 		for _, name := range w.Events {
 			k, ok := ParseKind(name)
 			if !ok {
-				return nil, fmt.Errorf("webhooks[%d]: unknown event %q", i, name)
+				return fail(fmt.Errorf("webhooks[%d]: unknown event %q", i, name))
 			}
 			if w.Decide && !k.Decides() {
-				return nil, fmt.Errorf("webhooks[%d]: event %q cannot be decided; list it in a webhook without decide", i, name)
+				return fail(fmt.Errorf("webhooks[%d]: event %q cannot be decided; list it in a webhook without decide", i, name))
 			}
 			kinds = append(kinds, k)
 		}
-		ep := webhook.Endpoint{URL: w.URL, Secret: []byte(w.Secret), Timeout: w.Timeout.D(), Client: client}
+		if d.client == nil {
+			d.client = webhook.NewClient()
+		}
+		ep := webhook.Endpoint{URL: w.URL, Secret: []byte(w.Secret), Timeout: w.Timeout.D(), Client: d.client}
 		if w.Decide {
 			dc := &decider{Decider: webhook.NewDecider(ep), denyOnError: w.OnError == "deny"}
 			for _, k := range kinds {
-				d.deciders[k] = append(d.deciders[k], dc)
-				d.active[k] = true
+				set.deciders[k] = append(set.deciders[k], dc)
+				set.active[k] = true
 			}
 			continue
 		}
-		url := w.URL
-		n := &notifier{url: url, Notifier: webhook.NewNotifier(ep, webhook.NotifierOptions{
-			Attempts: w.Attempts, QueueSize: w.QueueSize, Workers: o.WebhookWorkers,
-			Sleep: o.WebhookSleep, Logger: d.log,
-			OnDrop: func() {
-				if d.met != nil {
-					d.met.WebhookDropped(url)
-				}
-			},
-		})}
-		d.all = append(d.all, n)
+		n := keep(w)
+		if n == nil {
+			url := w.URL
+			n = &notifier{url: url, cfg: w, Notifier: webhook.NewNotifier(ep, webhook.NotifierOptions{
+				Attempts: w.Attempts, QueueSize: w.QueueSize, Workers: d.workers,
+				Sleep: d.sleep, Logger: d.log,
+				OnDrop: func() {
+					if d.met != nil {
+						d.met.WebhookDropped(url)
+					}
+				},
+				OnFail: func(event string) {
+					if d.met != nil {
+						d.met.WebhookFailed(url, event)
+					}
+				},
+			})}
+			started = append(started, n)
+		}
+		set.all = append(set.all, n)
 		for _, k := range kinds {
-			d.notifiers[k] = append(d.notifiers[k], n)
-			d.active[k] = true
+			set.notifiers[k] = append(set.notifiers[k], n)
+			set.active[k] = true
 		}
 	}
-	return d, nil
+	var gone []*notifier
+	if old != nil {
+		for _, n := range old.all {
+			if !slices.Contains(kept, n) {
+				gone = append(gone, n)
+			}
+		}
+	}
+	return set, gone, nil
+}
+
+// SetWebhooks puts a reloaded [[webhooks]] in force: unchanged notifying
+// webhooks go on as they were, removed ones send what they queued within
+// grace, new ones start. An entry that does not build leaves the old set whole.
+func (d *Dispatcher) SetWebhooks(ws []config.Webhook, grace time.Duration) error {
+	if d == nil {
+		if len(ws) > 0 {
+			return errors.New("webhooks cannot be added to a proxy started without a dispatcher")
+		}
+		return nil
+	}
+	d.hookMu.Lock()
+	defer d.hookMu.Unlock()
+	set, gone, err := d.buildWebhooks(ws, d.hooks.Load())
+	if err != nil {
+		return err
+	}
+	d.hooks.Store(set)
+	for _, n := range gone {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), grace)
+			defer cancel()
+			_ = n.Close(ctx)
+		}()
+	}
+	return nil
+}
+
+// Webhooks are the configured URLs of the webhooks in force, as each
+// notifying and deciding one names itself in the metrics.
+func (d *Dispatcher) Webhooks() (notifying []string) {
+	if d == nil {
+		return nil
+	}
+	for _, n := range d.hooks.Load().all {
+		notifying = append(notifying, n.url)
+	}
+	return notifying
 }
 
 // Wants reports whether anything runs for events of kind k, for a caller that
 // would otherwise build an expensive event for nothing.
-func (d *Dispatcher) Wants(k Kind) bool { return d != nil && k < numKinds && d.active[k] }
+func (d *Dispatcher) Wants(k Kind) bool {
+	return d != nil && k < numKinds && d.hooks.Load().active[k]
+}
 
 // NextConnection returns a fresh Connection.ID; 0 from a nil dispatcher.
 func (d *Dispatcher) NextConnection() uint64 {
@@ -179,7 +287,7 @@ func (d *Dispatcher) Close(ctx context.Context) error {
 	if d == nil {
 		return nil
 	}
-	for _, n := range d.all {
+	for _, n := range d.hooks.Load().all {
 		_ = n.Close(ctx)
 	}
 	return nil
@@ -192,7 +300,7 @@ func (d *Dispatcher) WebhookStats() map[string]webhook.Stats {
 	if d == nil {
 		return out
 	}
-	for _, n := range d.all {
+	for _, n := range d.hooks.Load().all {
 		s := n.Stats()
 		prev := out[n.url]
 		prev.Delivered += s.Delivered
@@ -215,7 +323,7 @@ func Fire[E any, P interface {
 	*E
 	Event
 }](d *Dispatcher, ctx context.Context, e P) Result {
-	if d == nil || !d.active[P(nil).Kind()] {
+	if d == nil || !d.hooks.Load().active[P(nil).Kind()] {
 		return Result{}
 	}
 	return fire(d, ctx, e)
@@ -230,6 +338,7 @@ func fire[E any, P interface {
 }](d *Dispatcher, ctx context.Context, e P) Result {
 	var zero P
 	kind := zero.Kind()
+	set := d.hooks.Load()
 	cur := P(new(E))
 	*cur = *e
 	for _, h := range d.handlers[kind] {
@@ -245,7 +354,7 @@ func fire[E any, P interface {
 		}
 	}
 	if cur.Result().Action != Deny {
-		for _, w := range d.deciders[kind] {
+		for _, w := range set.deciders[kind] {
 			d.ask(ctx, w, kind, cur)
 			if cur.Result().Action == Deny {
 				break
@@ -253,11 +362,11 @@ func fire[E any, P interface {
 		}
 	}
 	res := cur.Result()
-	if len(d.notifiers[kind]) > 0 {
+	if len(set.notifiers[kind]) > 0 {
 		env := d.envelope(kind, cur)
 		v := verdictOf(res)
 		env.Result = &v
-		for _, n := range d.notifiers[kind] {
+		for _, n := range set.notifiers[kind] {
 			n.Notify(env)
 		}
 	}

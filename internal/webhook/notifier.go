@@ -26,6 +26,9 @@ type NotifierOptions struct {
 	// OnDrop is told each event dropped because the queue was full or the notifier
 	// closed (a metric's hook). It must not block.
 	OnDrop func()
+	// OnFail is told the event of each notification that was given up (its
+	// attempts spent, or refused for good); it must not block.
+	OnFail func(event string)
 	// Logger receives delivery failures (throttled); nil discards.
 	Logger *slog.Logger
 }
@@ -183,7 +186,7 @@ func (n *Notifier) work() {
 func (n *Notifier) deliver(env *Envelope) {
 	body, err := json.Marshal(env)
 	if err != nil {
-		n.failed.Add(1)
+		n.fail(env)
 		n.logFailure(env, 0, err)
 		return
 	}
@@ -199,16 +202,24 @@ func (n *Notifier) deliver(env *Envelope) {
 		}
 		retryable := status == 0 || status == 429 || status >= 500
 		if !retryable || attempt >= n.opts.Attempts || n.ctx.Err() != nil {
-			n.failed.Add(1)
+			n.fail(env)
 			n.logFailure(env, attempt, err)
 			return
 		}
 		if n.opts.Sleep(n.ctx, wait) != nil {
-			n.failed.Add(1)
+			n.fail(env)
 			return
 		}
 		n.retried.Add(1)
 		wait = min(2*wait, n.opts.MaxBackoff)
+	}
+}
+
+// fail counts a notification given up.
+func (n *Notifier) fail(env *Envelope) {
+	n.failed.Add(1)
+	if n.opts.OnFail != nil {
+		n.opts.OnFail(env.Event)
 	}
 }
 
