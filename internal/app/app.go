@@ -129,6 +129,7 @@ func build(opts Options) (*App, error) {
 	if a.hooks, err = hooks.New(hooks.Options{Handlers: opts.Extensions, Webhooks: cfg.Webhooks, Logger: log, Metrics: a.met}); err != nil {
 		return nil, fmt.Errorf("[[webhooks]]: %w", err)
 	}
+	a.hooksConfigured()
 	if a.tracer, err = telemetry.New(telemetry.Options{Config: cfg.Telemetry, Version: opts.Version, Logger: log}); err != nil {
 		_ = a.hooks.Close(context.Background())
 		return nil, err
@@ -159,6 +160,17 @@ func build(opts Options) (*App, error) {
 		return nil, fmt.Errorf("maintenance store: %w", err)
 	}
 	return a, nil
+}
+
+// hooksConfigured makes the hook and webhook failure series exist at 0, so
+// the alerts see the first failure.
+func (a *App) hooksConfigured() {
+	d := a.hooks.Describe()
+	s := metrics.HookSeries{Handlers: d.Handlers}
+	for _, w := range d.Webhooks {
+		s.Webhooks = append(s.Webhooks, metrics.WebhookSeries{URL: w.URL, Events: w.Events, Notifying: w.Notifying})
+	}
+	a.met.HooksConfigured(s)
 }
 
 // serverSamples is every managed server's state, read by the metrics at every

@@ -409,4 +409,14 @@ func TestServerStateSeriesFromStart(t *testing.T) {
 	if ones != 1 {
 		t.Errorf("%d states read 1; want exactly the current one", ones)
 	}
+	// The failure series its alerts read are there at 0 before any failure.
+	for _, want := range []string{
+		`infrarust_server_wake_failures_total{server="survival"} 0`,
+		`infrarust_fallback_exhausted_total{server="survival"} 0`,
+		`infrarust_backend_health_transitions_total{address="127.0.0.1:1",server="survival",state="unhealthy"} 0`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("a fresh proxy's scrape lacks %s", want)
+		}
+	}
 }

@@ -69,6 +69,7 @@ func (a *App) reload(reason string) (admin.ReloadResult, error) {
 		_ = a.hooks.SetWebhooks(cur.Webhooks, 5*time.Second)
 		return res, err
 	}
+	a.hooksConfigured()
 	live := slices.DeleteFunc(changed, config.NeedsRestart)
 	a.log.Info("configuration reloaded", "file", cur.Source, "reason", reason, "changed", strings.Join(live, ","))
 	if len(held) > 0 {

@@ -109,6 +109,37 @@ type webhookSet struct {
 	deciders  [numKinds][]*decider
 	notifiers [numKinds][]*notifier
 	all       []*notifier // each notifier once, for Close and Stats
+	described []DescribedWebhook
+}
+
+// Described is what a dispatcher runs, for the metrics that must exist
+// before the first failure.
+type Described struct {
+	// Handlers are each compiled-in handler's name and event.
+	Handlers [][2]string
+	Webhooks []DescribedWebhook
+}
+
+// DescribedWebhook is one [[webhooks]] entry.
+type DescribedWebhook struct {
+	URL       string
+	Events    []string
+	Notifying bool
+}
+
+// Describe says what d runs now.
+func (d *Dispatcher) Describe() Described {
+	var out Described
+	if d == nil {
+		return out
+	}
+	for k := range numKinds {
+		for _, h := range d.handlers[k] {
+			out.Handlers = append(out.Handlers, [2]string{h.name, Kind(k).String()})
+		}
+	}
+	out.Webhooks = d.hooks.Load().described
+	return out
 }
 
 // New builds the dispatcher and starts the notifying webhooks' workers; Close stops them.
@@ -184,6 +215,7 @@ func (d *Dispatcher) buildWebhooks(ws []config.Webhook, old *webhookSet) (*webho
 			d.client = webhook.NewClient()
 		}
 		ep := webhook.Endpoint{URL: w.URL, Secret: []byte(w.Secret), Timeout: w.Timeout.D(), Client: d.client}
+		set.described = append(set.described, DescribedWebhook{URL: w.URL, Events: w.Events, Notifying: !w.Decide})
 		if w.Decide {
 			dc := &decider{Decider: webhook.NewDecider(ep), denyOnError: w.OnError == "deny"}
 			for _, k := range kinds {

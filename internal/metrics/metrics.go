@@ -30,6 +30,8 @@ var latencyBuckets = prometheus.ExponentialBuckets(0.001, 2, 14)
 // proxies in one process never collide on the global default registry.
 type Metrics struct {
 	reg *prometheus.Registry
+	// reasons guards every reason, result and outcome label (known.go).
+	reasons *labelGuard
 
 	connAccepted      prometheus.Counter
 	connActive        prometheus.Gauge
@@ -117,7 +119,8 @@ func (c *cowMap[V]) delete(k string) {
 // collectors that dashboards expect next to them.
 func New() *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
+		reg:     prometheus.NewRegistry(),
+		reasons: newLabelGuard(256),
 		connAccepted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "infrarust_connections_accepted_total",
 			Help: "Client TCP connections accepted by the proxy listener.",
@@ -245,7 +248,7 @@ func (m *Metrics) ConnRejected(reason string) {
 	if m == nil {
 		return
 	}
-	m.connRejected.WithLabelValues(reason).Inc()
+	m.connRejected.WithLabelValues(m.reasons.value(reason)).Inc()
 }
 
 // BackendConnect records one dial: its duration when it worked, a failure otherwise.
@@ -472,6 +475,8 @@ func (m *Metrics) ForgetServer(server string) {
 	m.logins.DeletePartialMatch(l)
 	m.moves.refused.DeletePartialMatch(l)
 	m.moves.bounced.DeletePartialMatch(l)
+	m.ops.wakeFailed.DeletePartialMatch(l)
+	m.ops.wake.DeletePartialMatch(l)
 }
 
 // SubscribeHealth counts the bus's backend.health_change events into

@@ -30,7 +30,7 @@ func (m *Metrics) MoveRefused(server, rule string) {
 	if m == nil {
 		return
 	}
-	m.moves.refused.WithLabelValues(server, rule).Inc()
+	m.moves.refused.WithLabelValues(server, m.reasons.value(rule)).Inc()
 }
 
 // FallbackExhausted counts a player the fallback budget disconnected.

@@ -75,7 +75,7 @@ func newOpsMetrics(reg *prometheus.Registry) *opsMetrics {
 		}, []string{"handler", "event", "reason"}),
 		webhookFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "infrarust_webhook_failures_total",
-			Help: "Deciding webhooks that did not answer usably (on_error applied), by webhook (scheme, host and path) and event.",
+			Help: "Webhook failures, by webhook (scheme, host and path) and event: a deciding webhook that did not answer usably (on_error applied), a notification given up after its attempts.",
 		}, []string{"webhook", "event"}),
 		webhookDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "infrarust_webhook_dropped_total",
@@ -136,7 +136,7 @@ func (m *Metrics) Move(reason, outcome string) {
 	if m == nil {
 		return
 	}
-	m.ops.moves.WithLabelValues(reason, outcome).Inc()
+	m.ops.moves.WithLabelValues(m.reasons.value(reason), m.reasons.value(outcome)).Inc()
 }
 
 // Limbo records a player entering (entered) or leaving a handler's limbo,
@@ -146,11 +146,11 @@ func (m *Metrics) Limbo(handler string, entered bool, waited time.Duration) {
 		return
 	}
 	if entered {
-		m.ops.limboPlayers.WithLabelValues(handler).Inc()
+		m.ops.limboPlayers.WithLabelValues(m.reasons.value(handler)).Inc()
 		return
 	}
-	m.ops.limboPlayers.WithLabelValues(handler).Dec()
-	m.ops.limboWait.WithLabelValues(handler).Observe(waited.Seconds())
+	m.ops.limboPlayers.WithLabelValues(m.reasons.value(handler)).Dec()
+	m.ops.limboWait.WithLabelValues(m.reasons.value(handler)).Observe(waited.Seconds())
 }
 
 // HandlerFailed implements hooks.Metrics.
@@ -158,7 +158,7 @@ func (m *Metrics) HandlerFailed(handler, event, why string) {
 	if m == nil {
 		return
 	}
-	m.ops.hookFailures.WithLabelValues(handler, event, why).Inc()
+	m.ops.hookFailures.WithLabelValues(handler, m.reasons.value(event), m.reasons.value(why)).Inc()
 }
 
 // WebhookFailed implements hooks.Metrics.
@@ -166,7 +166,7 @@ func (m *Metrics) WebhookFailed(target, event string) {
 	if m == nil {
 		return
 	}
-	m.ops.webhookFailures.WithLabelValues(webhookLabel(target), event).Inc()
+	m.ops.webhookFailures.WithLabelValues(webhookLabel(target), m.reasons.value(event)).Inc()
 }
 
 // WebhookDropped implements hooks.Metrics.
@@ -362,7 +362,7 @@ func (m *Metrics) Auth(result string) {
 	if m == nil {
 		return
 	}
-	m.ops.auth.WithLabelValues(result).Inc()
+	m.ops.auth.WithLabelValues(m.reasons.value(result)).Inc()
 }
 
 // Verify counts one verification outcome: result passed, failed or refused,
@@ -371,7 +371,7 @@ func (m *Metrics) Verify(result, reason string) {
 	if m == nil {
 		return
 	}
-	m.ops.verify.WithLabelValues(result, reason).Inc()
+	m.ops.verify.WithLabelValues(m.reasons.value(result), m.reasons.value(reason)).Inc()
 }
 
 // VerifyAttack sets whether bot verification's attack mode is on.

@@ -22,8 +22,8 @@ func TestOpsSeries(t *testing.T) {
 	m.Limbo("queue", true, 0)
 	m.Limbo("queue", true, 0)
 	m.Limbo("queue", false, 90*time.Second)
-	m.HandlerFailed("anti-vpn", "PreLogin", "timeout")
-	m.WebhookFailed("https://user:pw@hooks.example.com/in?token=s3cret", "player.join")
+	m.HandlerFailed("anti-vpn", "pre_login", "timeout")
+	m.WebhookFailed("https://user:pw@hooks.example.com/in?token=s3cret", "post_login")
 	m.WebhookDropped("https://hooks.example.com/in?token=s3cret")
 	m.WatchServerFlags(func() ServerFlags {
 		return ServerFlags{Servers: []string{"lobby", "survival"}, Maintenance: []string{"survival"}, Queues: map[string]int{"survival": 3}}
@@ -48,8 +48,8 @@ func TestOpsSeries(t *testing.T) {
 		`infrarust_limbo_players{handler="queue"} 1`,
 		`infrarust_limbo_players{handler="wake"} 0`,
 		`infrarust_limbo_wait_seconds_bucket{handler="queue",le="128"} 1`,
-		`infrarust_hook_failures_total{event="PreLogin",handler="anti-vpn",reason="timeout"} 1`,
-		`infrarust_webhook_failures_total{event="player.join",webhook="https://hooks.example.com/in"} 1`,
+		`infrarust_hook_failures_total{event="pre_login",handler="anti-vpn",reason="timeout"} 1`,
+		`infrarust_webhook_failures_total{event="post_login",webhook="https://hooks.example.com/in"} 1`,
 		`infrarust_webhook_dropped_total{webhook="https://hooks.example.com/in"} 1`,
 		`infrarust_server_maintenance{server="lobby"} 0`,
 		`infrarust_server_maintenance{server="survival"} 1`,

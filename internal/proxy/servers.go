@@ -81,8 +81,28 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 	}
 	p.limiter.SetConfig(rateLimitConfig(cfg.RateLimit))
 	p.state.Store(next)
+	p.seriesAtZero(cfg)
 	p.recompilePermissions(cfg)
 	return nil
+}
+
+// seriesAtZero makes the configured servers' failure series exist before the
+// first failure, for the alerts (metrics/known.go).
+func (p *Proxy) seriesAtZero(cfg *config.Config) {
+	servers := make(map[string][]string, len(cfg.Servers))
+	var managed []string
+	for _, sc := range cfg.Servers {
+		for _, a := range sc.Addresses {
+			servers[sc.ID] = append(servers[sc.ID], a.Address)
+		}
+		if _, ok := servers[sc.ID]; !ok {
+			servers[sc.ID] = nil
+		}
+		if sc.ServerManager != nil {
+			managed = append(managed, sc.ID)
+		}
+	}
+	p.met.ServersConfigured(servers, managed)
 }
 
 func (p *Proxy) buildServer(cfg *config.Config, sc *config.Server, old *state, now func() time.Time) (*server, error) {
