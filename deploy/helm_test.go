@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"bytes"
+	"errors"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -23,8 +24,9 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 )
 
-// Helm is not installable on the machines that run these tests, so the chart is
-// rendered here the way `helm template` renders it: Go's text/template with the
+// The chart is rendered here the way `helm template` renders it, so many values
+// are checked in milliseconds (the goldens keep this renderer honest against
+// real helm, and helm_real_test.go runs real helm where it must): Go's text/template with the
 // Sprig functions the chart uses (and only those: a template calling another
 // fails to parse, which keeps this list honest), missing values as empty, and
 // lookup answering nothing, as it does without a cluster. Then every document is
@@ -102,6 +104,10 @@ func helmFuncs(include func(string, any) (string, error)) template.FuncMap {
 		"b64dec":       func(s string) string { b, _ := base64.StdEncoding.DecodeString(s); return string(b) },
 		"randAlphaNum": func(n int) string { return strings.Repeat("k", n) },
 		"lookup":       func(_, _, _, _ string) map[string]any { return map[string]any{} },
+		"fail":         func(msg string) (string, error) { return "", errors.New(msg) },
+		"regexMatch":   func(re, s string) (bool, error) { return regexp.MatchString(re, s) },
+		"toString":     str,
+		"int":          toInt,
 	}
 }
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerates deploy/testdata/helm-*.yaml with a real helm, so helm_test.go can
 # check that its own renderer (used where helm is not installed) agrees with helm.
-#   go install helm.sh/helm/v3/cmd/helm@v3.19.0 && sh deploy/helm/golden.sh
+#   go install helm.sh/helm/v3/cmd/helm@v3.21.4 && sh deploy/helm/golden.sh
 set -eu
 cd "$(dirname "$0")/../.."
 helm=${HELM:-helm}

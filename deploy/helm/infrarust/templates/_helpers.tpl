@@ -72,3 +72,24 @@ label_selector = {{ .Values.discovery.labelSelector | quote }}
 {{ . }}
 {{- end }}
 {{- end -}}
+
+
+{{/* The setups that would render and then fail at run time are refused here. */}}
+{{- define "infrarust.validate" -}}
+{{- if and .Values.fleet.enabled (not .Values.fleet.existingSecret) (not .Values.fleet.bundledRedis.enabled) -}}
+{{- fail "fleet.enabled=true needs a Redis: set fleet.existingSecret (a Secret with the Redis URL under fleet.urlKey) or fleet.bundledRedis.enabled=true" -}}
+{{- end -}}
+{{- if and (gt (int .Values.replicaCount) 1) (not .Values.forwarding.existingSecret) (include "infrarust.sharedForwarding" .) -}}
+{{- fail (printf "velocity or BungeeGuard forwarding with replicaCount=%v needs forwarding.existingSecret: without it each pod makes its own secret and the backends refuse the players of all but one (kubectl create secret generic infrarust-forwarding --from-literal=secret=\"$(openssl rand -hex 24)\")" .Values.replicaCount) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when the config or a server asks for a forwarding with a secret. */}}
+{{- define "infrarust.sharedForwarding" -}}
+{{- $re := "(?m)^\\s*(mode|forwarding_mode)\\s*=\\s*\"(velocity|modern|bungee_guard|bungeeguard)\"" -}}
+{{- $found := regexMatch $re (toString .Values.config) -}}
+{{- range $id, $text := .Values.servers -}}
+{{- if regexMatch $re (toString $text) -}}{{- $found = true -}}{{- end -}}
+{{- end -}}
+{{- if $found -}}true{{- end -}}
+{{- end -}}
