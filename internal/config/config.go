@@ -96,6 +96,8 @@ type Config struct {
 
 	// Servers are loaded from ServersDir, sorted by id.
 	Servers []*Server `toml:"-"`
+	// fleetWritten is whether the file has a [fleet] table (even an empty one).
+	fleetWritten bool
 	// Source is the file this was read from; "" for the embedded default.
 	Source string `toml:"-"`
 	// ServersPath is ServersDir resolved against the config file's folder.
@@ -511,8 +513,14 @@ func ParseAddress(s string) (string, error) {
 // Warnings the operator should see at startup and in `config check`.
 func (c *Config) Warnings() []string {
 	var w []string
+	if c.fleetWritten && !c.Fleet.Enabled() {
+		w = append(w, "[fleet] is written but has no redis: this proxy runs alone (set redis = \"redis://host:6379/0\", or remove the table)")
+	}
 	for _, s := range c.Servers {
 		w = append(w, s.Warnings()...)
+		if !s.ProxyMode.Intercepted() && s.ForwardingMode == nil && c.Forwarding.Mode != forwarding.ModeNone {
+			w = append(w, fmt.Sprintf("%s: proxy_mode %q forwards the player's bytes as they are, so [forwarding] mode = %q does not reach this server: a backend that expects it kicks every login; set proxy_mode = \"offline\" or \"client_only\", or forwarding_mode = \"none\" for a backend without it", s.File, s.ProxyMode, c.Forwarding.RawMode))
+		}
 	}
 	return append(w, c.crossReferences()...)
 }

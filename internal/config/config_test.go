@@ -274,3 +274,35 @@ func TestConfigErrorsSuggestAndSeeAcrossBrokenFiles(t *testing.T) {
 		t.Errorf("doubled prefix:\n%s", msg)
 	}
 }
+
+// Setups that start and then fail every login get a warning: an empty
+// [fleet] (the proxy runs alone), and a passthrough server under a global
+// forwarding it cannot carry. A server that says forwarding_mode = "none",
+// or an intercepted one, gets none.
+func TestWarningsOfSilentFailures(t *testing.T) {
+	path := writeTree(t, "[fleet]\n# redis to be filled in\n[forwarding]\nmode = \"velocity\"\n", map[string]string{
+		"pass.toml":    "domains = [\"pass\"]\naddresses = [\"x:1\"]\n",
+		"plain.toml":   "domains = [\"plain\"]\naddresses = [\"x:1\"]\nforwarding_mode = \"none\"\n",
+		"offline.toml": "domains = [\"offline\"]\naddresses = [\"x:1\"]\nproxy_mode = \"offline\"\n",
+	})
+	cfg, err := Load(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(cfg.Warnings(), "\n")
+	for _, want := range []string{"[fleet] is written but has no redis", "pass.toml: proxy_mode \"passthrough\" forwards the player's bytes as they are, so [forwarding] mode = \"velocity\""} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings lack %q:\n%s", want, w)
+		}
+	}
+	if strings.Contains(w, "plain.toml") || strings.Contains(w, "offline.toml") {
+		t.Errorf("a server that carries or refuses the forwarding is warned of:\n%s", w)
+	}
+	cfg, err = Load(writeTree(t, "", nil), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := cfg.Warnings(); len(w) > 0 {
+		t.Errorf("a plain configuration has warnings: %q", w)
+	}
+}

@@ -164,6 +164,7 @@ func parseMain(data []byte, file, source, envKey string) (cfg *Config, serversOK
 	r := newReport(file, pos)
 	decodeInto(r, m, reflect.ValueOf(cfg))
 	cfg.enableWrittenDiscovery(m)
+	_, cfg.fleetWritten = m["fleet"]
 	cfg.applyEnv(r, os.LookupEnv) // flag > environment > file > default
 	cfg.validate(r, envKey)
 	cfg.validateDiscovery(r, m) // [docker], [kubernetes]
