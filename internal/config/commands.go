@@ -22,6 +22,19 @@ type Commands struct {
 	Kick      CommandOptions `toml:"kick"`
 	Broadcast CommandOptions `toml:"broadcast"`
 	Infrarust CommandOptions `toml:"infrarust"`
+	// Hub is /hub (alias /lobby): to the lobby of the player's network. Off by
+	// default, so a backend's own /hub is not shadowed.
+	Hub HubOptions `toml:"hub"`
+}
+
+// HubOptions is [commands.hub]: a built-in's entry and the lobbies.
+type HubOptions struct {
+	Enabled bool     `toml:"enabled"`
+	Name    string   `toml:"name"`
+	Aliases []string `toml:"aliases"`
+	// Servers are the lobbies: the first of them on the player's network
+	// (none: the first fallback_servers entry of the server he is on).
+	Servers []string `toml:"servers"`
 }
 
 // CommandOptions is one built-in command's entry.
@@ -33,15 +46,20 @@ type CommandOptions struct {
 }
 
 // BuiltinCommands are the built-in commands' canonical names, in [commands] order.
-var BuiltinCommands = []string{"server", "glist", "find", "send", "kick", "broadcast", "infrarust"}
+var BuiltinCommands = []string{"server", "glist", "find", "send", "kick", "broadcast", "infrarust", "hub"}
 
 // Builtin returns the entry of a built-in by canonical name.
 func (c Commands) Builtin(name string) (CommandOptions, bool) {
 	v := reflect.ValueOf(c)
 	for i := range v.NumField() {
 		if tag := v.Type().Field(i).Tag.Get("toml"); tag == name {
-			o, ok := v.Field(i).Interface().(CommandOptions)
-			return o, ok
+			switch o := v.Field(i).Interface().(type) {
+			case CommandOptions:
+				return o, true
+			case HubOptions:
+				return CommandOptions{Enabled: o.Enabled, Name: o.Name, Aliases: o.Aliases}, true
+			}
+			return CommandOptions{}, false
 		}
 	}
 	return CommandOptions{}, false
@@ -60,6 +78,7 @@ func defaultCommands() Commands {
 	return Commands{
 		Enabled: true, Server: on, Glist: on, Find: on, Send: on, Kick: on, Broadcast: on,
 		Infrarust: CommandOptions{Enabled: true, Aliases: []string{"ir"}},
+		Hub:       HubOptions{Aliases: []string{"lobby"}},
 	}
 }
 
@@ -127,7 +146,7 @@ func notNamePart(r rune) bool {
 }
 
 func defaultPermissions() Permissions {
-	return Permissions{PlayerCommands: []string{"server", "glist", "find"}}
+	return Permissions{PlayerCommands: []string{"server", "glist", "find", "hub"}}
 }
 
 // Messages is [messages]: what the proxy's commands tell players. Each is legacy
@@ -153,6 +172,7 @@ type Messages struct {
 	CommandBusy     string `toml:"command_busy"`
 	CommandFailed   string `toml:"command_failed"`
 	ReloadDone      string `toml:"reload_done"`
+	HubNone         string `toml:"hub_none"`
 	PlayerNotOnline string `toml:"player_not_online"`
 	Shutdown        string `toml:"shutdown"`
 
@@ -212,6 +232,7 @@ func DefaultMessages() Messages {
 		CommandBusy:     "§cYour last command is still running.",
 		CommandFailed:   "§c{reason}",
 		ReloadDone:      "§aConfiguration reloaded.",
+		HubNone:         "§cThere is no lobby to send you to.",
 		PlayerNotOnline: "§c{player} is not online.",
 		Shutdown:        "Proxy restarting, reconnect in a moment",
 

@@ -166,6 +166,11 @@ func (p *Proxy) builtinCommands() []*command.Command {
 			Run:         p.cmdBroadcast,
 		},
 		{
+			Name: "hub", Permission: permPrefix + "hub", Usage: "",
+			Description: "to the lobby of your network",
+			Run:         p.cmdHub,
+		},
+		{
 			Name: "infrarust", Permission: permPrefix + "infrarust", Usage: "<version|reload|help>",
 			Description: "the proxy's version, a configuration reload, this help",
 			Args:        []command.Arg{{Name: "action", Optional: true}},
@@ -309,6 +314,51 @@ func (p *Proxy) cmdServer(ctx context.Context, inv command.Invocation) error {
 		inv.Source.Tell(fill(m.MoveFailed, "server", target, "reason", err.Error()))
 	}
 	return nil
+}
+
+// cmdHub sends the player to his network's lobby: the first [commands.hub]
+// servers entry on his network, else the first fallback of the server he is
+// on (Velocity's try list is where networks name their lobby).
+func (p *Proxy) cmdHub(ctx context.Context, inv command.Invocation) error {
+	pl := sourcePlayer(inv)
+	if pl == nil {
+		return errors.New("only a player can use this command")
+	}
+	if len(inv.Args) > 0 {
+		return command.ErrUsage
+	}
+	m := p.msgs()
+	target := p.hubOf(pl)
+	cur, _ := pl.where()
+	switch {
+	case target == "":
+		inv.Source.Tell(m.HubNone)
+		return nil
+	case cur != nil && cur.id == target:
+		inv.Source.Tell(fill(m.ServerAlready, "server", target))
+		return nil
+	}
+	inv.Source.Tell(fill(m.ServerMoving, "server", target))
+	if err := p.movePlayer(pl, target, whyCommand, pass{}); err != nil {
+		inv.Source.Tell(fill(m.MoveFailed, "server", target, "reason", err.Error()))
+	}
+	return nil
+}
+
+// hubOf is pl's lobby ("" when his network has none).
+func (p *Proxy) hubOf(pl *onlinePlayer) string {
+	cur, _ := pl.where()
+	candidates := p.state.Load().cfg.Commands.Hub.Servers
+	if len(candidates) == 0 && cur != nil {
+		candidates = cur.cfg.FallbackServers
+	}
+	mine := p.networkServers(pl)
+	for _, id := range candidates {
+		if slices.Contains(mine, id) {
+			return id
+		}
+	}
+	return ""
 }
 
 // serverList is the clickable list /server shows: each server runs /server <id>.

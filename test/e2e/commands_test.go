@@ -166,3 +166,58 @@ func containsLine(lines []string, part string) bool {
 }
 
 var formatCode = regexp.MustCompile(`§.`)
+
+// /hub (alias /lobby), once enabled, takes a real client to his network's
+// lobby (the first fallback of the server he is on) and only there: a
+// player on a network without one is told so, and his backend never sees
+// the line.
+func TestRealClientHub(t *testing.T) {
+	h := nmp.Setup(t)
+	const v = "1.21.4"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := func() *nmp.Server {
+		return h.StartServer(t, nmp.ServerOptions{Version: v, KeepAlive: 250 * time.Millisecond, Commands: true})
+	}
+	lobbyB, gamesB, soloB := start(), start(), start()
+	lobby := intercepted(config.ModeOffline, "lobby-hub.e2e.test", lobbyB.Addr)
+	lobby.ID, lobby.Network = "lobby", "main"
+	games := intercepted(config.ModeOffline, "games-hub.e2e.test", gamesB.Addr)
+	games.ID, games.Network, games.FallbackServers = "games", "main", []string{"lobby"}
+	solo := intercepted(config.ModeOffline, "solo-hub.e2e.test", soloB.Addr)
+	solo.ID, solo.Network = "solo", "other"
+	proxyAddr, adminURL := startWithAdminWith(t, func(c *config.Config) { c.Commands.Hub.Enabled = true }, lobby, games, solo)
+	api := admin.NewClient(adminURL, e2eAdminKey)
+	client := h.StartClient(t)
+
+	patOpts := heldLogin(proxyAddr, games.Domains[0], v, "Pat")
+	patOpts.Commands, patOpts.CommandGap = []string{"/hub"}, 600*time.Millisecond
+	pat := goLogin(ctx, client, patOpts)
+	if _, err := lobbyB.Wait(ctx, nmp.Match("join", "Pat")); err != nil {
+		t.Fatalf("/hub did not take Pat from games to the lobby: %v", err)
+	}
+	solOpts := heldLogin(proxyAddr, solo.Domains[0], v, "Sol")
+	solOpts.Commands, solOpts.CommandGap = []string{"/lobby", "/say after"}, 600*time.Millisecond
+	sol := goLogin(ctx, client, solOpts)
+	if _, err := soloB.Wait(ctx, func(e nmp.Event) bool { return e.Event == "command" && e.Command == "say after" }); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Pat", "Sol"} {
+		if _, err := api.KickPlayer(ctx, name, "e2e: done"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := kickedByUs(t, "Pat", pat)
+	if !slices.ContainsFunc(p.CommandTrees, func(tree []string) bool { return slices.Contains(tree, "hub") && slices.Contains(tree, "lobby") }) {
+		t.Errorf("Pat's command lists lack /hub and /lobby: %v", p.CommandTrees)
+	}
+	s := kickedByUs(t, "Sol", sol)
+	if !slices.ContainsFunc(s.Chats, func(l string) bool { return strings.Contains(l, "There is no lobby") }) {
+		t.Errorf("Sol was not told his network has no lobby: %q", s.Chats)
+	}
+	for _, b := range []*nmp.Server{soloB, gamesB} {
+		if slices.ContainsFunc(b.Events(), func(e nmp.Event) bool { return e.Event == "command" && (e.Command == "hub" || e.Command == "lobby") }) {
+			t.Error("a backend got /hub or /lobby")
+		}
+	}
+}
