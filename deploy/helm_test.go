@@ -2,10 +2,10 @@ package deploy
 
 import (
 	"bytes"
-	"errors"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
