@@ -363,7 +363,27 @@ type ServerMOTDs struct {
 	// Maintenance is shown while an operator has the server in maintenance; keys
 	// left unset take the built-in maintenance answer's.
 	Maintenance *MOTD `toml:"maintenance"`
+	// PlayerCount is whose players the server list counts: "backend" (what the
+	// backend says; the default), "server" (this server's, on every proxy of a
+	// fleet), "network" (every server of its network, on every proxy), "fleet"
+	// (every player of every proxy).
+	PlayerCount string `toml:"player_count"`
 }
+
+// PlayerCountOf is whose players s's server list counts ([motd] player_count,
+// or "server" for the older fleet_player_count).
+func (s *Server) PlayerCountOf() string {
+	switch {
+	case s.MOTD.PlayerCount != "":
+		return s.MOTD.PlayerCount
+	case s.FleetPlayerCount:
+		return "server"
+	}
+	return "backend"
+}
+
+// PlayerCounts are the values of [motd] player_count.
+var PlayerCounts = []string{"backend", "server", "network", "fleet"}
 
 // ServerManager lets the proxy start a sleeping server when a player arrives.
 type ServerManager struct {

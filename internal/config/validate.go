@@ -361,6 +361,9 @@ func (s *Server) validate(r *report, global *Config) {
 		}
 		m.motd.Favicon = fav
 	}
+	if pc := s.MOTD.PlayerCount; pc != "" && !slices.Contains(PlayerCounts, pc) {
+		r.check("motd.player_count", "%q is not one of %s", pc, strings.Join(PlayerCounts, ", "))
+	}
 	if s.FullKickPatterns == nil {
 		s.FullKickPatterns = DefaultFullKickPatterns
 	}

@@ -275,10 +275,25 @@ func (p *Proxy) relayStatus(cn *conn) []byte {
 	if frame != nil && key != cn.protocol {
 		frame = echoProtocol(frame, key, cn.protocol)
 	}
-	if frame != nil && srv.cfg.FleetPlayerCount {
-		frame = withOnline(frame, p.fleetOnline(srv))
+	if frame != nil && srv.cfg.PlayerCountOf() != "backend" {
+		frame = withOnline(frame, p.playerCount(srv))
 	}
 	return frame
+}
+
+// playerCount is what [motd] player_count counts for srv's server list.
+func (p *Proxy) playerCount(srv *server) int {
+	switch how := srv.cfg.PlayerCountOf(); how {
+	case "network", "fleet":
+		n := 0
+		for _, other := range p.state.Load().servers {
+			if how == "fleet" || other.cfg.Network == srv.cfg.Network {
+				n += p.fleetOnline(other)
+			}
+		}
+		return n
+	}
+	return p.fleetOnline(srv)
 }
 
 // overlayStatus is a backend's status answer with what [motd.online] sets put
@@ -343,7 +358,7 @@ func overlayLegacy(reply []byte, form mc.LegacyForm, m *config.MOTD) []byte {
 }
 
 // fleetOnline is the server's players on this proxy and, in a [fleet], on the
-// others, for fleet_player_count.
+// others, for [motd] player_count.
 func (p *Proxy) fleetOnline(srv *server) int {
 	n := int(srv.players.Load())
 	if f := p.opts.Fleet; f != nil {

@@ -20,9 +20,23 @@ func TestFleetPlayerCountInStatus(t *testing.T) {
 	counted := newServer("counted", []string{"counted.test"}, b.Addr())
 	counted.FleetPlayerCount = true
 	plain := newServer("plain", []string{"plain.test"}, b.Addr())
+	netA := newServer("net-a", []string{"net-a.test"}, b.Addr())
+	netA.Network, netA.MOTD.PlayerCount = "a", "network"
+	netB := newServer("net-b", []string{"net-b.test"}, b.Addr())
+	netB.Network = "a"
+	all := newServer("all", []string{"all.test"}, b.Addr())
+	all.Network, all.MOTD.PlayerCount = "b", "fleet"
 	fleet := &fleetCount{}
 	fleet.n.Store(41)
-	tp := startProxyOpts(t, nil, Options{Fleet: fleet}, counted, plain)
+	tp := startProxyOpts(t, nil, Options{Fleet: fleet}, counted, plain, netA, netB, all)
+	// [motd] player_count: network counts the servers of net-a's network
+	// (net-a, net-b: 41 each elsewhere), fleet counts every server (5).
+	if st := pingVia(t, tp.addr, "net-a.test"); st.Players.Online != 82 {
+		t.Errorf("network count: %d, want 82", st.Players.Online)
+	}
+	if st := pingVia(t, tp.addr, "all.test"); st.Players.Online != 5*41 {
+		t.Errorf("fleet count: %d, want %d", st.Players.Online, 5*41)
+	}
 
 	st := pingVia(t, tp.addr, "counted.test")
 	if st.Players.Online != 41 || st.Players.Max != 100 {
