@@ -56,7 +56,7 @@ func TestFailedLoginsLogOncePerWindow(t *testing.T) {
 		{a, "ban", failedLogWindow, true},
 	}
 	for i, s := range steps {
-		if got := f.allow(s.ip, s.reason, t0.Add(s.at)); got != s.want {
+		if got, _ := f.allow(s.ip, s.reason, t0.Add(s.at)); got != s.want {
 			t.Fatalf("step %d (%s %s at %s): allow = %v, want %v", i, s.ip, s.reason, s.at, got, s.want)
 		}
 	}

@@ -22,26 +22,38 @@ type failKey struct {
 	reason string
 }
 
-// failedLogins decides which failed logins get their INFO line.
+// failedLogins decides which failed logins get their INFO line, and counts
+// the ones it folds into the next.
 type failedLogins struct {
 	mu   sync.Mutex
-	last map[failKey]time.Time
+	last map[failKey]*failEntry
 }
 
-// allow reports whether ip's failure for reason is logged now.
-func (f *failedLogins) allow(ip netip.Addr, reason string, now time.Time) bool {
+type failEntry struct {
+	at     time.Time // the last line's
+	folded int       // failures since, not logged at INFO
+}
+
+// allow reports whether ip's failure for reason is logged now, and how many
+// of its failures were folded since the last line.
+func (f *failedLogins) allow(ip netip.Addr, reason string, now time.Time) (bool, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := failKey{ip, reason}
-	if t, ok := f.last[k]; ok && now.Sub(t) < failedLogWindow {
-		return false
+	if e, ok := f.last[k]; ok && now.Sub(e.at) < failedLogWindow {
+		e.folded++
+		return false, 0
 	}
 	if f.last == nil {
-		f.last = map[failKey]time.Time{}
+		f.last = map[failKey]*failEntry{}
+	}
+	folded := 0
+	if e, ok := f.last[k]; ok {
+		folded = e.folded
 	}
 	if len(f.last) >= failedLogMax {
-		for k, t := range f.last {
-			if now.Sub(t) >= failedLogWindow {
+		for k, e := range f.last {
+			if now.Sub(e.at) >= failedLogWindow {
 				delete(f.last, k)
 			}
 		}
@@ -49,20 +61,24 @@ func (f *failedLogins) allow(ip netip.Addr, reason string, now time.Time) bool {
 			clear(f.last)
 		}
 	}
-	f.last[k] = now
-	return true
+	f.last[k] = &failEntry{at: now}
+	return true, folded
 }
 
 // loginFailed is the one INFO line of a login that did not get its player in
 // (unknown host, banned, refused, rate-limited, auth failed, no backend), at
-// most one per IP and reason per failedLogWindow; the rest are debug lines.
+// most one per IP and reason per failedLogWindow, saying how many of the same
+// it folded since the last (folded); the rest are debug lines.
 func (p *Proxy) loginFailed(cn *conn, reason, detail string) {
 	server := ""
 	if cn.srv != nil {
 		server = cn.srv.id
 	}
 	args := []any{"client", cn.client, "player", cn.player, "host", cn.host, "server", server, "reason", reason, "detail", detail}
-	if p.failLog.allow(cn.ip, reason, p.now()) {
+	if ok, folded := p.failLog.allow(cn.ip, reason, p.now()); ok {
+		if folded > 0 {
+			args = append(args, "folded", folded)
+		}
 		p.log.Info("login failed", args...)
 		return
 	}
