@@ -32,8 +32,8 @@ type adminConn struct {
 func addAdminFlags(cmd *cobra.Command) *adminConn {
 	a := &adminConn{}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&a.url, "admin-url", "", "admin API URL (default: $"+envAdminURL+", else http://<[web] bind> from --config)")
-	pf.StringVar(&a.apiKey, "api-key", "", "admin API key (default: $"+envAPIKey+", else [web] api_key or <data_dir>/admin.key from --config)")
+	pf.StringVar(&a.url, "admin-url", "", "admin API URL (default: $"+envAdminURL+", else http://<[web] bind> from --config; without a config file, the running serve's)")
+	pf.StringVar(&a.apiKey, "api-key", "", "admin API key (default: $"+envAPIKey+", else [web] api_key or <data_dir>/admin.key from --config; without a config file, the key file the running serve made)")
 	return a
 }
 
@@ -58,8 +58,20 @@ func (a *adminConn) client(cmd *cobra.Command, g *globalFlags) (*admin.Client, e
 			// The URL is known; without a key the server's 401 says what to do.
 			return admin.NewClient(url, key), nil
 		}
+		// Without a config file, the running serve's data_dir is relative to the
+		// folder it started in: its runtime hint says where it is.
+		hint, hintErr := admin.ReadRuntimeHint()
+		useHint := hintErr == nil && cfg.Source == ""
+		if url == "" && useHint {
+			url = hint.URL
+		}
 		if url == "" {
 			url = "http://" + dialableBind(cfg.Web.Bind)
+		}
+		if key == "" && useHint && hint.KeyFile != "" {
+			if data, err := os.ReadFile(hint.KeyFile); err == nil {
+				key, keyFile = strings.TrimSpace(string(data)), hint.KeyFile
+			}
 		}
 		if key == "" {
 			key = strings.TrimSpace(cfg.Web.APIKey)
@@ -68,7 +80,12 @@ func (a *adminConn) client(cmd *cobra.Command, g *globalFlags) (*admin.Client, e
 		if dir == "" {
 			dir = "."
 		}
-		keyFile = filepath.Join(dir, admin.KeyFileName)
+		if keyFile == "" {
+			keyFile = filepath.Join(dir, admin.KeyFileName)
+			if abs, err := filepath.Abs(keyFile); err == nil {
+				keyFile = abs
+			}
+		}
 		if key == "" {
 			data, err := os.ReadFile(keyFile)
 			switch {

@@ -103,7 +103,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, override f
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	build := currentBuild()
-	return app.Run(ctx, app.Options{Config: cfg, Logger: log, Version: build.Version, Commit: build.Commit, Reload: hup, Override: override})
+	return app.Run(ctx, app.Options{Config: cfg, Logger: log, Version: build.Version, Commit: build.Commit, Reload: hup, Override: override, RuntimeHint: true})
 }
 
 // addDemo starts three sample backends and a server "demo" that routes localhost to them.

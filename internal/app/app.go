@@ -46,6 +46,9 @@ type Options struct {
 	// Reload, when set, triggers a reload of servers_dir on every receive: serve
 	// passes its SIGHUP channel; tests send on it directly.
 	Reload <-chan os.Signal
+	// RuntimeHint leaves where the admin API is and its key file for the CLI
+	// (admin.WriteRuntimeHint); serve sets it, tests do not.
+	RuntimeHint bool
 	// Override applies the command line's settings (serve --bind) to a
 	// configuration a reload read, as they were applied at start; nil: none.
 	Override func(*config.Config) error
@@ -80,6 +83,7 @@ type App struct {
 
 	reloadMu sync.Mutex                 // one reload at a time (watcher, signal, tests)
 	override func(*config.Config) error // Options.Override
+	hint     bool                       // Options.RuntimeHint
 
 	wg sync.WaitGroup // every goroutine the app starts
 	// stopServing ends the proxy's accept loop (shutdown calls it after
@@ -113,7 +117,7 @@ func build(opts Options) (*App, error) {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
-	a := &App{log: log, cfg: cfg, override: opts.Override, bus: events.NewBus(), met: metrics.New(), notify: sdnotify.FromEnv(log), ready: newReadiness()}
+	a := &App{log: log, cfg: cfg, override: opts.Override, hint: opts.RuntimeHint, bus: events.NewBus(), met: metrics.New(), notify: sdnotify.FromEnv(log), ready: newReadiness()}
 	var err error
 	if a.bans, err = openBans(cfg); err != nil {
 		return nil, err
@@ -376,7 +380,17 @@ func (a *App) startAdmin(ctx context.Context, version string) (string, error) {
 		return "", fmt.Errorf("admin API: listen on %s: %w (change [web] bind or set [web] enabled = false)", cfg.Web.Bind, err)
 	}
 	if generated != "" {
+		if abs, err := filepath.Abs(generated); err == nil {
+			generated = abs
+		}
 		a.log.Info("admin API key is in a file the CLI reads by itself", "file", generated)
+	}
+	if a.hint {
+		if remove, err := admin.WriteRuntimeHint(admin.RuntimeHint{URL: "http://" + ln.Addr().String(), KeyFile: generated}); err != nil {
+			a.log.Debug("no runtime hint for the CLI", "err", err)
+		} else {
+			context.AfterFunc(ctx, remove)
+		}
 	}
 	a.log.Info("admin API listening", "url", "http://"+ln.Addr().String())
 	a.goroutine(func() {
