@@ -42,6 +42,10 @@ func LoadOrCreateSecret(path string) (secret []byte, created bool, err error) {
 	return secret, err == nil, err
 }
 
+// ReadSecret returns the trimmed secret in path, never creating it (a reload
+// reads a rotated secret; a file gone is an error, not a new secret).
+func ReadSecret(path string) ([]byte, error) { return readSecret(path) }
+
 func readSecret(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {

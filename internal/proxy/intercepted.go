@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"compress/zlib"
 	"context"
 	"errors"
@@ -59,26 +60,35 @@ func (in *interception) keyPair() (*auth.KeyPair, error) {
 }
 
 // loadSecret reads (or creates, 0600) the forwarding secret the first time a
-// server needs one, or takes it as given (INFRARUST_FORWARDING_SECRET); a
-// missing-and-uncreatable or empty file is an error, never a silent "none".
-func (in *interception) loadSecret(given, path string) (created bool, err error) {
+// configuration needs it, and reads it again at every reload, so a rotated
+// secret (a new file, a new INFRARUST_FORWARDING_SECRET_FILE content) applies
+// to the next logins; once there is a secret, a file that went away keeps it
+// rather than making a new one the backends do not know.
+func (in *interception) loadSecret(given, path string) (created, changed bool, err error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.secret != nil {
-		return false, nil
-	}
 	secret := []byte(given)
-	if given == "" {
-		if secret, created, err = forwarding.LoadOrCreateSecret(path); err != nil {
-			return false, err
+	switch {
+	case given != "":
+	case in.secret != nil:
+		if secret, err = forwarding.ReadSecret(path); err != nil {
+			return false, false, err
 		}
+	default:
+		if secret, created, err = forwarding.LoadOrCreateSecret(path); err != nil {
+			return false, false, err
+		}
+	}
+	if in.secret != nil && bytes.Equal(in.secret, secret) {
+		return false, false, nil
 	}
 	v, err := forwarding.NewVelocity(secret)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
+	changed = in.secret != nil
 	in.secret, in.velocity = secret, v
-	return created, nil
+	return created, changed, nil
 }
 
 func (in *interception) forwardingSecret() ([]byte, *forwarding.Velocity) {
@@ -96,13 +106,16 @@ func (p *Proxy) prepareForwarding(cfg *config.Config) error {
 	if path == "" { // a configuration not from config.Load (tests, embedding)
 		path = filepath.Join(cfg.Web.DataDir, config.DefaultSecretName)
 	}
-	created, err := p.icpt.loadSecret(cfg.Forwarding.Secret, path)
+	created, changed, err := p.icpt.loadSecret(cfg.Forwarding.Secret, path)
 	if err != nil {
 		return fmt.Errorf("forwarding needs its secret: %w (set [forwarding] secret_file to a readable file, make %s writable, or set %s or %s_FILE)",
 			err, filepath.Dir(path), config.ForwardingSecretEnv, config.ForwardingSecretEnv)
 	}
 	if created {
 		p.log.Warn("created the forwarding secret; copy it to your backends (Paper: proxies.velocity.secret in config/paper-global.yml; BungeeGuard: allowed-tokens)", "file", path)
+	}
+	if changed {
+		p.log.Info("the forwarding secret changed; the next logins carry the new one", "file", path)
 	}
 	return nil
 }
