@@ -176,9 +176,14 @@ func TestRealClientEveryWayInAsksForProof(t *testing.T) {
 			kickedByUs(t, "Victim", back)
 
 			// An offline player never reaches the client_only server.
-			adminGuy := held(open.Domains[0], "AdminGuy", 600*time.Millisecond, "/server co")
+			adminGuy := held(open.Domains[0], "AdminGuy", 600*time.Millisecond, "/server co", "/say after")
 			if m := nextRefusal(ctx, t, refusals); m.Username != "AdminGuy" || m.ToServer != "co" || m.Rule != "proof" || m.Reason != "command" {
 				t.Errorf("the refusal of AdminGuy's move: %+v", m)
+			}
+			// His next line reaching the backend means the refusal's words were
+			// written to him before it (the event is published before they are).
+			if _, err := openB.Wait(ctx, func(e nmp.Event) bool { return e.Event == "command" && e.Username == "AdminGuy" && e.Command == "say after" }); err != nil {
+				t.Fatal(err)
 			}
 			if list, err := api.Players(ctx, ""); err != nil || len(list) != 1 || list[0].Server != "open" {
 				t.Fatalf("AdminGuy must stay on the open server: %+v, %v", list, err)
