@@ -182,7 +182,9 @@ func TestRealClientEveryWayInAsksForProof(t *testing.T) {
 			}
 			// His next line reaching the backend means the refusal's words were
 			// written to him before it (the event is published before they are).
-			if _, err := openB.Wait(ctx, func(e nmp.Event) bool { return e.Event == "command" && e.Username == "AdminGuy" && e.Command == "say after" }); err != nil {
+			if _, err := openB.Wait(ctx, func(e nmp.Event) bool {
+				return e.Event == "command" && e.Username == "AdminGuy" && e.Command == "say after"
+			}); err != nil {
 				t.Fatal(err)
 			}
 			if list, err := api.Players(ctx, ""); err != nil || len(list) != 1 || list[0].Server != "open" {
