@@ -82,6 +82,10 @@ type Player struct {
 // change, read by every command check.
 type Rules struct {
 	groups []rule // by name
+	// byPerm indexes the groups that grant an exact permission; wide are
+	// those with a wildcard (or every permission): what Allows looks at.
+	byPerm map[string][]int
+	wide   []int
 }
 
 type rule struct {
@@ -105,7 +109,7 @@ func Compile(file map[string]Group, stored Doc) *Rules {
 	for n := range stored.Groups {
 		names[n] = true
 	}
-	r := &Rules{}
+	r := &Rules{byPerm: map[string][]int{}}
 	for _, n := range slices.Sorted(maps.Keys(names)) {
 		f, s := file[n], stored.Groups[n]
 		ru := rule{name: n, everyone: n == Default, all: n == Admins, exact: map[string]bool{}, members: map[string]bool{}}
@@ -130,6 +134,12 @@ func Compile(file map[string]Group, stored Doc) *Rules {
 				ru.members[nm] = true
 			}
 		}
+		for p := range ru.exact {
+			r.byPerm[p] = append(r.byPerm[p], len(r.groups))
+		}
+		if ru.all || len(ru.prefixes) > 0 {
+			r.wide = append(r.wide, len(r.groups))
+		}
 		r.groups = append(r.groups, ru)
 	}
 	return r
@@ -144,7 +154,13 @@ func (ru *rule) member(p Player) bool {
 	if !p.Trusted {
 		return false
 	}
-	return ru.members[strings.ToLower(p.Name)] || (p.UUID != "" && ru.members[strings.ToLower(p.UUID)])
+	return ru.members[p.Name] || (p.UUID != "" && ru.members[p.UUID])
+}
+
+// lower is p with the name and UUID as members are stored.
+func (p Player) lower() Player {
+	p.Name, p.UUID = strings.ToLower(p.Name), strings.ToLower(p.UUID)
+	return p
 }
 
 func (ru *rule) on(server string) bool {
@@ -168,11 +184,12 @@ func (r *Rules) Allows(p Player, server, perm string) bool {
 	if r == nil {
 		return false
 	}
-	perm = strings.ToLower(perm)
-	for i := range r.groups {
-		g := &r.groups[i]
-		if g.on(server) && g.member(p) && g.grants(perm) {
-			return true
+	perm, p = strings.ToLower(perm), p.lower()
+	for _, list := range [2][]int{r.byPerm[perm], r.wide} {
+		for _, i := range list {
+			if g := &r.groups[i]; g.grants(perm) && g.on(server) && g.member(p) {
+				return true
+			}
 		}
 	}
 	return false
@@ -183,6 +200,7 @@ func (r *Rules) Admin(p Player) bool {
 	if r == nil {
 		return false
 	}
+	p = p.lower()
 	for i := range r.groups {
 		g := &r.groups[i]
 		if g.all && len(g.servers) == 0 && g.member(p) && !g.everyone {
@@ -198,6 +216,7 @@ func (r *Rules) GroupsOf(p Player, server string) []string {
 	if r == nil {
 		return out
 	}
+	p = p.lower()
 	for i := range r.groups {
 		if g := &r.groups[i]; g.on(server) && g.member(p) {
 			out = append(out, g.name)
