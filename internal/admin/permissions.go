@@ -220,15 +220,22 @@ func (s *Server) change(w http.ResponseWriter, r *http.Request, c perms.Change) 
 		writeError(w, http.StatusBadRequest, "BAD_REQUEST", err.Error())
 		return false
 	}
+	if _, inFile := s.configuredGroups()[checked.Group]; inFile && checked.Op == perms.OpCreate && len(checked.Servers) > 0 {
+		writeError(w, http.StatusConflict, "CONFIGURED", "group "+checked.Group+" is in [permissions.groups] of the config file, whose servers it keeps; change them there and reload")
+		return false
+	}
 	_, changed, err := st.Update(r.Context(), checked)
 	switch {
 	case errors.Is(err, perms.ErrNotStored):
 		if s.inFile(checked) {
-			where := "[permissions.groups." + checked.Group + "]"
-			if checked.Group == perms.Admins && checked.Op == perms.OpRemove {
+			what, where := checked.Value, "[permissions.groups."+checked.Group+"]"
+			switch {
+			case checked.Op == perms.OpDelete:
+				what = "group " + checked.Group
+			case checked.Group == perms.Admins && checked.Op == perms.OpRemove:
 				where = "[permissions] admins"
 			}
-			writeError(w, http.StatusConflict, "CONFIGURED", checked.Value+" is in "+where+" of the config file; remove it there and reload")
+			writeError(w, http.StatusConflict, "CONFIGURED", what+" is in "+where+" of the config file; remove it there and reload")
 		} else {
 			writeError(w, http.StatusNotFound, "NOT_STORED", err.Error())
 		}

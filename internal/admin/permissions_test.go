@@ -142,6 +142,8 @@ func TestGroupRoutes(t *testing.T) {
 		{"DELETE", "/api/v1/permissions/groups/helper/members/Hana", "", 409, "CONFIGURED"},
 		{"DELETE", "/api/v1/permissions/groups/nobody", "", 404, "NOT_STORED"},
 		{"PUT", "/api/v1/permissions/groups/x", `{"servers": ["a b"]}`, 400, "BAD_REQUEST"},
+		{"PUT", "/api/v1/permissions/groups/helper", `{"servers": ["lobby"]}`, 409, "CONFIGURED"},
+		{"DELETE", "/api/v1/permissions/groups/default", "", 409, "group default is in"},
 	} {
 		status, _, body := env.call(t, tc.method, tc.path, testKey, tc.body)
 		if status != tc.status || !strings.Contains(body, tc.code) {

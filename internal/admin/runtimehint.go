@@ -3,7 +3,8 @@ package admin
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,19 +25,26 @@ type RuntimeHint struct {
 	PID     int    `json:"pid"`
 }
 
-// runtimeHintPath is $XDG_RUNTIME_DIR/infrarust/admin.json, else a folder of
-// this user's in the temp dir.
+// runtimeHintPath is $XDG_RUNTIME_DIR/infrarust/admin.json, else in this
+// user's cache folder: never a place another user could have made first (a
+// shared temp folder would let him point the CLI, and its key, elsewhere).
 func runtimeHintPath() string {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
 		return filepath.Join(d, "infrarust", "admin.json")
 	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("infrarust-%d", os.Getuid()), "admin.json")
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "infrarust", "admin.json")
+	}
+	return ""
 }
 
 // WriteRuntimeHint records h for the CLI; the returned func removes it (when
 // it is still this process's).
 func WriteRuntimeHint(h RuntimeHint) (remove func(), err error) {
 	path := runtimeHintPath()
+	if path == "" {
+		return func() {}, errors.New("no runtime or cache folder for this user")
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return func() {}, err
 	}
@@ -61,12 +69,19 @@ func WriteRuntimeHint(h RuntimeHint) (remove func(), err error) {
 // or its process is gone.
 func ReadRuntimeHint() (RuntimeHint, error) {
 	var h RuntimeHint
-	data, err := os.ReadFile(runtimeHintPath())
+	path := runtimeHintPath()
+	if path == "" {
+		return h, errors.New("no runtime or cache folder for this user")
+	}
+	if err := ownedByMe(path); err != nil {
+		return h, err
+	}
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return h, err
 	}
-	if err := json.Unmarshal(data, &h); err != nil || h.URL == "" {
-		return h, errors.New("the runtime hint is not readable")
+	if err := json.Unmarshal(data, &h); err != nil || !loopbackURL(h.URL) {
+		return h, errors.New("the runtime hint is not readable, or names an address off this machine")
 	}
 	if runtime.GOOS != "windows" && h.PID > 0 {
 		if p, err := os.FindProcess(h.PID); err != nil || p.Signal(syscall.Signal(0)) != nil {
@@ -75,3 +90,16 @@ func ReadRuntimeHint() (RuntimeHint, error) {
 	}
 	return h, nil
 }
+
+// loopbackURL is an http URL of this machine, the only place a hint may send
+// the CLI (and its key).
+func loopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" {
+		return false
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
+}
+
+func dirOf(path string) string { return filepath.Dir(path) }

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,6 +30,25 @@ func TestRuntimeHint(t *testing.T) {
 	if _, err := os.Stat(runtimeHintPath()); !os.IsNotExist(err) {
 		t.Fatalf("not removed: %v", err)
 	}
+	// A hint that sends the CLI off this machine, or that others may write, is
+	// not followed.
+	pid := fmt.Sprint(os.Getpid())
+	if err := os.WriteFile(runtimeHintPath(), []byte(`{"url":"http://203.0.113.7:8080","pid":`+pid+`}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadRuntimeHint(); err == nil {
+		t.Fatal("a hint naming another machine was followed")
+	}
+	if err := os.WriteFile(runtimeHintPath(), []byte(`{"url":"http://127.0.0.1:8080","pid":`+pid+`}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(runtimeHintPath(), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadRuntimeHint(); err == nil {
+		t.Fatal("a hint others may write was followed")
+	}
+	os.Remove(runtimeHintPath())
 	// A hint left by a process that is gone (a crash) is not followed.
 	if err := os.WriteFile(runtimeHintPath(), []byte(`{"url":"http://127.0.0.1:1","pid":2147483000}`), 0o600); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/infrarust-go/infrarust/internal/perms"
 	"github.com/infrarust-go/infrarust/internal/proxy"
@@ -45,13 +46,55 @@ func (a *App) openPermissions() error {
 	return nil
 }
 
-// followPermissions keeps the fleet's stored roles in force until ctx ends.
+// followPermissions keeps the fleet's stored roles in force until ctx ends,
+// after putting this proxy's admins.json (from before groups) into them.
 func (a *App) followPermissions(ctx context.Context) {
 	r, ok := a.perms.(*perms.Redis)
 	if !ok {
 		return
 	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.importLegacyAdmins(ctx, r)
+	}()
 	r.Follow(ctx, a.proxy.SetStoredPermissions, func(err error) {
 		a.fleet.RefusedPermissions(err)
 	})
+	<-done
+}
+
+// importLegacyAdmins adds the entries of <data_dir>/admins.json to the
+// fleet's admins group once Redis takes them, then sets the file aside.
+func (a *App) importLegacyAdmins(ctx context.Context, r *perms.Redis) {
+	list, err := perms.LegacyAdmins(a.cfg.Web.DataDir)
+	if err != nil {
+		a.log.Warn("the admins of before roles were not imported", "err", err)
+		return
+	}
+	for len(list) > 0 {
+		var failed error
+		for _, e := range list {
+			c, err := (perms.Change{Op: perms.OpAdd, Group: perms.Admins, Value: e}).Check()
+			if err != nil {
+				continue
+			}
+			if d, _, err := r.Update(ctx, c); err != nil {
+				failed = err
+				break
+			} else {
+				a.proxy.SetStoredPermissions(d)
+			}
+		}
+		if failed == nil {
+			_ = perms.MarkLegacyImported(a.cfg.Web.DataDir)
+			a.log.Info("the admins of admins.json are now the fleet's admins group", "count", len(list))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Second):
+		}
+	}
 }

@@ -36,8 +36,11 @@ func (a *App) reload(reason string) (admin.ReloadResult, error) {
 	res := admin.ReloadResult{Changed: []string{}, Restart: []string{}, Errors: []string{}}
 	cur := a.proxy.Config()
 	if cur.Source == "" {
-		err := a.reloadServersLocked(reason) // the embedded default does not change
-		res.Errors = errStrings(unjoin(err))
+		fileErrs, err := a.reloadServersLocked(reason) // the embedded default does not change
+		res.Errors = errStrings(fileErrs)
+		if err == nil {
+			err = errors.Join(fileErrs...)
+		}
 		return res, err
 	}
 	_ = a.notify.Reloading("reloading " + cur.Source + " (" + reason + ")")
@@ -60,14 +63,12 @@ func (a *App) reload(reason string) (admin.ReloadResult, error) {
 		return res, err
 	}
 	changed := config.Changed(config.Fingerprint(cur), config.Fingerprint(next))
-	if err := a.hooks.SetWebhooks(next.Webhooks, 5*time.Second); err != nil {
-		a.log.Error("reload rejected; the running configuration stays in force", "err", fmt.Errorf("[[webhooks]]: %w", err))
-		a.met.ConfigReloaded(false, time.Now())
+	if err := a.applyServers(next, reason, fileErrs); err != nil {
 		return res, err
 	}
-	if err := a.applyServers(next, reason, fileErrs); err != nil {
-		_ = a.hooks.SetWebhooks(cur.Webhooks, 5*time.Second)
-		return res, err
+	// Webhooks after the rest took: their entries were checked with the file.
+	if err := a.hooks.SetWebhooks(next.Webhooks, 5*time.Second); err != nil {
+		a.log.Error("[[webhooks]] not reloaded; the running ones stay", "err", err)
 	}
 	a.hooksConfigured()
 	live := slices.DeleteFunc(changed, config.NeedsRestart)
@@ -79,25 +80,20 @@ func (a *App) reload(reason string) (admin.ReloadResult, error) {
 	return res, errors.Join(fileErrs...)
 }
 
-// unjoin is the errors errors.Join made err of.
-func unjoin(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
-}
-
 // ReloadServers re-reads servers_dir alone (its watcher): see applyServers.
 func (a *App) ReloadServers(reason string) error {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
-	return a.reloadServersLocked(reason)
+	fileErrs, err := a.reloadServersLocked(reason)
+	if err != nil {
+		return err
+	}
+	return errors.Join(fileErrs...)
 }
 
-func (a *App) reloadServersLocked(reason string) error {
+// reloadServersLocked returns the refused server files, or the error that
+// refused the whole reload.
+func (a *App) reloadServersLocked(reason string) ([]error, error) {
 	_ = a.notify.Reloading("reloading servers_dir (" + reason + ")")
 	defer a.notify.Ready("serving; last reload: " + reason)
 	cur := a.proxy.Config()
@@ -105,12 +101,12 @@ func (a *App) reloadServersLocked(reason string) error {
 	if err != nil {
 		a.log.Error("reload rejected; the previous servers stay in force", "err", err)
 		a.met.ConfigReloaded(false, time.Now())
-		return err
+		return nil, err
 	}
 	if err := a.applyServers(next, reason, fileErrs); err != nil {
-		return err
+		return nil, err
 	}
-	return errors.Join(fileErrs...)
+	return fileErrs, nil
 }
 
 // applyServers puts next in force in every component: the proxy, the server

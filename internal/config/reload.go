@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/hex"
 	"encoding/json"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 var restartKeys = []string{
 	"bind", "max_connections", "forwarder", "servers_dir", "keepalive",
 	"web", "telemetry", "docker", "kubernetes", "fleet",
+	"auth", // the session client and its settings are built at start
 	"active_health.max_concurrent",
 }
 
@@ -115,6 +117,10 @@ func HoldRestartKeys(running, next *Config) []string {
 		if NeedsRestart(k) {
 			held = append(held, k)
 		}
+	}
+	// The default forwarding secret file is in data_dir, which stays: so does it.
+	if next.Forwarding.SecretFile == filepath.Join(next.Web.DataDir, DefaultSecretName) {
+		next.Forwarding.SecretFile = running.Forwarding.SecretFile
 	}
 	// Copied whether or not they differ: a credential's change is not seen
 	// in the digests, and it is no more live than the rest of its table.

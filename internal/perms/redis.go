@@ -24,10 +24,15 @@ type Redis struct {
 	seal          *seal.Sealer
 	poll          time.Duration
 	mu            sync.Mutex
-	last          Doc // the newest good document seen
+	last          Doc  // the newest good document seen
+	good          bool // last was read from Redis or written here
 	rejected      error
 	rejectedCount int
 }
+
+// A proxy refuses a document older than one it read, so a replayed grant
+// cannot come back while it runs; a proxy that starts after the replay has
+// nothing to compare with and takes it (docs/commands.md#roles).
 
 // NewRedis keeps the permissions under prefix (the fleet's key_prefix),
 // signed by s (nil: unsigned, a fleet without a secret).
@@ -47,6 +52,13 @@ func (r *Redis) read(ctx context.Context, get func(context.Context, string) *red
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if errors.Is(err, redis.Nil) {
+		if r.good {
+			// Redis lost the key (a restart without persistence): put back the
+			// newest document this proxy read, so no proxy starts from none.
+			if data, err := json.Marshal(r.last); err == nil {
+				_ = r.rdb.SetNX(ctx, r.key, r.seal.Seal(r.key, string(data)), 0).Err()
+			}
+		}
 		return r.last.Clone(), nil
 	}
 	if err != nil {
@@ -65,8 +77,15 @@ func (r *Redis) read(ctx context.Context, get func(context.Context, string) *red
 	if d.Groups == nil {
 		d.Groups = map[string]Group{}
 	}
-	r.last = d.Clone()
+	r.last, r.good = d.Clone(), true
 	return d, nil
+}
+
+// sawGood reports whether a good document was read (or written) here.
+func (r *Redis) sawGood() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.good
 }
 
 // refuse notes a refused document (r.mu held).
@@ -111,15 +130,24 @@ func (r *Redis) Update(ctx context.Context, c Change) (Doc, bool, error) {
 		err = r.rdb.Watch(ctx, func(tx *redis.Tx) error {
 			cur, err := r.read(ctx, tx.Get)
 			var refused *RefusedError
-			if err != nil && !errors.As(err, &refused) {
-				return err // a refused document is written over with the last good one
+			switch {
+			case err != nil && !errors.As(err, &refused):
+				return err
+			case refused != nil && !r.sawGood():
+				// Written over, it would drop every stored group for this
+				// proxy's empty view: another secret's document (or a forgery)
+				// is left for the operator.
+				return fmt.Errorf("%w; not writing over it: give every proxy the same [fleet] secret, or delete the key %s to start the stored roles over", err, r.key)
 			}
 			next := cur.Clone()
 			if changed, err = next.Apply(c); err != nil || !changed {
 				out = cur
 				return err
 			}
-			next.Version = cur.Version + 1
+			// A version is at least the time of the change, so a proxy that
+			// restarted (or a Redis that lost the key) still writes a newer one
+			// than any the others read: theirs refuse only what is older.
+			next.Version = max(cur.Version+1, time.Now().UnixMilli())
 			data, err := json.Marshal(next)
 			if err != nil {
 				return err
@@ -145,7 +173,7 @@ func (r *Redis) Update(ctx context.Context, c Change) (Doc, bool, error) {
 	if changed {
 		r.mu.Lock()
 		if out.Version > r.last.Version {
-			r.last = out.Clone()
+			r.last, r.good = out.Clone(), true
 		}
 		r.mu.Unlock()
 	}

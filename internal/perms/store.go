@@ -64,28 +64,46 @@ func OpenFile(dataDir string) (*File, error) {
 	return f, nil
 }
 
-// importLegacy moves admins.json's entries into the admins group.
+// importLegacy moves admins.json's entries into the admins group. The import
+// stays in memory when the data_dir is read-only (tried again at the next
+// start): a leftover file never stops serve.
 func (f *File) importLegacy(dataDir string) error {
-	old := filepath.Join(dataDir, legacyAdmins)
-	data, err := os.ReadFile(old)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read the admins %s: %w", old, err)
-	}
-	var list []string
-	if err := json.Unmarshal(bytes.TrimSpace(data), &list); err != nil {
-		return fmt.Errorf("admins file %s is corrupt; it should look like [\"Steve\"]: fix it, or delete it", old)
+	list, err := LegacyAdmins(dataDir)
+	if err != nil || len(list) == 0 {
+		return err
 	}
 	for _, e := range list {
 		if c, err := (Change{Op: OpAdd, Group: Admins, Value: e}).Check(); err == nil {
 			_, _ = f.doc.Apply(c)
 		}
 	}
-	if err := f.save(f.doc); err != nil {
-		return err
+	if f.save(f.doc) == nil {
+		_ = MarkLegacyImported(dataDir)
 	}
+	return nil
+}
+
+// LegacyAdmins are the entries of <dataDir>/admins.json, the admins `perms
+// op` stored before groups (none when there is no such file).
+func LegacyAdmins(dataDir string) ([]string, error) {
+	old := filepath.Join(dataDir, legacyAdmins)
+	data, err := os.ReadFile(old)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the admins %s: %w", old, err)
+	}
+	var list []string
+	if err := json.Unmarshal(bytes.TrimSpace(data), &list); err != nil {
+		return nil, fmt.Errorf("admins file %s is corrupt; it should look like [\"Steve\"]: fix it, or delete it", old)
+	}
+	return list, nil
+}
+
+// MarkLegacyImported renames admins.json to admins.json.imported.
+func MarkLegacyImported(dataDir string) error {
+	old := filepath.Join(dataDir, legacyAdmins)
 	return os.Rename(old, old+".imported")
 }
 

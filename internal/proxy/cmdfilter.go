@@ -34,6 +34,9 @@ type playerCommands struct {
 	// the proxy commands merged into it then (perms.go: refreshTree).
 	lastTree []byte
 	visible  string
+	treeFrom string // the server lastTree came from
+	// refreshing and refreshDirty coalesce refreshes (scheduleRefresh).
+	refreshing, refreshDirty atomic.Bool
 }
 
 // commandTypes are the packets the commands layer reads.
@@ -222,7 +225,7 @@ func (pc *playerCommands) packet(s *session.Session, cmds *command.Set, pk *sess
 			pc.warnTree(err)
 			return
 		}
-		pc.rememberTree(pk.Payload, strings.Join(cmds.Labels(pc.src, ""), " "))
+		pc.rememberTree(s, pk.Payload, strings.Join(cmds.Labels(pc.src, ""), " "))
 		if err := mergeCommands(&tree, cmds, pc.src); err != nil {
 			pc.warnTree(err)
 			return

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/perms"
+	"github.com/infrarust-go/infrarust/internal/session"
 )
 
 // permissions are the roles in force: the file's [permissions] and the
@@ -22,17 +22,24 @@ type permissions struct {
 // SetStoredPermissions puts the stored groups in force (the app calls it
 // when the store changes, here or on another proxy of the fleet); the
 // players whose commands change get their command list again at once.
+// A document older than the one in force is ignored: two changes applied out
+// of order (one through the API, the next from the fleet) end on the newer.
 func (p *Proxy) SetStoredPermissions(d perms.Doc) {
 	p.perms.mu.Lock()
+	if d.Version < p.perms.stored.Version {
+		p.perms.mu.Unlock()
+		return
+	}
 	p.perms.stored = d.Clone()
 	p.perms.mu.Unlock()
-	p.recompilePermissions(p.state.Load().cfg)
+	p.recompilePermissions()
 }
 
-// recompilePermissions builds the rules of cfg and the stored groups and
-// refreshes the online players' command lists.
-func (p *Proxy) recompilePermissions(cfg *config.Config) {
+// recompilePermissions builds the rules of the configuration in force and the
+// stored groups, and refreshes the online players' command lists.
+func (p *Proxy) recompilePermissions() {
 	p.perms.mu.Lock()
+	cfg := p.state.Load().cfg // read under the lock: the last to compile sees the newest
 	rules := perms.Compile(perms.FileGroups(cfg.Permissions), p.perms.stored)
 	old := p.perms.rules.Swap(rules)
 	p.perms.mu.Unlock()
@@ -75,9 +82,31 @@ func (p *Proxy) refreshCommandLists() {
 	}
 	for _, pl := range p.roster.all() {
 		if pl.cmds != nil && pl.sess != nil {
-			p.goroutine(func() { pl.cmds.refreshTree() })
+			pl.cmds.scheduleRefresh()
 		}
 	}
+}
+
+// scheduleRefresh runs refreshTree on the player's own goroutine, at most one
+// at a time: changes that come while it runs make it run once more, so a
+// burst of changes costs each player one or two refreshes, not one each.
+func (pc *playerCommands) scheduleRefresh() {
+	pc.refreshDirty.Store(true)
+	if !pc.refreshing.CompareAndSwap(false, true) {
+		return
+	}
+	pc.p.goroutine(func() {
+		for {
+			for pc.refreshDirty.Swap(false) {
+				pc.refreshTree()
+			}
+			pc.refreshing.Store(false)
+			// A change between the last Swap and the Store above is not lost.
+			if !pc.refreshDirty.Load() || !pc.refreshing.CompareAndSwap(false, true) {
+				return
+			}
+		}
+	})
 }
 
 // refreshTree sends the player the backend's last command tree with the
@@ -91,8 +120,11 @@ func (pc *playerCommands) refreshTree() {
 	}
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
-	if pc.lastTree == nil {
-		return
+	if pc.lastTree == nil || !pc.pl.sess.Playing() {
+		return // a new world is coming: its server sends a tree, merged then
+	}
+	if srv, _ := pc.pl.where(); srv == nil || srv.id != pc.treeFrom {
+		return // the tree is another server's: the one he is on sends its own
 	}
 	visible := strings.Join(cmds.Labels(pc.src, ""), " ")
 	if visible == pc.visible {
@@ -120,9 +152,16 @@ func (pc *playerCommands) refreshTree() {
 
 // rememberTree keeps the backend's tree (before the merge) and what the
 // merge shows, for refreshTree.
-func (pc *playerCommands) rememberTree(payload []byte, visible string) {
+// The tree is the session's current backend's, which is set before its
+// packets flow (the player's server moves later, when the move completes).
+func (pc *playerCommands) rememberTree(s *session.Session, payload []byte, visible string) {
+	from := ""
+	if b := s.Current(); b != nil {
+		from = b.Server
+	}
 	pc.mu.Lock()
 	pc.lastTree = slices.Clone(payload)
 	pc.visible = visible
+	pc.treeFrom = from
 	pc.mu.Unlock()
 }

@@ -82,7 +82,7 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 	p.limiter.SetConfig(rateLimitConfig(cfg.RateLimit))
 	p.state.Store(next)
 	p.seriesAtZero(cfg)
-	p.recompilePermissions(cfg)
+	p.recompilePermissions()
 	return nil
 }
 

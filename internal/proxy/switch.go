@@ -85,7 +85,7 @@ func (p *Proxy) moved(pl *onlinePlayer, from, to *session.Backend, reason string
 	p.arrive(pl, srv, to.Address)
 	if pl.cmds != nil {
 		// Roles limited to some servers change with the server.
-		p.goroutine(pl.cmds.refreshTree)
+		pl.cmds.scheduleRefresh()
 	}
 	sw := events.Switch{Username: pl.origin.player, UUID: pl.origin.uuid, ToServer: to.Server, ToAddress: to.Address, Reason: reason}
 	if from != nil {

@@ -615,6 +615,14 @@ func (s *Session) sendClient(state mc.State, pks []mc.Packet) error {
 	return s.client.Conn.WritePackets(out...)
 }
 
+// Playing reports whether the client is in a world it may be sent play
+// packets for now (not in a configuration phase, not waiting for a new world).
+func (s *Session) Playing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.toClient == mc.PlayState && !s.joining
+}
+
 // maxHeldTells bounds the chat lines held for a client that is not in play.
 const maxHeldTells = 8
 
