@@ -221,3 +221,47 @@ func TestRealClientHub(t *testing.T) {
 		}
 	}
 }
+
+// A role limited to a server (LuckPerms' server context) follows the player:
+// Bob's lobby-staff group gives him /send on the lobby only; his command list
+// there has it, the one he gets on games does not, and /send typed on games
+// is not the proxy's.
+func TestRealClientRolesFollowTheServer(t *testing.T) {
+	h := nmp.Setup(t)
+	const v = "1.21.4"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := func() *nmp.Server {
+		return h.StartServer(t, nmp.ServerOptions{Version: v, KeepAlive: 250 * time.Millisecond, Commands: true})
+	}
+	lobbyB, gamesB := start(), start()
+	lobby := intercepted(config.ModeOffline, "lobby-ctx.e2e.test", lobbyB.Addr)
+	lobby.ID, lobby.Network = "lobby", "main"
+	games := intercepted(config.ModeOffline, "games-ctx.e2e.test", gamesB.Addr)
+	games.ID, games.Network = "games", "main"
+	proxyAddr, adminURL := startWithAdminWith(t, func(c *config.Config) {
+		c.Permissions.TrustOfflineAdmins = true
+		c.Permissions.Groups = map[string]config.PermissionGroup{
+			"lobby-staff": {Permissions: []string{"infrarust.command.send"}, Members: []string{"Bob"}, Servers: []string{"lobby"}},
+		}
+	}, lobby, games)
+	api := admin.NewClient(adminURL, e2eAdminKey)
+	client := h.StartClient(t)
+	opts := heldLogin(proxyAddr, lobby.Domains[0], v, "Bob")
+	opts.Commands, opts.CommandGap = []string{"/server games", "/send Bob lobby", "/say after"}, 800*time.Millisecond
+	bob := goLogin(ctx, client, opts)
+	if _, err := gamesB.Wait(ctx, func(e nmp.Event) bool { return e.Event == "command" && e.Command == "say after" }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.KickPlayer(ctx, "Bob", "e2e: done"); err != nil {
+		t.Fatal(err)
+	}
+	res := kickedByUs(t, "Bob", bob)
+	trees := res.CommandTrees
+	if len(trees) < 2 || !slices.Contains(trees[0], "send") || slices.Contains(trees[len(trees)-1], "send") {
+		t.Errorf("Bob's command lists: %v; want /send on the lobby, not on games", trees)
+	}
+	if !slices.ContainsFunc(gamesB.Events(), func(e nmp.Event) bool { return e.Event == "command" && e.Command == "send Bob lobby" }) {
+		t.Error("/send on games was taken by the proxy: the lobby's role applied off the lobby")
+	}
+}
