@@ -305,15 +305,21 @@ func (p *Proxy) cmdServer(ctx context.Context, inv command.Invocation) error {
 		inv.Source.Tell(fill(m.ServerUnknown, "server", target))
 		return nil
 	}
-	if t == cur {
+	p.moveSelf(inv, pl, target)
+	return nil
+}
+
+// moveSelf moves the command's own player to target, telling him how it goes.
+func (p *Proxy) moveSelf(inv command.Invocation, pl *onlinePlayer, target string) {
+	m := p.msgs()
+	if cur, _ := pl.where(); cur != nil && cur.id == target {
 		inv.Source.Tell(fill(m.ServerAlready, "server", target))
-		return nil
+		return
 	}
 	inv.Source.Tell(fill(m.ServerMoving, "server", target))
 	if err := p.movePlayer(pl, target, whyCommand, pass{}); err != nil {
 		inv.Source.Tell(fill(m.MoveFailed, "server", target, "reason", err.Error()))
 	}
-	return nil
 }
 
 // cmdHub sends the player to his network's lobby: the first [commands.hub]
@@ -327,21 +333,12 @@ func (p *Proxy) cmdHub(ctx context.Context, inv command.Invocation) error {
 	if len(inv.Args) > 0 {
 		return command.ErrUsage
 	}
-	m := p.msgs()
 	target := p.hubOf(pl)
-	cur, _ := pl.where()
-	switch {
-	case target == "":
-		inv.Source.Tell(m.HubNone)
-		return nil
-	case cur != nil && cur.id == target:
-		inv.Source.Tell(fill(m.ServerAlready, "server", target))
+	if target == "" {
+		inv.Source.Tell(p.msgs().HubNone)
 		return nil
 	}
-	inv.Source.Tell(fill(m.ServerMoving, "server", target))
-	if err := p.movePlayer(pl, target, whyCommand, pass{}); err != nil {
-		inv.Source.Tell(fill(m.MoveFailed, "server", target, "reason", err.Error()))
-	}
+	p.moveSelf(inv, pl, target)
 	return nil
 }
 
