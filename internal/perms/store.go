@@ -46,7 +46,11 @@ func OpenFile(dataDir string) (*File, error) {
 	if dataDir == "" {
 		dataDir = "."
 	}
-	f := &File{path: filepath.Join(dataDir, FileName), doc: Doc{Groups: map[string]Group{}}}
+	path := filepath.Join(dataDir, FileName)
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs // named in the API and the CLI, which may run elsewhere
+	}
+	f := &File{path: path, doc: Doc{Groups: map[string]Group{}}}
 	atomicfile.Clean(f.path)
 	data, err := os.ReadFile(f.path)
 	switch {
