@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 )
 
 // Result is what a finished session reports to its done callback.
@@ -104,9 +105,22 @@ func ParseKind(s string) (Kind, error) {
 	return "", fmt.Errorf("unknown forwarder %q: use %q, %q or %q", s, Auto, Goroutine, Epoll)
 }
 
-// New builds the forwarder of kind k; Auto falls back to the goroutine forwarder where
-// epoll is unavailable, an explicit Epoll there is an error wrapping ErrUnavailable.
+// EnvKind names the forwarder that "auto" means when it is set: CI runs the
+// suites a second time with INFRARUST_FORWARDER=goroutine, the forwarder of
+// every platform without epoll.
+const EnvKind = "INFRARUST_FORWARDER"
+
+// New builds the forwarder of kind k; Auto is $INFRARUST_FORWARDER when set,
+// else epoll where it is available and the goroutine forwarder elsewhere; an
+// explicit Epoll where it is unavailable is an error wrapping ErrUnavailable.
 func New(k Kind) (Forwarder, error) {
+	if k == Auto || k == "" {
+		if env, err := ParseKind(os.Getenv(EnvKind)); err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvKind, err)
+		} else if env != Auto {
+			k = env
+		}
+	}
 	switch k {
 	case Goroutine:
 		return NewGoroutine(), nil
