@@ -47,6 +47,9 @@ type sockets struct {
 	poller *rawtcp.Poller // nil: Go's net sockets (the goroutine forwarder splices those)
 }
 
+// raw reports whether players' sockets are raw (the epoll forwarder's).
+func (s sockets) raw() bool { return s.poller != nil }
+
 func newSockets(fwd forward.Forwarder) (sockets, error) {
 	if !forward.TakesFDs(fwd) {
 		return sockets{}, nil

@@ -34,3 +34,6 @@ func (sockets) close() {}
 func (sockets) sessionDial() func(ctx context.Context, network, address string) (net.Conn, error) {
 	return nil
 }
+
+// raw reports whether players' sockets are raw (never here).
+func (sockets) raw() bool { return false }
