@@ -21,7 +21,12 @@ import (
 // removal takes /kick away again on both.
 func TestE2ERolesAcrossTheFleet(t *testing.T) {
 	h := nmp.Setup(t)
-	const v = "1.21.4"
+	for _, v := range []string{"1.16.5", "1.21.4"} { // a tree before and after the configuration phase
+		t.Run(v, func(t *testing.T) { rolesAcrossTheFleet(t, h, v) })
+	}
+}
+
+func rolesAcrossTheFleet(t *testing.T, h *nmp.Harness, v string) {
 	r := startRedis(t)
 	b := h.StartServer(t, nmp.ServerOptions{Version: v, KeepAlive: 250 * time.Millisecond, Commands: true})
 	file := fmt.Sprintf("domains = [%q]\naddresses = [%q]\nproxy_mode = \"offline\"\n", playHost, b.Addr)
