@@ -16,11 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/infrarust-go/infrarust/internal/forward"
-	"github.com/infrarust-go/infrarust/internal/forwarding"
-	"github.com/infrarust-go/infrarust/internal/proxy/balance"
-	"github.com/infrarust-go/infrarust/internal/proxy/health"
 )
 
 // Config is the proxy-wide file (infrarust.toml) plus the servers loaded from servers_dir.
@@ -56,7 +51,7 @@ type Config struct {
 	CompressionThreshold int `toml:"compression_threshold"`
 	// Forwarder moves passthrough sessions' bytes: "auto" (epoll on Linux),
 	// "epoll", or "goroutine" (two copying goroutines per session, splice on Linux).
-	Forwarder forward.Kind `toml:"forwarder"`
+	Forwarder ForwarderKind `toml:"forwarder"`
 	// StallTimeout moves (or disconnects) an intercepted player whose backend sent
 	// nothing at all, not even a keep-alive, for this long; 0 turns it off.
 	StallTimeout Duration `toml:"stall_timeout"`
@@ -120,7 +115,7 @@ type Auth struct {
 type Forwarding struct {
 	RawMode string `toml:"mode"`
 	// Mode is RawMode parsed; a server's forwarding_mode overrides it.
-	Mode forwarding.Mode `toml:"-"`
+	Mode ForwardingMode `toml:"-"`
 	// SecretFile holds the velocity / bungeeguard secret; created (0600) with a
 	// random secret when missing. Relative to infrarust.toml's folder; unset, it
 	// is <data_dir>/forwarding.secret (or forwarding.secret beside
@@ -205,13 +200,13 @@ type RateLimit struct {
 
 // ActiveHealth configures the background prober; a server may override the whole block.
 type ActiveHealth struct {
-	Enabled           bool        `toml:"enabled"`
-	Kind              health.Kind `toml:"kind"`
-	UnhealthyInterval Duration    `toml:"unhealthy_interval"`
-	ProbeHealthy      bool        `toml:"probe_healthy"`
-	Interval          Duration    `toml:"interval"`
-	Timeout           Duration    `toml:"timeout"`
-	MaxConcurrent     int         `toml:"max_concurrent"`
+	Enabled           bool       `toml:"enabled"`
+	Kind              HealthKind `toml:"kind"`
+	UnhealthyInterval Duration   `toml:"unhealthy_interval"`
+	ProbeHealthy      bool       `toml:"probe_healthy"`
+	Interval          Duration   `toml:"interval"`
+	Timeout           Duration   `toml:"timeout"`
+	MaxConcurrent     int        `toml:"max_concurrent"`
 }
 
 // IPFilter holds allow and deny CIDR lists; deny wins, a non-empty allow admits only its ranges.
@@ -225,25 +220,25 @@ type Server struct {
 	ID   string `toml:"-"`
 	File string `toml:"-"`
 
-	Name                string           `toml:"name"`
-	Domains             []string         `toml:"domains"`
-	RawAddresses        []any            `toml:"addresses"`
-	Addresses           []Address        `toml:"-"`
-	Balance             balance.Strategy `toml:"balance"`
-	SlowStart           Duration         `toml:"slow_start"`
-	SlowStartAggression float64          `toml:"slow_start_aggression"`
-	DegradedLatency     Duration         `toml:"degraded_latency"`
-	ActiveHealth        *ActiveHealth    `toml:"active_health"`
-	ProxyMode           ProxyMode        `toml:"proxy_mode"`
-	SendProxyProtocol   bool             `toml:"send_proxy_protocol"`
-	RawDomainRewrite    any              `toml:"domain_rewrite"`
-	DomainRewrite       DomainRewrite    `toml:"-"`
-	MOTD                ServerMOTDs      `toml:"motd"`
-	DisconnectMessage   string           `toml:"disconnect_message"`
-	IPFilter            IPFilter         `toml:"ip_filter"`
-	FullKickPatterns    []string         `toml:"full_kick_patterns"`
-	ServerManager       *ServerManager   `toml:"server_manager"`
-	RawForwardingMode   string           `toml:"forwarding_mode"`
+	Name                string         `toml:"name"`
+	Domains             []string       `toml:"domains"`
+	RawAddresses        []any          `toml:"addresses"`
+	Addresses           []Address      `toml:"-"`
+	Balance             Strategy       `toml:"balance"`
+	SlowStart           Duration       `toml:"slow_start"`
+	SlowStartAggression float64        `toml:"slow_start_aggression"`
+	DegradedLatency     Duration       `toml:"degraded_latency"`
+	ActiveHealth        *ActiveHealth  `toml:"active_health"`
+	ProxyMode           ProxyMode      `toml:"proxy_mode"`
+	SendProxyProtocol   bool           `toml:"send_proxy_protocol"`
+	RawDomainRewrite    any            `toml:"domain_rewrite"`
+	DomainRewrite       DomainRewrite  `toml:"-"`
+	MOTD                ServerMOTDs    `toml:"motd"`
+	DisconnectMessage   string         `toml:"disconnect_message"`
+	IPFilter            IPFilter       `toml:"ip_filter"`
+	FullKickPatterns    []string       `toml:"full_kick_patterns"`
+	ServerManager       *ServerManager `toml:"server_manager"`
+	RawForwardingMode   string         `toml:"forwarding_mode"`
 	// Network groups intercepted servers that can exchange players (switches,
 	// fallback); servers with the same value (empty included) form one network.
 	Network string `toml:"network"`
@@ -269,7 +264,7 @@ type Server struct {
 	// every proxy of the [fleet] instead of what the backend says (fleet.go).
 	FleetPlayerCount bool `toml:"fleet_player_count"`
 	// ForwardingMode is RawForwardingMode parsed; nil means the global [forwarding] mode.
-	ForwardingMode *forwarding.Mode `toml:"-"`
+	ForwardingMode *ForwardingMode `toml:"-"`
 	// Discovered names the discovery source that produced this server ("docker",
 	// "kubernetes"); "" for a servers_dir file. A file wins over a discovered server.
 	Discovered string `toml:"-"`
@@ -279,7 +274,7 @@ type Server struct {
 }
 
 // EffectiveForwarding is the forwarding mode the server's backends expect.
-func (c *Config) EffectiveForwarding(s *Server) forwarding.Mode {
+func (c *Config) EffectiveForwarding(s *Server) ForwardingMode {
 	if s.ForwardingMode != nil {
 		return *s.ForwardingMode
 	}
@@ -465,18 +460,18 @@ func Default() *Config {
 			IPv6Prefix: 64, MaxTracked: 1 << 20,
 		},
 		CompressionThreshold: 256,
-		Forwarder:            forward.Auto,
+		Forwarder:            ForwarderAuto,
 		StallTimeout:         Duration(30 * time.Second),
 		FallbackMaxBounces:   3,
 		DuplicateLogin:       DuplicateReplace,
 		Auth:                 Auth{SessionServer: "https://sessionserver.mojang.com", Timeout: Duration(5 * time.Second)},
 		Forwarding: Forwarding{
-			RawMode: "none", Mode: forwarding.ModeNone,
+			RawMode: "none", Mode: ForwardingNone,
 		},
 		PluginMessaging: PluginMessaging{BungeeCordPermissions: DefaultChannelPermissions()},
 		Fleet:           defaultFleet(),
 		ActiveHealth: ActiveHealth{
-			Enabled: true, Kind: health.KindTCP, UnhealthyInterval: Duration(10 * time.Second),
+			Enabled: true, Kind: HealthTCP, UnhealthyInterval: Duration(10 * time.Second),
 			Interval: Duration(30 * time.Second), Timeout: Duration(3 * time.Second), MaxConcurrent: 8,
 		},
 		Telemetry:   defaultTelemetry(),
@@ -494,7 +489,7 @@ func Default() *Config {
 // ServerDefaults fills what a server file leaves out.
 func serverDefaults(s *Server) {
 	s.FallbackSkipKicks = []string{"banned"}
-	s.Balance = balance.FirstAvailable
+	s.Balance = FirstAvailable
 	s.SlowStartAggression = 1.0
 	s.ProxyMode = ModePassthrough
 	s.DisconnectMessage = "§cServer is unreachable, please try again later"
@@ -538,7 +533,7 @@ func (c *Config) Warnings() []string {
 	}
 	for _, s := range c.Servers {
 		w = append(w, s.Warnings()...)
-		if !s.ProxyMode.Intercepted() && s.ForwardingMode == nil && c.Forwarding.Mode != forwarding.ModeNone {
+		if !s.ProxyMode.Intercepted() && s.ForwardingMode == nil && c.Forwarding.Mode != ForwardingNone {
 			w = append(w, fmt.Sprintf("%s: proxy_mode %q forwards the player's bytes as they are, so [forwarding] mode = %q does not reach this server: a backend that expects it kicks every login; set proxy_mode = \"offline\" or \"client_only\", or forwarding_mode = \"none\" for a backend without it", s.File, s.ProxyMode, c.Forwarding.RawMode))
 		}
 	}
@@ -618,7 +613,7 @@ func findCommand(command, dir string) error {
 // Warnings of one server file.
 func (s *Server) Warnings() []string {
 	var w []string
-	if s.Balance == balance.FirstAvailable && len(s.Addresses) > 1 {
+	if s.Balance == FirstAvailable && len(s.Addresses) > 1 {
 		weighted := false
 		for _, a := range s.Addresses {
 			if a.Weight != 1 {

@@ -14,12 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/infrarust-go/infrarust/internal/forward"
-	"github.com/infrarust-go/infrarust/internal/forwarding"
-	"github.com/infrarust-go/infrarust/internal/ipfilter"
-	"github.com/infrarust-go/infrarust/internal/proxy/balance"
-	"github.com/infrarust-go/infrarust/internal/proxy/health"
 )
 
 // Validation happens here, once, for `serve`, `config check` and reloads alike: whatever
@@ -187,7 +181,7 @@ func (c *Config) validate(r *report, envKey string) {
 	if rl.MaxTracked < 0 {
 		r.check("rate_limit.max_tracked", "must be 0 (the built-in cap) or more")
 	}
-	if k, err := forward.ParseKind(string(c.Forwarder)); err != nil {
+	if k, err := ParseForwarderKind(string(c.Forwarder)); err != nil {
 		r.check("forwarder", "%v", err)
 	} else {
 		c.Forwarder = k
@@ -217,8 +211,8 @@ func (c *Config) validate(r *report, envKey string) {
 	if c.Auth.Timeout <= 0 {
 		r.check("auth.timeout", "must be more than 0")
 	}
-	if m, err := forwarding.ParseMode(c.Forwarding.RawMode); err != nil {
-		r.check("forwarding.mode", "%s", notOneOf(c.Forwarding.RawMode, forwarding.ModeNames()))
+	if m, err := ParseForwardingMode(c.Forwarding.RawMode); err != nil {
+		r.check("forwarding.mode", "%s", notOneOf(c.Forwarding.RawMode, ForwardingModeNames()))
 	} else {
 		c.Forwarding.Mode = m
 	}
@@ -240,14 +234,14 @@ func (c *Config) validate(r *report, envKey string) {
 
 func checkPrefixes(r *report, path string, list []string) {
 	for i, p := range list {
-		if _, err := ipfilter.ParsePrefix(p); err != nil {
+		if _, err := ParsePrefix(p); err != nil {
 			r.check(indexPath(path, i), "%v", err)
 		}
 	}
 }
 
 func validateActiveHealth(r *report, path string, a ActiveHealth) {
-	if _, err := health.ParseKind(string(a.Kind)); err != nil {
+	if _, err := ParseHealthKind(string(a.Kind)); err != nil {
 		r.check(joinPath(path, "kind"), "%v", err)
 	}
 	if a.Timeout <= 0 {
@@ -301,8 +295,8 @@ func (s *Server) validate(r *report, global *Config) {
 		first[a.Address] = i
 		s.Addresses = append(s.Addresses, a)
 	}
-	if st, err := balance.ParseStrategy(string(s.Balance)); err != nil {
-		r.check("balance", "%s", notOneOf(string(s.Balance), balance.StrategyNames()))
+	if st, err := ParseStrategy(string(s.Balance)); err != nil {
+		r.check("balance", "%s", notOneOf(string(s.Balance), StrategyNames()))
 	} else {
 		s.Balance = st
 	}
@@ -331,7 +325,7 @@ func (s *Server) validate(r *report, global *Config) {
 		r.check("bungeecord_channel", "the BungeeCord channel needs an intercepted proxy_mode (offline or client_only): a passthrough server's messages are bytes the proxy does not read")
 	}
 	if s.RawForwardingMode != "" {
-		if m, err := forwarding.ParseMode(s.RawForwardingMode); err != nil {
+		if m, err := ParseForwardingMode(s.RawForwardingMode); err != nil {
 			r.check("forwarding_mode", "%v", err)
 		} else {
 			s.ForwardingMode = &m

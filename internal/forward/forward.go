@@ -26,6 +26,7 @@ package forward
 import (
 	"errors"
 	"fmt"
+	"github.com/infrarust-go/infrarust/internal/config"
 	"net"
 	"os"
 )
@@ -84,26 +85,19 @@ func noEnd() {}
 // ErrUnavailable says a forwarder kind does not exist on this platform.
 var ErrUnavailable = errors.New("forwarder not available on this platform")
 
-// Kind names a forwarder implementation, as a setting spells it.
-type Kind string
+// Kind names a forwarder implementation, as a setting spells it (the
+// configuration owns the vocabulary).
+type Kind = config.ForwarderKind
 
 // The forwarder kinds a setting may name.
 const (
-	Auto      Kind = "auto"      // epoll where available, else goroutine
-	Goroutine Kind = "goroutine" // two io.Copy goroutines per session; every platform
-	Epoll     Kind = "epoll"     // epoll readiness set and shard goroutines; Linux only
+	Auto      = config.ForwarderAuto
+	Goroutine = config.ForwarderGoroutine
+	Epoll     = config.ForwarderEpoll
 )
 
 // ParseKind checks a setting's value; the empty string means Auto.
-func ParseKind(s string) (Kind, error) {
-	switch k := Kind(s); k {
-	case "":
-		return Auto, nil
-	case Auto, Goroutine, Epoll:
-		return k, nil
-	}
-	return "", fmt.Errorf("unknown forwarder %q: use %q, %q or %q", s, Auto, Goroutine, Epoll)
-}
+func ParseKind(s string) (Kind, error) { return config.ParseForwarderKind(s) }
 
 // EnvKind names the forwarder that "auto" means when it is set: CI runs the
 // suites a second time with INFRARUST_FORWARDER=goroutine, the forwarder of

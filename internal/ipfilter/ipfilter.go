@@ -4,8 +4,8 @@ package ipfilter
 
 import (
 	"fmt"
+	"github.com/infrarust-go/infrarust/internal/config"
 	"net/netip"
-	"strings"
 )
 
 // Filter holds parsed allow and deny ranges. It is immutable after New, so
@@ -43,39 +43,9 @@ func parseList(list string, entries []string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// ParsePrefix turns one list entry into a canonical prefix; it is exported
-// so other operator-facing lists (trusted proxies, per-server filters) accept
-// exactly the same syntax.
-func ParsePrefix(entry string) (netip.Prefix, error) {
-	s := strings.TrimSpace(entry)
-	if s == "" {
-		return netip.Prefix{}, fmt.Errorf("empty entry: use an IP address like 203.0.113.7 or a CIDR like 203.0.113.0/24")
-	}
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return netip.Prefix{}, fmt.Errorf("%q is not a valid CIDR (want e.g. 203.0.113.0/24 or 2001:db8::/32): %w", entry, err)
-		}
-		return canonical(p), nil
-	}
-	ip, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("%q is not a valid IP address or CIDR (want e.g. 203.0.113.7 or 203.0.113.0/24): %w", entry, err)
-	}
-	if ip.Zone() != "" {
-		return netip.Prefix{}, fmt.Errorf("%q has an IPv6 zone; remove the %%%s suffix", entry, ip.Zone())
-	}
-	return canonical(netip.PrefixFrom(ip, ip.BitLen())), nil
-}
-
-// canonical masks host bits and turns IPv4-mapped IPv6 ranges into IPv4 so
-// they match the unmapped client addresses Allowed looks up.
-func canonical(p netip.Prefix) netip.Prefix {
-	if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
-		p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
-	}
-	return p.Masked()
-}
+// ParsePrefix turns one list entry into a canonical prefix, with the same
+// syntax as every operator-facing address list (config.ParsePrefix).
+func ParsePrefix(entry string) (netip.Prefix, error) { return config.ParsePrefix(entry) }
 
 // Allowed reports whether ip may connect: a deny match always rejects, a
 // non-empty allow list admits only its ranges, and a nil *Filter (no filter

@@ -10,43 +10,28 @@ package balance
 
 import (
 	"errors"
-	"fmt"
-	"strings"
+	"github.com/infrarust-go/infrarust/internal/config"
 	"time"
 )
 
-// Strategy is the `balance` key of a server config: how a Pool orders addresses inside a priority group.
-type Strategy string
+// Strategy is how a server picks among its addresses (the configuration
+// owns the vocabulary).
+type Strategy = config.Strategy
 
+// The strategies.
 const (
-	// FirstAvailable tries addresses in config order and ignores weights; the default, so upgrades change nothing.
-	FirstAvailable Strategy = "first_available"
-	// RoundRobin is nginx's smooth weighted round-robin, which spreads picks evenly instead of in bursts.
-	RoundRobin Strategy = "round_robin"
-	// LeastConn sends a login to the address with the fewest players (including negotiating ones) per unit of weight.
-	LeastConn Strategy = "least_conn"
-	// Latency prefers the address with the lowest measured connect time, for replicas at different distances.
-	Latency Strategy = "latency"
-	// Random picks an address at random in proportion to its weight, for operators who want no pattern at all.
-	Random Strategy = "random"
+	FirstAvailable = config.FirstAvailable
+	RoundRobin     = config.RoundRobin
+	LeastConn      = config.LeastConn
+	Latency        = config.Latency
+	Random         = config.Random
 )
 
-// StrategyNames are the strategies' configuration names, for messages and docs.
-func StrategyNames() []string {
-	return []string{string(FirstAvailable), string(RoundRobin), string(LeastConn), string(Latency), string(Random)}
-}
+// StrategyNames are the strategies' configuration names.
+func StrategyNames() []string { return config.StrategyNames() }
 
-// ParseStrategy validates a config value so a typo is reported at load time instead of silently balancing differently.
-// The empty string means the default, first_available.
-func ParseStrategy(s string) (Strategy, error) {
-	switch v := Strategy(strings.ToLower(strings.TrimSpace(s))); v {
-	case "":
-		return FirstAvailable, nil
-	case FirstAvailable, RoundRobin, LeastConn, Latency, Random:
-		return v, nil
-	}
-	return "", fmt.Errorf("unknown balance strategy %q: use first_available, round_robin, least_conn, latency or random", s)
-}
+// ParseStrategy validates a config value; the empty string means first_available.
+func ParseStrategy(s string) (Strategy, error) { return config.ParseStrategy(s) }
 
 // State is what the admin API and the event stream report for one address.
 type State string

@@ -5,34 +5,24 @@ package health
 
 import (
 	"context"
-	"fmt"
-	"strings"
+	"github.com/infrarust-go/infrarust/internal/config"
 	"sync"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
 
-// Kind selects how an address is probed.
-type Kind string
+// Kind selects how an address is probed (the configuration owns the vocabulary).
+type Kind = config.HealthKind
 
+// The kinds.
 const (
-	// KindTCP opens and closes a connection: exactly what a login dial does, so it cannot disagree with reality.
-	KindTCP Kind = "tcp"
-	// KindStatusPing runs a Minecraft status exchange, proving the server answers; the proxy supplies it.
-	KindStatusPing Kind = "status_ping"
+	KindTCP        = config.HealthTCP
+	KindStatusPing = config.HealthStatusPing
 )
 
 // ParseKind validates the `kind` config key; empty means tcp.
-func ParseKind(s string) (Kind, error) {
-	switch k := Kind(strings.ToLower(strings.TrimSpace(s))); k {
-	case "":
-		return KindTCP, nil
-	case KindTCP, KindStatusPing:
-		return k, nil
-	}
-	return "", fmt.Errorf("unknown active_health kind %q: use tcp or status_ping", s)
-}
+func ParseKind(s string) (Kind, error) { return config.ParseHealthKind(s) }
 
 // Defaults used when a Config field is zero, matching the documented [active_health] block.
 const (
