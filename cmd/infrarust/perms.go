@@ -74,7 +74,10 @@ trust_offline_admins is set.`,
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		if v.Store != "" {
+		switch {
+		case v.StoreError != "":
+			fmt.Fprintf(w, "stored changes: %s cannot be read now (%s); the proxy keeps the ones it last read\n", v.Store, v.StoreError)
+		case v.Store != "":
 			fmt.Fprintf(w, "stored changes: %s (version %d)\n", v.Store, v.Version)
 		}
 		if v.TrustOfflineAdmins {

@@ -30,6 +30,9 @@ type PermissionsView struct {
 	Store string `json:"store"`
 	// Version counts the stored changes.
 	Version int64 `json:"version"`
+	// StoreError says why the stored groups are not shown (Redis does not
+	// answer); the proxy keeps those it last read in force.
+	StoreError string `json:"store_error,omitempty"`
 	// TrustOfflineAdmins is [permissions] trust_offline_admins: group members
 	// are recognised on offline logins too.
 	TrustOfflineAdmins bool `json:"trust_offline_admins"`
@@ -79,7 +82,7 @@ func (s *Server) permissionsView(ctx context.Context) (PermissionsView, error) {
 	if st := s.opts.Permissions; st != nil {
 		var err error
 		if doc, err = st.Load(ctx); err != nil && !isRefused(err) {
-			return v, err
+			doc, v.StoreError = perms.Doc{}, err.Error()
 		}
 		v.Store, v.Version = st.Where(), doc.Version
 	}
