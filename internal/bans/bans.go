@@ -18,12 +18,13 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/infrarust-go/infrarust/internal/atomicfile"
 )
 
 // Type says what a ban matches, so one store covers every kind of ban.
@@ -557,60 +558,20 @@ func (s *Store) persist(list []Ban) error {
 		return fmt.Errorf("encode ban list: %w", err)
 	}
 	data = append(data, '\n')
-	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create ban list directory: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, tempPattern(s.path))
-	if err != nil {
+	if err := atomicfile.Write(s.path, data); err != nil {
 		return fmt.Errorf("save ban list: %w", err)
 	}
-	tmpName := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("save ban list: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("save ban list: fsync: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("save ban list: %w", err)
-	}
-	if err := os.Rename(tmpName, s.path); err != nil {
-		return fmt.Errorf("save ban list: %w", err)
-	}
-	ok = true
-	syncDir(dir)
 	return nil
 }
 
-// syncDir makes the rename durable across a power loss. It is best effort:
-// the rename is already atomic, some platforms (Windows) and filesystems
-// cannot fsync a directory, and failing the ban after the new file is in
-// place would report an error for a change that did happen.
-func syncDir(dir string) {
-	if runtime.GOOS == "windows" {
-		return
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-}
-
-// tempPattern names the temp files persist writes beside path before renaming
-// them over it.
+// tempPattern names the temp files of the versions before atomicfile.
 func tempPattern(path string) string { return filepath.Base(path) + ".tmp-*" }
 
-// removeTempFiles deletes what interrupted writes left beside path. Best
-// effort: a file that cannot be removed is only clutter, never read.
+// removeTempFiles deletes what interrupted writes left beside path (the
+// names of atomicfile, and those of the versions before it). Best effort: a
+// file that cannot be removed is only clutter, never read.
 func removeTempFiles(path string) {
+	atomicfile.Clean(path)
 	names, _ := filepath.Glob(filepath.Join(filepath.Dir(path), tempPattern(path)))
 	for _, n := range names {
 		_ = os.Remove(n)

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/infrarust-go/infrarust/internal/atomicfile"
 )
 
 // JournalFileName is the journal's file in the data dir.
@@ -46,7 +46,7 @@ func openJournal(path string) (*journal, error) {
 	if path == "" {
 		return j, nil
 	}
-	removeTemps(path)
+	atomicfile.Clean(path)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return j, nil
@@ -119,54 +119,8 @@ func (j *journal) save() error {
 		return fmt.Errorf("encode fleet journal: %w", err)
 	}
 	data = append(data, '\n')
-	return writeAtomic(j.path, data)
-}
-
-// writeAtomic replaces path with data: temp file in the same folder, fsync,
-// rename, fsync the folder. A crash leaves the old or the new file, never a torn one.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(dir, tempPattern(path))
-	if err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	name := tmp.Name()
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if runtime.GOOS != "windows" {
-		if d, err := os.Open(dir); err == nil {
-			_ = d.Sync() // best effort: the rename already happened
-			_ = d.Close()
-		}
+	if err := atomicfile.Write(j.path, data); err != nil {
+		return fmt.Errorf("save the fleet journal: %w", err)
 	}
 	return nil
-}
-
-func tempPattern(path string) string { return "." + filepath.Base(path) + ".tmp-*" }
-
-// removeTemps deletes what interrupted writes left beside path; they are never read.
-func removeTemps(path string) {
-	names, _ := filepath.Glob(filepath.Join(filepath.Dir(path), tempPattern(path)))
-	for _, n := range names {
-		_ = os.Remove(n)
-	}
 }
