@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -93,7 +94,7 @@ func (s *Server) permissionsView(ctx context.Context) (PermissionsView, error) {
 	for n := range doc.Groups {
 		names[n] = true
 	}
-	for _, n := range slices.Sorted(mapKeys(names)) {
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		gv := GroupView{Name: n}
 		if g, ok := file[n]; ok {
 			gv.Configured = &g
@@ -109,16 +110,6 @@ func (s *Server) permissionsView(ctx context.Context) (PermissionsView, error) {
 func isRefused(err error) bool {
 	var r *perms.RefusedError
 	return errors.As(err, &r)
-}
-
-func mapKeys(m map[string]bool) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func (s *Server) handlePermissions(w http.ResponseWriter, r *http.Request) {

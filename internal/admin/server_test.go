@@ -130,6 +130,18 @@ func TestAuthOnEveryRoute(t *testing.T) {
 		{"POST", "/api/v1/bans", `{"type":"ip","value":"203.0.113.9"}`, false, 201},
 		{"DELETE", "/api/v1/bans/ip/203.0.113.9", "", false, 200},
 		{"GET", "/metrics", "", false, 200},
+		// Issue 54's routes; this env keeps no permissions store and cannot
+		// reload, so the right key gets 503 (what matters: the others get 401).
+		{"POST", "/api/v1/reload", "", false, 503},
+		{"GET", "/api/v1/config/fingerprint", "", false, 503},
+		{"GET", "/api/v1/permissions", "", false, 200},
+		{"PUT", "/api/v1/permissions/groups/mod", `{"servers":["lobby"]}`, false, 503},
+		{"DELETE", "/api/v1/permissions/groups/mod", "", false, 503},
+		{"POST", "/api/v1/permissions/groups/mod/permissions", `{"permission":"infrarust.command.kick"}`, false, 503},
+		{"DELETE", "/api/v1/permissions/groups/mod/permissions/infrarust.command.kick", "", false, 503},
+		{"POST", "/api/v1/permissions/groups/mod/members", `{"player":"Kate"}`, false, 503},
+		{"DELETE", "/api/v1/permissions/groups/mod/members/Kate", "", false, 503},
+		{"POST", "/api/v1/permissions/admins", `{"player":"Kate"}`, false, 503},
 		{"GET", "/api/v1/nope", "", false, 404},
 	}
 	env := newTestEnv(t)
