@@ -46,9 +46,13 @@ type Doc struct {
 func (d Doc) Clone() Doc {
 	out := Doc{Version: d.Version, Groups: make(map[string]Group, len(d.Groups))}
 	for n, g := range d.Groups {
-		out.Groups[n] = Group{Permissions: slices.Clone(g.Permissions), Members: slices.Clone(g.Members), Servers: slices.Clone(g.Servers)}
+		out.Groups[n] = cloneGroup(g)
 	}
 	return out
+}
+
+func cloneGroup(g Group) Group {
+	return Group{Permissions: slices.Clone(g.Permissions), Members: slices.Clone(g.Members), Servers: slices.Clone(g.Servers)}
 }
 
 // ValidGroupName and ValidPermission check names as config check does.
@@ -231,7 +235,7 @@ func (r *Rules) GroupsOf(p Player, server string) []string {
 func FileGroups(p config.Permissions) map[string]Group {
 	out := make(map[string]Group, len(p.Groups)+2)
 	for n, g := range p.Groups {
-		out[n] = Group{Permissions: slices.Clone(g.Permissions), Members: slices.Clone(g.Members), Servers: slices.Clone(g.Servers)}
+		out[n] = cloneGroup(g)
 	}
 	if len(p.Admins) > 0 {
 		g := out[Admins]
