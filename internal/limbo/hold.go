@@ -421,9 +421,14 @@ func (h *holder) tick() {
 	h.tickLocked()
 }
 
-// deadline bounds the writes of one tick; the returned func lifts it again,
-// so a caller writing to the held client between ticks is not cut short.
+// deadline bounds the writes of one tick (under the player's Writer when he
+// has one); the returned func lifts it again, so a caller writing to the held
+// client between ticks is not cut short.
 func (h *holder) deadline() func() {
+	if w := h.p.Writer; w != nil {
+		w.Lock()
+		return w.Unlock
+	}
 	_ = h.p.Net.SetWriteDeadline(time.Now().Add(h.opts.WriteTimeout))
 	return func() { _ = h.p.Net.SetWriteDeadline(time.Time{}) }
 }

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 
 	"github.com/infrarust-go/infrarust/internal/mc"
 )
@@ -37,6 +38,12 @@ type Player struct {
 	// Net is the socket under Conn: the limbo sets its deadlines while it
 	// holds the player and clears them before returning.
 	Net net.Conn
+	// Writer, when set, is the lock every write to the client takes (the
+	// session's one writer, which also bounds the write with its deadline):
+	// the hold's keep-alives and titles take it, so a line the proxy tells the
+	// player meanwhile never splits a frame. Without one the hold bounds its
+	// writes with deadlines of its own (HoldOptions.WriteTimeout).
+	Writer sync.Locker
 	// Registry is the client's protocol.
 	Registry *mc.Registry
 	// State is where the client's protocol state machine is: configuration

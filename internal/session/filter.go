@@ -137,8 +137,8 @@ func (s *Session) filter(conn *mc.Conn, f mc.RawFrame, d mc.Direction, st mc.Sta
 // stream is in (play or configuration); it fails when that state has no such
 // packet. Safe from any goroutine; ordered after what is being relayed.
 func (s *Session) SendToClient(t mc.PacketType, payload []byte) error {
-	s.cw.Lock()
-	defer s.cw.Unlock()
+	s.w.Lock()
+	defer s.w.Unlock()
 	s.mu.Lock()
 	state := s.toClient
 	s.mu.Unlock()
@@ -174,8 +174,8 @@ func (s *Session) TellComponent(js json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	s.cw.Lock()
-	defer s.cw.Unlock()
+	s.w.Lock()
+	defer s.w.Unlock()
 	return s.sendClient(mc.PlayState, []mc.Packet{{Type: mc.PacketSystemChat, Payload: payload}})
 }
 

@@ -135,7 +135,7 @@ func (s *Session) stayIn(stay Stay) (*Stay, error) {
 // hold puts the player in the limbo and keeps them there until stay.Until has
 // a backend for them (returned) or fails, or the player leaves.
 func (s *Session) hold(stay Stay) (*Backend, error) {
-	s.cw.Lock()
+	s.w.Lock()
 	s.mu.Lock()
 	old := s.backend
 	s.backend = nil
@@ -146,7 +146,7 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 	if old != nil {
 		old.Net.Close()
 	}
-	p := &limbo.Player{Conn: s.client.Conn, Net: s.clientNet, Registry: s.client.Registry, State: state, Spawned: spawned}
+	p := &limbo.Player{Conn: s.client.Conn, Net: s.clientNet, Writer: &s.w, Registry: s.client.Registry, State: state, Spawned: spawned}
 	cleanup, _ := s.leftovers.Clear(s.client.Protocol)
 	var err error
 	if spawned && len(cleanup) > 0 {
@@ -156,7 +156,8 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 	if err == nil {
 		err = limbo.Enter(p, stay.World)
 	}
-	s.cw.Unlock()
+	s.w.forget() // the deadlines above, and the hold's, are the limbo's
+	s.w.Unlock()
 	if old != nil {
 		old.Release()
 	}
@@ -200,7 +201,11 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 		}
 		return nil, err
 	}
-	if err := limbo.Undeclare(p, stay.Commands); err != nil {
+	s.w.Lock()
+	err = limbo.Undeclare(p, stay.Commands)
+	s.w.forget() // the hold lifted every deadline as it ended
+	s.w.Unlock()
+	if err != nil {
 		if next != nil {
 			next.Net.Close()
 			next.Release()
@@ -294,12 +299,38 @@ func (s *Session) setState(st mc.State) {
 // into the world-reset sequence for older clients.
 func (s *Session) leaveLimbo(b *Backend) error {
 	p := &limbo.Player{Conn: s.client.Conn, Net: s.clientNet, Registry: s.client.Registry, State: mc.PlayState, Spawned: true}
-	reg := s.client.Registry
-	_ = s.clientNet.SetDeadline(time.Now().Add(enterWait))
-	defer s.clientNet.SetDeadline(time.Time{})
 	s.mu.Lock()
 	info := append([]byte(nil), s.clientInfo...)
 	s.mu.Unlock()
+	if err := s.reenter(p, b, info); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		b.Net.Close()
+		b.Release()
+		return limbo.ErrClientLeft
+	}
+	s.backend = b
+	s.mu.Unlock()
+	s.startPump(b)
+	if s.policy.Moved != nil {
+		s.policy.Moved(s, nil, b)
+	}
+	return nil
+}
+
+// reenter writes what takes the client from the limbo's world into b's. The
+// writer is held the whole way: the client's world changes under these writes,
+// so no line may come between them.
+func (s *Session) reenter(p *limbo.Player, b *Backend, info []byte) error {
+	reg := s.client.Registry
+	s.w.Lock()
+	defer s.w.Unlock()
+	_ = s.clientNet.SetDeadline(time.Now().Add(enterWait))
+	defer s.w.forget()
+	defer s.clientNet.SetDeadline(time.Time{})
 	if s.client.Protocol.AtLeast(mc.V1_20_2) {
 		if err := limbo.StartConfiguration(p); err != nil {
 			b.Net.Close()
@@ -332,19 +363,6 @@ func (s *Session) leaveLimbo(b *Backend) error {
 			id, _ := reg.ID(mc.PlayState, mc.Serverbound, mc.PacketClientInformation)
 			_ = b.Conn.WritePacket(id, info)
 		}
-	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		b.Net.Close()
-		b.Release()
-		return limbo.ErrClientLeft
-	}
-	s.backend = b
-	s.mu.Unlock()
-	s.startPump(b)
-	if s.policy.Moved != nil {
-		s.policy.Moved(s, nil, b)
 	}
 	return nil
 }

@@ -17,13 +17,13 @@ import (
 // the run goes on.
 func (s *Session) passBackend(p *backendPump) (passed int, end pumpEnd) {
 	b, client, reg := p.b, s.client.Conn, s.client.Registry
-	if !b.Conn.CanPassTo(client) || !s.cw.TryLock() {
+	if !b.Conn.CanPassTo(client) || !s.w.tryLock() {
 		return 0, pumpNext
 	}
 	s.mu.Lock()
 	if s.backend != b {
 		s.mu.Unlock()
-		s.cw.Unlock()
+		s.w.Unlock()
 		return 0, pumpNext // the usual path sees the switch
 	}
 	n, held, err := b.Conn.PassTo(client, func(id int32, wire int) bool {
@@ -54,7 +54,7 @@ func (s *Session) passBackend(p *backendPump) (passed int, end pumpEnd) {
 		return true
 	})
 	s.mu.Unlock()
-	s.cw.Unlock()
+	s.w.Unlock()
 	if n == 0 {
 		return 0, pumpNext
 	}

@@ -349,9 +349,9 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 		gone.Err = err
 		return pumpLost
 	}
-	// On the loop cw is taken first (it is never waited for there): what is
+	// On the loop the writer is taken first (it is never waited for there): what is
 	// accounted for below is then written before any switch can begin.
-	if onLoop && !s.cw.TryLock() {
+	if onLoop && !s.w.tryLock() {
 		p.fromLoop.hold(f, counted, nil)
 		return pumpOffLoop
 	}
@@ -362,7 +362,7 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 		if s.backend != b {
 			s.mu.Unlock()
 			if onLoop {
-				s.cw.Unlock()
+				s.w.Unlock()
 			}
 			mc.Recycle(f)
 			return pumpLeft // left by a switch
@@ -374,7 +374,7 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 			t == mc.PacketJoinGame && state == mc.PlayState && len(s.tells) > 0)
 		if onLoop && (watched || handled) {
 			s.mu.Unlock()
-			s.cw.Unlock()
+			s.w.Unlock()
 			p.fromLoop.hold(f, false, nil)
 			return pumpOffLoop
 		}
@@ -434,7 +434,7 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 	}
 	if onLoop {
 		taken, held, err := s.client.Conn.TryWriteRelay(f, b.Conn.FrameBuffered())
-		s.cw.Unlock()
+		s.w.Unlock()
 		switch {
 		case !taken:
 			p.fromLoop.hold(f, true, nil)
@@ -451,9 +451,9 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 		mc.Recycle(f)
 		return pumpNext
 	}
-	s.cw.Lock()
+	s.w.Lock()
 	if !s.isCurrent(b) {
-		s.cw.Unlock()
+		s.w.Unlock()
 		mc.Recycle(f)
 		return pumpLeft // left by a switch meanwhile
 	}
@@ -467,7 +467,7 @@ func (s *Session) relayBackendFrame(p *backendPump, f mc.RawFrame, counted, onLo
 			err = s.tellNow(text)
 		}
 	}
-	s.cw.Unlock()
+	s.w.Unlock()
 	mc.Recycle(f)
 	if err != nil {
 		s.clientNet.Close()

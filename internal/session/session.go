@@ -87,10 +87,11 @@ type Session struct {
 	policy    *Policy
 	owner     any
 
-	// cw is held by a backend's pump while it checks it is still current and
-	// writes a frame to the client, and by a switch while it leaves a backend: no
-	// packet of the old server reaches the client after the switch began.
-	cw sync.Mutex
+	// w is the one writer to the client (writer.go): a backend's pump holds it
+	// while it checks it is still current and writes a frame, a switch while it
+	// leaves a backend, so no packet of the old server reaches the client after
+	// the switch began.
+	w clientWriter
 	// leftovers is what the current backend created on the client that a move
 	// must remove (boss bars, tab list, scoreboards, titles); guarded by mu.
 	leftovers limbo.Leftovers
@@ -198,10 +199,12 @@ func New(client *Client, clientNet net.Conn, policy *Policy, owner any) *Session
 	if policy == nil {
 		policy = &noPolicy
 	}
-	return &Session{
+	s := &Session{
 		client: client, clientNet: clientNet, policy: policy, owner: owner, toClient: client.State, toServer: client.State,
 		watch: policy.Filter.watchFor(client.Registry),
 	}
+	s.w.init(clientNet)
+	return s
 }
 
 var noPolicy Policy
@@ -320,8 +323,7 @@ func (s *Session) Kick(text string) {
 	s.mu.Lock()
 	state := s.toClient
 	s.mu.Unlock()
-	_ = s.clientNet.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	_ = kick(s.client.Conn, s.client.Registry, state, text)
+	_ = s.w.kick(func() error { return kick(s.client.Conn, s.client.Registry, state, text) })
 	s.endClient()
 }
 

@@ -21,12 +21,12 @@ func (s *Session) Switch(next *Backend, wait time.Duration) error {
 	if !s.client.Protocol.AtLeast(mc.V1_20_2) {
 		return s.switchByRejoin(next, wait)
 	}
-	s.cw.Lock()
+	s.w.Lock()
 	s.mu.Lock()
 	if s.closed || s.pending != nil || s.toClient != mc.PlayState || s.toServer != mc.PlayState {
 		closed := s.closed
 		s.mu.Unlock()
-		s.cw.Unlock()
+		s.w.Unlock()
 		next.Net.Close()
 		next.Release()
 		if closed {
@@ -50,7 +50,7 @@ func (s *Session) Switch(next *Backend, wait time.Duration) error {
 	// titles outlive the configuration phase), then back to configuration.
 	cleanup = append(cleanup, mc.Packet{Type: mc.PacketStartConfiguration})
 	err := s.sendClient(mc.PlayState, cleanup)
-	s.cw.Unlock() // the client's acknowledgement is read by the client pump
+	s.w.Unlock() // the client's acknowledgement is read by the client pump
 	if err != nil {
 		s.failSwitch(next)
 		return fmt.Errorf("the client went away: %w", err)
@@ -106,12 +106,12 @@ func (s *Session) switchByRejoin(next *Backend, wait time.Duration) error {
 		next.Release()
 		return err
 	}
-	s.cw.Lock()
+	s.w.Lock()
 	s.mu.Lock()
 	if s.closed || s.pending != nil || s.toClient != mc.PlayState {
 		closed := s.closed
 		s.mu.Unlock()
-		s.cw.Unlock()
+		s.w.Unlock()
 		next.Net.Close()
 		next.Release()
 		if closed {
@@ -146,7 +146,7 @@ func (s *Session) switchByRejoin(next *Backend, wait time.Duration) error {
 			err = s.client.Conn.WriteRaw(f)
 		}
 	}
-	s.cw.Unlock()
+	s.w.Unlock()
 	if err != nil {
 		return fmt.Errorf("the client went away: %w", err)
 	}

@@ -46,12 +46,12 @@ func (s *Session) Tell(text string) error {
 		return nil
 	}
 	s.mu.Unlock()
-	s.cw.Lock()
-	defer s.cw.Unlock()
+	s.w.Lock()
+	defer s.w.Unlock()
 	return s.tellNow(text)
 }
 
-// tellNow writes one chat line to a client in play; the caller holds cw.
+// tellNow writes one chat line to a client in play; the caller holds the writer.
 func (s *Session) tellNow(text string) error {
 	payload, err := mc.SystemChat{Message: mc.TextComponent(text)}.AppendPayload(nil, s.client.Protocol)
 	if err != nil {
