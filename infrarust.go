@@ -31,6 +31,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/command"
 	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/player"
 )
 
 // The events, in the order one login fires them (see each type's documentation).
@@ -69,6 +70,40 @@ type (
 	// CommandSource is the player running it.
 	CommandSource = command.Source
 )
+
+// The player handle: what commands and handlers know of a player and do to
+// him. Connect goes through the proxy's one route into a server, with every
+// check of the target (network, proof, ip_filter, bans, maintenance, capacity,
+// the ServerPreConnect handlers).
+type (
+	// Player is one connected player (a command's Source is one).
+	Player = player.Player
+	// Proof is what a player has proven of who he is.
+	Proof = player.Proof
+	// Title is a title change for Player.Title.
+	Title = player.Title
+	// ConnectResult is how a Connect ended: Status, the Server, the Rule of a
+	// refusal and the Reason the player reads.
+	ConnectResult = player.ConnectResult
+	// ConnectStatus is a ConnectResult's Status.
+	ConnectStatus = player.Status
+	// FakePlayer is a Player for your commands' and handlers' tests: it
+	// records what was done to it.
+	FakePlayer = player.Fake
+)
+
+// The ways a Connect ends.
+const (
+	Connected    = player.Connected
+	AlreadyThere = player.AlreadyThere
+	Held         = player.Held
+	Refused      = player.Refused
+	Failed       = player.Failed
+)
+
+// ErrNotIntercepted: the player is on a passthrough server, where the proxy
+// cannot write to him (Tell, Title, ActionBar, SendPluginMessage).
+var ErrNotIntercepted = player.ErrNotIntercepted
 
 // ErrUsage, returned by a command's Run, shows the player its usage line.
 var ErrUsage = command.ErrUsage

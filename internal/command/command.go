@@ -5,6 +5,8 @@
 package command
 
 import (
+	"github.com/infrarust-go/infrarust/internal/player"
+
 	"context"
 	"errors"
 	"fmt"
@@ -12,19 +14,9 @@ import (
 	"strings"
 )
 
-// Source is who runs a command: a player in the game.
-type Source interface {
-	// Name and UUID identify the player.
-	Name() string
-	UUID() string
-	// Server is the server the player is on ("" while in the limbo between servers).
-	Server() string
-	// Tell shows text in the player's chat: legacy § text, or a JSON component when
-	// it starts with '{' or '['.
-	Tell(text string)
-	// HasPermission answers for this player (PermissionsSetup may supply it).
-	HasPermission(perm string) bool
-}
+// Source is who runs a command: a player in the game, through the handle
+// everything beside the proxy's core acts on players with.
+type Source = player.Player
 
 // Arg is one argument of a command, as the client's command tree shows it.
 type Arg struct {

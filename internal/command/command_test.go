@@ -1,6 +1,8 @@
 package command
 
 import (
+	"github.com/infrarust-go/infrarust/internal/player"
+
 	"context"
 	"errors"
 	"slices"
@@ -8,17 +10,10 @@ import (
 	"testing"
 )
 
-type fakeSource struct {
-	name  string
-	perms map[string]bool
-	told  []string
+// fakeSource is a player on the lobby.
+func fakeSource(name string, perms map[string]bool) *player.Fake {
+	return &player.Fake{Username: name, On: "lobby", Permissions: perms}
 }
-
-func (f *fakeSource) Name() string                   { return f.name }
-func (f *fakeSource) UUID() string                   { return "" }
-func (f *fakeSource) Server() string                 { return "lobby" }
-func (f *fakeSource) Tell(text string)               { f.told = append(f.told, text) }
-func (f *fakeSource) HasPermission(perm string) bool { return f.perms[perm] }
 
 func noop(context.Context, Invocation) error { return nil }
 
@@ -39,7 +34,7 @@ func testSet(t *testing.T) *Set {
 
 func TestParseFindsOnlyCommandsThePlayerMayUse(t *testing.T) {
 	s := testSet(t)
-	player := &fakeSource{name: "p", perms: map[string]bool{"p.server": true}}
+	player := fakeSource("p", map[string]bool{"p.server": true})
 	c, inv := s.Parse(player, "HUB survival")
 	if c == nil || c.Name != "server" || inv.Label != "hub" || !slices.Equal(inv.Args, []string{"survival"}) {
 		t.Fatalf("Parse(HUB survival) = %v %+v", c, inv)
@@ -53,7 +48,7 @@ func TestParseFindsOnlyCommandsThePlayerMayUse(t *testing.T) {
 	if c, _ := s.Parse(player, "ping"); c == nil {
 		t.Fatal("a command without permission is for everyone")
 	}
-	admin := &fakeSource{perms: map[string]bool{"p.kick": true}}
+	admin := fakeSource("", map[string]bool{"p.kick": true})
 	_, inv = s.Parse(admin, "kick Steve  griefing the  spawn")
 	if !slices.Equal(inv.Args, []string{"Steve", "griefing the  spawn"}) {
 		t.Fatalf("greedy reason = %q", inv.Args)
@@ -75,7 +70,7 @@ func TestNewSetRefusesTwoCommandsOnOneLabel(t *testing.T) {
 
 func TestCompleteAnswersOnlyInsideTheProxysCommands(t *testing.T) {
 	s := testSet(t)
-	player := &fakeSource{perms: map[string]bool{"p.server": true}}
+	player := fakeSource("", map[string]bool{"p.server": true})
 	start, m, ok := s.Complete(player, "server su")
 	if !ok || start != len("server ") || !slices.Equal(m, []string{"survival"}) {
 		t.Fatalf("Complete(server su) = %d %v %v", start, m, ok)
@@ -93,7 +88,7 @@ func TestCompleteAnswersOnlyInsideTheProxysCommands(t *testing.T) {
 	if _, m, ok := s.Complete(player, "server lobby extra"); !ok || m != nil {
 		t.Fatalf("past the last argument: %v %v", m, ok)
 	}
-	admin := &fakeSource{perms: map[string]bool{"p.kick": true}}
+	admin := fakeSource("", map[string]bool{"p.kick": true})
 	if _, m, _ := s.Complete(admin, "kick Steve gri"); m != nil {
 		t.Fatalf("a greedy argument got suggestions %v", m)
 	}
@@ -101,7 +96,7 @@ func TestCompleteAnswersOnlyInsideTheProxysCommands(t *testing.T) {
 
 func TestLabelsForTheRootCompletion(t *testing.T) {
 	s := testSet(t)
-	player := &fakeSource{perms: map[string]bool{"p.server": true}}
+	player := fakeSource("", map[string]bool{"p.server": true})
 	if got := s.Labels(player, "s"); !slices.Equal(got, []string{"server"}) {
 		t.Fatalf("Labels(s) = %v", got)
 	}
@@ -111,7 +106,7 @@ func TestLabelsForTheRootCompletion(t *testing.T) {
 }
 
 func TestRunTellsUsageAndErrorsAndSurvivesAPanic(t *testing.T) {
-	src := &fakeSource{}
+	src := fakeSource("", nil)
 	usage := func(label, synopsis string) string { return "usage /" + label + " " + synopsis }
 	failed := func(err error) string { return "failed: " + err.Error() }
 	inv := Invocation{Source: src, Label: "x"}
@@ -119,8 +114,8 @@ func TestRunTellsUsageAndErrorsAndSurvivesAPanic(t *testing.T) {
 	Run(context.Background(), &Command{Run: func(context.Context, Invocation) error { return errors.New("boom") }}, inv, usage, failed)
 	Run(context.Background(), &Command{Run: func(context.Context, Invocation) error { panic("plugin bug") }}, inv, usage, failed)
 	want := []string{"usage /x <a>", "failed: boom", "failed: internal error (plugin bug)"}
-	if !slices.Equal(src.told, want) {
-		t.Fatalf("told %q, want %q", src.told, want)
+	if !slices.Equal(src.Told, want) {
+		t.Fatalf("told %q, want %q", src.Told, want)
 	}
 	// A panicking completer suggests nothing instead of ending the session.
 	s, _ := NewSet(&Command{Name: "p", Args: []Arg{{Name: "a"}}, Run: noop, Complete: func(Invocation) []string { panic("x") }})

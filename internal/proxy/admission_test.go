@@ -36,7 +36,7 @@ var clientKinds = []clientKind{
 		return pingResult(t, addr, f, host)
 	}},
 	{"modern login", func(t *testing.T, addr string, f from, host string) (string, error) {
-		return loginResult(t, addr, f, host, player("Alex"))
+		return loginResult(t, addr, f, host, loginStartOf("Alex"))
 	}},
 	{"legacy ping", func(t *testing.T, addr string, f from, host string) (string, error) {
 		c, err := dialFrom(t, addr, f)
@@ -309,7 +309,7 @@ func TestFrozenReplicaCostsConnectTimeout(t *testing.T) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	got, err := loginOn(c, "lobby.com", player("Alex"))
+	got, err := loginOn(c, "lobby.com", loginStartOf("Alex"))
 	if err != nil || got != landed("good", "Alex") {
 		t.Fatalf("login with a frozen first replica: %q, %v", got, err)
 	}
@@ -366,7 +366,7 @@ func TestShutdownCancelsBackendDials(t *testing.T) {
 	tp := startProxyOpts(t, func(c *config.Config) { c.ConnectTimeout = config.Duration(time.Hour) }, Options{Dialer: d}, newServer("lobby", []string{"lobby.com"}, "127.0.0.1:1"))
 	res := make(chan string, 1)
 	go func() {
-		got, _ := loginResult(t, tp.addr, direct, "lobby.com", player("Alex"))
+		got, _ := loginResult(t, tp.addr, direct, "lobby.com", loginStartOf("Alex"))
 		res <- got
 	}()
 	<-blocked

@@ -22,7 +22,7 @@ import (
 type playerCommands struct {
 	p    *Proxy
 	pl   *onlinePlayer
-	src  cmdSource
+	src  *handle     // the player as his commands' source
 	busy atomic.Bool // a command of this player is running
 	// dead are the plugin filters (by index) that panicked: off for this session.
 	dead []atomic.Bool
@@ -97,7 +97,7 @@ func (p *Proxy) sessionFilter(st *state) *session.Filter {
 // newPlayerCommands is pl's command state, for a session under a filter; perm
 // is a PermissionsSetup handler's check (nil: the proxy's own).
 func (p *Proxy) newPlayerCommands(pl *onlinePlayer, perm func(string) bool) *playerCommands {
-	pc := &playerCommands{p: p, pl: pl, src: cmdSource{p: p, pl: pl, perm: perm}}
+	pc := &playerCommands{p: p, pl: pl, src: &handle{p: p, pl: pl, perm: perm, why: whyCommand}}
 	if n := len(p.opts.Hooks.PacketFilters()); n > 0 {
 		pc.dead = make([]atomic.Bool, n)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/command"
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/mc"
+	"github.com/infrarust-go/infrarust/internal/player"
 )
 
 // The proxy's in-game commands (docs/commands.md): the built-ins Velocity's
@@ -48,40 +49,9 @@ func (p *Proxy) buildCommands(cfg *config.Config) (*command.Set, error) {
 	return command.NewSet(cmds...)
 }
 
-// cmdSource is a player running a command.
-type cmdSource struct {
-	p    *Proxy
-	pl   *onlinePlayer
-	perm func(string) bool
-}
-
-func (s cmdSource) Name() string { return s.pl.name }
-func (s cmdSource) UUID() string { return s.pl.uuid }
-func (s cmdSource) Server() string {
-	if srv, _ := s.pl.where(); srv != nil {
-		return srv.id
-	}
-	return ""
-}
-func (s cmdSource) Tell(text string) { s.p.tell(s.pl, text) }
-func (s cmdSource) HasPermission(perm string) bool {
-	if s.perm != nil {
-		return s.perm(perm) // a PermissionsSetup handler's
-	}
-	return s.p.allows(s.pl, perm)
-}
-
-// tell shows a [messages] text (legacy, or a JSON component) to an intercepted player.
-func (p *Proxy) tell(pl *onlinePlayer, text string) {
-	if pl.sess == nil {
-		return
-	}
-	if config.IsJSONMessage(text) {
-		_ = pl.sess.TellComponent(json.RawMessage(strings.TrimSpace(text)))
-		return
-	}
-	_ = pl.sess.Tell(text)
-}
+// tell shows a [messages] text (legacy, or a JSON component) to a player the
+// proxy speaks to (a passthrough player is not told).
+func (p *Proxy) tell(pl *onlinePlayer, text string) { _ = p.handleOf(pl, "").Tell(text) }
 
 // fill puts values in a [messages] template: {name} -> value. In a JSON template
 // the values are escaped as JSON string content.
@@ -106,8 +76,8 @@ func (p *Proxy) msgs() config.Messages { return p.state.Load().cfg.Messages }
 
 // sourcePlayer is the online player behind a command's source.
 func sourcePlayer(inv command.Invocation) *onlinePlayer {
-	if s, ok := inv.Source.(cmdSource); ok {
-		return s.pl
+	if h, ok := inv.Source.(*handle); ok {
+		return h.pl
 	}
 	return nil
 }
@@ -291,7 +261,7 @@ func (p *Proxy) cmdServer(ctx context.Context, inv command.Invocation) error {
 	if len(inv.Args) == 0 {
 		inv.Source.Tell(fill(m.ServerCurrent, "server", cur.id))
 		if open := p.openServers(pl); len(open) > 0 {
-			_ = pl.sess.TellComponent(serverList(fill(m.ServerList), open, cur.id, pl.sess.Client().Protocol))
+			inv.Source.Tell(string(serverList(fill(m.ServerList), open, cur.id, mc.Protocol(inv.Source.Protocol()))))
 		}
 		return nil
 	}
@@ -305,20 +275,23 @@ func (p *Proxy) cmdServer(ctx context.Context, inv command.Invocation) error {
 		inv.Source.Tell(fill(m.ServerUnknown, "server", target))
 		return nil
 	}
-	p.moveSelf(inv, pl, target)
+	p.moveSelf(ctx, inv.Source, target)
 	return nil
 }
 
 // moveSelf moves the command's own player to target, telling him how it goes.
-func (p *Proxy) moveSelf(inv command.Invocation, pl *onlinePlayer, target string) {
+func (p *Proxy) moveSelf(ctx context.Context, me command.Source, target string) {
 	m := p.msgs()
-	if cur, _ := pl.where(); cur != nil && cur.id == target {
-		inv.Source.Tell(fill(m.ServerAlready, "server", target))
+	if me.Server() == target {
+		me.Tell(fill(m.ServerAlready, "server", target))
 		return
 	}
-	inv.Source.Tell(fill(m.ServerMoving, "server", target))
-	if err := p.movePlayer(pl, target, whyCommand, pass{}); err != nil {
-		inv.Source.Tell(fill(m.MoveFailed, "server", target, "reason", err.Error()))
+	me.Tell(fill(m.ServerMoving, "server", target))
+	switch res := me.Connect(ctx, target); res.Status {
+	case player.AlreadyThere:
+		me.Tell(fill(m.ServerAlready, "server", target))
+	case player.Refused, player.Failed:
+		me.Tell(fill(m.MoveFailed, "server", res.Server, "reason", res.Reason))
 	}
 }
 
@@ -338,7 +311,7 @@ func (p *Proxy) cmdHub(ctx context.Context, inv command.Invocation) error {
 		inv.Source.Tell(p.msgs().HubNone)
 		return nil
 	}
-	p.moveSelf(inv, pl, target)
+	p.moveSelf(ctx, inv.Source, target)
 	return nil
 }
 
@@ -383,19 +356,6 @@ func serverList(prefix string, ids []string, current string, proto mc.Protocol) 
 	}
 	js, _ := json.Marshal(obj{"text": "", "extra": extra})
 	return js
-}
-
-// movePlayer moves pl to serverID by the route (move), as every move goes;
-// the error is the text the player reads.
-func (p *Proxy) movePlayer(pl *onlinePlayer, serverID, why string, ps pass) error {
-	t := p.state.Load().servers[serverID]
-	if t == nil {
-		return fmt.Errorf("there is no server called %s", serverID)
-	}
-	if err := p.move(Move{who: pl, to: t, why: why, pass: ps}); err != nil {
-		return errors.New(playerText(t, err))
-	}
-	return nil
 }
 
 func (p *Proxy) cmdGlist(ctx context.Context, inv command.Invocation) error {
@@ -539,22 +499,24 @@ func (p *Proxy) cmdSend(ctx context.Context, inv command.Invocation) error {
 		players = []*onlinePlayer{pl}
 	}
 	sent, tried := 0, 0
-	var lastErr error
+	var last player.ConnectResult
 	for _, pl := range players {
 		if srv, _ := pl.where(); srv != nil && srv.id == target {
 			continue
 		}
 		tried++
-		if err := p.movePlayer(pl, target, whySend, pass{}); err != nil {
-			lastErr = err
-			p.tell(pl, fill(m.MoveFailed, "server", target, "reason", err.Error()))
+		them := p.handleOf(pl, whySend)
+		res := them.Connect(ctx, target)
+		if !res.OK() {
+			last = res
+			_ = them.Tell(fill(m.MoveFailed, "server", res.Server, "reason", res.Reason))
 			continue
 		}
 		sent++
 	}
 	inv.Source.Tell(fill(m.SendDone, "count", strconv.Itoa(sent), "total", strconv.Itoa(tried), "server", target))
-	if tried == 1 && lastErr != nil {
-		inv.Source.Tell(fill(m.MoveFailed, "server", target, "reason", lastErr.Error()))
+	if tried == 1 && last.Status != 0 {
+		inv.Source.Tell(fill(m.MoveFailed, "server", last.Server, "reason", last.Reason))
 	}
 	return nil
 }
@@ -581,7 +543,7 @@ func (p *Proxy) cmdKick(ctx context.Context, inv command.Invocation) error {
 		return nil
 	}
 	p.log.Info("player kicked by a command", "player", pl.name, "by", inv.Source.Name(), "reason", reason)
-	pl.disconnect(reason)
+	p.handleOf(pl, "").Kick(reason)
 	inv.Source.Tell(fill(m.KickDone, "player", pl.name))
 	return nil
 }

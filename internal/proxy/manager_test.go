@@ -138,7 +138,7 @@ func TestManagedLoginWakesThenLands(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		text, err := loginResult(t, tp.addr, direct, "sleepy.com", player("Alex"))
+		text, err := loginResult(t, tp.addr, direct, "sleepy.com", loginStartOf("Alex"))
 		done <- result{text, err}
 	}()
 	select {
@@ -198,10 +198,10 @@ func TestManagedRefusedPlayersNeverWake(t *testing.T) {
 	}, Options{Manager: m, Bans: store}, newServer("pub", []string{"pub.com"}, pub.Addr()), s)
 
 	// Banned by name and by IP.
-	if got, err := loginResult(t, tp.addr, v2("198.51.100.1:1000"), "sleepy.com", player("Griefer")); err != nil || got != "You are banned: griefing" {
+	if got, err := loginResult(t, tp.addr, v2("198.51.100.1:1000"), "sleepy.com", loginStartOf("Griefer")); err != nil || got != "You are banned: griefing" {
 		t.Fatalf("banned player: %q, %v", got, err)
 	}
-	if got, err := loginResult(t, tp.addr, v2("203.0.113.9:1000"), "sleepy.com", player("Alex")); err != nil || got != "You are banned: bad range" {
+	if got, err := loginResult(t, tp.addr, v2("203.0.113.9:1000"), "sleepy.com", loginStartOf("Alex")); err != nil || got != "You are banned: bad range" {
 		t.Fatalf("banned IP: %q, %v", got, err)
 	}
 	// Rate limited: the IP spent its tokens elsewhere.
@@ -256,7 +256,7 @@ func TestManagedStartErrorReachesPlayer(t *testing.T) {
 	})
 	tp := startProxyOpts(t, nil, Options{Manager: m}, s)
 	for i := 0; i < 2; i++ {
-		got, err := loginResult(t, tp.addr, direct, "sleepy.com", player("Alex"))
+		got, err := loginResult(t, tp.addr, direct, "sleepy.com", loginStartOf("Alex"))
 		if err != nil {
 			t.Fatalf("start failure closed the player silently: %v", err)
 		}

@@ -125,12 +125,12 @@ func loginOn(c net.Conn, host string, ls mc.LoginStart) (string, error) {
 	return fmt.Sprintf("packet 0x%02x", f.ID), nil
 }
 
-func player(name string) mc.LoginStart { return mc.LoginStart{Name: name, HasUUID: true} }
+func loginStartOf(name string) mc.LoginStart { return mc.LoginStart{Name: name, HasUUID: true} }
 
 // mustLogin asserts the login got the Login Disconnect text want.
 func mustLogin(t *testing.T, addr string, f from, host, name, want string) {
 	t.Helper()
-	got, err := loginResult(t, addr, f, host, player(name))
+	got, err := loginResult(t, addr, f, host, loginStartOf(name))
 	if err != nil {
 		t.Fatalf("login %s@%s from %v: closed without an answer (%v), want %q", name, host, f, err, want)
 	}
@@ -142,7 +142,7 @@ func mustLogin(t *testing.T, addr string, f from, host, name, want string) {
 // mustBeRefusedSilently asserts the login got no answer at all: the proxy closed.
 func mustBeRefusedSilently(t *testing.T, addr string, f from, host, name string) {
 	t.Helper()
-	got, err := loginResult(t, addr, f, host, player(name))
+	got, err := loginResult(t, addr, f, host, loginStartOf(name))
 	if err == nil {
 		t.Fatalf("login %s@%s from %v answered %q; want a close without an answer", name, host, f, got)
 	}
@@ -304,7 +304,7 @@ func TestRateLimitEndToEnd(t *testing.T) {
 		}
 		defer c.Close()
 		out := mc.Handshake{ProtocolVersion: 767, ServerAddress: "lobby.com", ServerPort: 25565, NextState: mc.StateTransfer}.Encode()
-		out = append(out, player("Tess").Encode(767)...)
+		out = append(out, loginStartOf("Tess").Encode(767)...)
 		if _, err := c.Write(out); err != nil {
 			t.Fatal(err)
 		}
@@ -432,11 +432,11 @@ func TestBansEndToEnd(t *testing.T) {
 		for _, src := range []string{"203.0.113.50:1000", "203.0.113.200:1000", "203.0.113.60:1000"} {
 			mustPingBeClosed(t, tp.addr, v2(src), "lobby.com")
 		}
-		got, err := loginResult(t, tp.addr, v2("203.0.113.50:1000"), "lobby.com", player("Alex"))
+		got, err := loginResult(t, tp.addr, v2("203.0.113.50:1000"), "lobby.com", loginStartOf("Alex"))
 		if err != nil || got != "You are banned: griefing spawn" {
 			t.Fatalf("IP-banned login: %q, %v", got, err)
 		}
-		got, err = loginResult(t, tp.addr, v2("203.0.113.200:1000"), "lobby.com", player("Alex"))
+		got, err = loginResult(t, tp.addr, v2("203.0.113.200:1000"), "lobby.com", loginStartOf("Alex"))
 		if err != nil || !strings.Contains(got, "botnet range") {
 			t.Fatalf("CIDR-banned login: %q, %v", got, err)
 		}
@@ -445,7 +445,7 @@ func TestBansEndToEnd(t *testing.T) {
 
 	t.Run("username ban, case-insensitive", func(t *testing.T) {
 		for _, name := range []string{"Griefer", "gRIEFER"} {
-			got, err := loginResult(t, tp.addr, clean, "lobby.com", player(name))
+			got, err := loginResult(t, tp.addr, clean, "lobby.com", loginStartOf(name))
 			if err != nil || !strings.Contains(got, "x-ray client") {
 				t.Fatalf("username-banned %s: %q, %v", name, got, err)
 			}
@@ -469,7 +469,7 @@ func TestBansEndToEnd(t *testing.T) {
 	})
 
 	t.Run("temporary ban says when it ends, then expires", func(t *testing.T) {
-		got, err := loginResult(t, tp.addr, clean, "lobby.com", player("Tempo"))
+		got, err := loginResult(t, tp.addr, clean, "lobby.com", loginStartOf("Tempo"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -480,7 +480,7 @@ func TestBansEndToEnd(t *testing.T) {
 		clock.Advance(31 * time.Minute) // the IP ban of 30 min is over
 		mustPing(t, tp.addr, v2("203.0.113.60:1000"), "lobby.com", "lobby motd")
 		mustLogin(t, tp.addr, v2("203.0.113.60:1000"), "lobby.com", "Eve", landed("lobby", "Eve"))
-		got, _ = loginResult(t, tp.addr, clean, "lobby.com", player("Tempo"))
+		got, _ = loginResult(t, tp.addr, clean, "lobby.com", loginStartOf("Tempo"))
 		if !strings.Contains(got, "Ban ends in 1h 29m") && !strings.Contains(got, "Ban ends in 1h 28m") {
 			t.Fatalf("remaining time does not follow the clock: %q", got)
 		}
@@ -520,7 +520,7 @@ func TestBannedConnectionsSpendNoTokens(t *testing.T) {
 	}, Options{Now: clock.Now, Bans: store}, newServer("lobby", []string{"lobby.com"}, b.Addr()))
 	banned := v2("[2001:db8:5::bad]:1000")
 	for i := 0; i < 5; i++ {
-		got, err := loginResult(t, tp.addr, banned, "lobby.com", player("Bot"))
+		got, err := loginResult(t, tp.addr, banned, "lobby.com", loginStartOf("Bot"))
 		if err != nil || got != "You are banned: bot" {
 			t.Fatalf("banned login %d: %q, %v (the ban reason must reach the client, never the limiter's text)", i, got, err)
 		}
@@ -550,7 +550,7 @@ func TestProxyProtocolInSetsClientIP(t *testing.T) {
 
 	for _, v := range []byte{1, 2} {
 		// The ban check sees the address from the header, not 127.0.0.1.
-		got, err := loginResult(t, tp.addr, from{v, "203.0.113.7:4000"}, "pp.com", player("Alex"))
+		got, err := loginResult(t, tp.addr, from{v, "203.0.113.7:4000"}, "pp.com", loginStartOf("Alex"))
 		if err != nil || got != "You are banned: spoofed nothing" {
 			t.Fatalf("v%d header claiming a banned IP: %q, %v", v, got, err)
 		}
@@ -606,7 +606,7 @@ func TestProxyProtocolFromUntrustedPeerRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	got, err := loginOn(c, "pp.com", player("Alex"))
+	got, err := loginOn(c, "pp.com", loginStartOf("Alex"))
 	if err != nil || got != landed("pp", "Alex") {
 		t.Fatalf("plain client from an untrusted peer: %q, %v", got, err)
 	}
@@ -746,7 +746,7 @@ func TestFloodOfSilentSockets(t *testing.T) {
 	}
 	defer c.Close()
 	out := mc.Handshake{ProtocolVersion: 767, ServerAddress: "lobby.com", ServerPort: 25565, NextState: mc.StateLogin}.Encode()
-	out = append(out, player("Slow").Encode(767)...)
+	out = append(out, loginStartOf("Slow").Encode(767)...)
 	for i := range out {
 		if _, err := c.Write(out[i : i+1]); err != nil {
 			t.Fatal(err)

@@ -335,7 +335,7 @@ func TestIPv4PlayerOnDualStackBind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := loginOn(c, "lobby.com", player("Alex")); err != nil {
+	if _, err := loginOn(c, "lobby.com", loginStartOf("Alex")); err != nil {
 		t.Fatalf("login: %v", err)
 	}
 	deadline := time.Now().Add(5 * time.Second)

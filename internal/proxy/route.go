@@ -60,8 +60,9 @@ const (
 // errBetweenServers: the player is in the limbo or in the middle of a move.
 var errBetweenServers = errors.New("the player is between servers (in the limbo or moving); try again in a moment")
 
-// move carries out m for a playing player under his move lock.
-func (p *Proxy) move(m Move) error {
+// move carries out m for a playing player under his move lock; held: he
+// waits in the limbo on his way (the target owes a check, a wake or a queue).
+func (p *Proxy) move(m Move) (held bool, err error) {
 	m.who.move.mu.Lock()
 	defer m.who.move.mu.Unlock()
 	return p.moveLocked(m)
@@ -71,7 +72,7 @@ func (p *Proxy) move(m Move) error {
 // holds: the route (enter), then the switch to the backend it gives, or the
 // limbo stay it asks the player to wait in first (a check the target
 // requires). The player stays where he is when it fails.
-func (p *Proxy) moveLocked(m Move) (err error) {
+func (p *Proxy) moveLocked(m Move) (held bool, err error) {
 	pl := m.who
 	outcome := "moved"
 	defer func() {
@@ -81,28 +82,28 @@ func (p *Proxy) moveLocked(m Move) (err error) {
 		p.met.Move(m.why, outcome)
 	}()
 	if pl.sess == nil {
-		return ErrNotSwitchable
+		return false, ErrNotSwitchable
 	}
 	if pl.sess.Between() {
-		return errBetweenServers
+		return false, errBetweenServers
 	}
 	from, _ := pl.where()
 	cn := pl.dialConn(p.state.Load())
 	b, stay, err := p.enter(cn, from, m, false)
 	if err != nil {
-		return err
+		return false, err
 	}
 	pl.setReason(m.reason())
 	if stay != nil {
 		outcome = "held"
 		p.log.Info("player held in the limbo on his way", "player", pl.name, "from", from.id, "to", m.to.id, "handler", stay.Handler, "reason", m.reason())
 		pl.sess.ToLimbo(*stay)
-		return nil
+		return true, nil
 	}
 	endSpan := pl.origin.ev.trace.Switch(from.id, b.Server)
 	err = pl.sess.Switch(b, ackWait)
 	endSpan(err)
-	return err
+	return false, err
 }
 
 // enter is the one way into a server: the player of cn, on server from (nil

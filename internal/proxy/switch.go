@@ -173,7 +173,7 @@ func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.G
 		if t == srv {
 			avoid = []string{lost.Address}
 		}
-		if err := p.moveLocked(Move{who: pl, to: t, why: whyFallback, detail: gone.Reason(), avoid: avoid}); err != nil {
+		if _, err := p.moveLocked(Move{who: pl, to: t, why: whyFallback, detail: gone.Reason(), avoid: avoid}); err != nil {
 			lastErr = err
 			continue
 		}
@@ -228,33 +228,21 @@ func (p *Proxy) SendFromFleet(name, serverID string) (PlayerInfo, error) {
 	return p.send(name, serverID, whyFleet, pass{})
 }
 
-// send is SendPlayer with the reason the events and the moves metric give.
+// send is SendPlayer with the reason the events and the moves metric give:
+// connect, and the player told why when it failed.
 func (p *Proxy) send(name, serverID, why string, ps pass) (PlayerInfo, error) {
 	pl, err := p.player(name)
 	if err != nil {
 		return PlayerInfo{}, err
 	}
-	if pl.sess == nil {
-		return PlayerInfo{}, ErrNotSwitchable
+	res, err := p.connect(pl, serverID, why, ps)
+	switch {
+	case errors.Is(err, ErrNotSwitchable), errors.Is(err, ErrUnknownServer), errors.Is(err, ErrOtherNetwork):
+		return PlayerInfo{}, err // asked wrong: nothing was tried
+	case err != nil:
+		p.tell(pl, fill(p.msgs().MoveFailed, "server", res.Server, "reason", res.Reason))
 	}
-	t := p.state.Load().servers[serverID]
-	if t == nil {
-		return PlayerInfo{}, fmt.Errorf("%w %q", ErrUnknownServer, serverID)
-	}
-	cur, _ := pl.where()
-	if !t.cfg.ProxyMode.Intercepted() || t.cfg.Network != cur.cfg.Network {
-		return PlayerInfo{}, fmt.Errorf("%w (%s is in network %q, %s in %q)", ErrOtherNetwork, cur.id, cur.cfg.Network, t.id, t.cfg.Network)
-	}
-	if err := p.move(Move{who: pl, to: t, why: why, pass: ps}); err != nil {
-		where := t.id
-		var r *refusal
-		if errors.As(err, &r) {
-			where = r.server // a handler's redirect may have named another
-		}
-		p.tell(pl, fill(p.msgs().MoveFailed, "server", where, "reason", playerText(t, err)))
-		return pl.info(), err
-	}
-	return pl.info(), nil
+	return pl.info(), err
 }
 
 // tellMoved tells the player where a fallback took him and why; a 1.20.2+
@@ -323,7 +311,7 @@ func (p *Proxy) moveOff(ctx context.Context, pl *onlinePlayer, st *state, srv *s
 		if ctx.Err() != nil {
 			return false
 		}
-		if p.moveLocked(Move{who: pl, to: t, why: whyDrain, avoid: []string{address}}) == nil {
+		if _, err := p.moveLocked(Move{who: pl, to: t, why: whyDrain, avoid: []string{address}}); err == nil {
 			return true
 		}
 	}

@@ -60,6 +60,38 @@ func (s *Session) tellNow(text string) error {
 	return s.sendClient(mc.PlayState, []mc.Packet{{Type: mc.PacketSystemChat, Payload: payload}})
 }
 
+// ShowTitle writes title changes (a title, a subtitle, the action bar) to a
+// client in play; a client between worlds misses them, as it would a
+// backend's. Before 1.8 a title is a chat line and the action bar nothing.
+func (s *Session) ShowTitle(ts ...mc.Title) error {
+	proto := s.client.Protocol
+	pks := make([]mc.Packet, 0, len(ts))
+	for _, t := range ts {
+		if proto.Before(mc.V1_8) {
+			if t.Action != mc.TitleShow && t.Action != mc.TitleSubtitle || mc.DescriptionText(t.Text) == "" {
+				continue
+			}
+			payload, err := mc.SystemChat{Message: t.Text}.AppendPayload(nil, proto)
+			if err != nil {
+				return err
+			}
+			pks = append(pks, mc.Packet{Type: mc.PacketSystemChat, Payload: payload})
+			continue
+		}
+		pk, err := t.Packet(proto)
+		if err != nil {
+			return err
+		}
+		pks = append(pks, pk)
+	}
+	s.w.Lock()
+	defer s.w.Unlock()
+	if !s.Playing() || len(pks) == 0 {
+		return nil
+	}
+	return s.sendClient(mc.PlayState, pks)
+}
+
 // Between reports that the player is between servers: in the limbo or on his
 // way there, or in the middle of a switch. Another move must wait.
 func (s *Session) Between() bool {

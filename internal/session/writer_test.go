@@ -128,3 +128,34 @@ func TestWritesToAClientThatReadsNothingEnd(t *testing.T) {
 		t.Fatal("Kick waited on the writer of a client that reads nothing")
 	}
 }
+
+// Titles go to a client in play as the version's packets, and are not
+// written to one between worlds.
+func TestShowTitle(t *testing.T) {
+	s, peer, reg := playing(t)
+	if err := s.ShowTitle(mc.Title{Action: mc.TitleActionBar, Text: mc.TextComponent("above the hotbar")},
+		mc.Title{Action: mc.TitleShow, Text: mc.TextComponent("big")}); err != nil {
+		t.Fatal(err)
+	}
+	_ = peer.SetReadDeadline(time.Now().Add(5 * time.Second))
+	pc := mc.NewConn(bufio.NewReader(peer), peer, nil)
+	for _, want := range []mc.PacketType{mc.PacketSetActionBarText, mc.PacketSetTitleText} {
+		f, err := pc.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := reg.Type(mc.PlayState, mc.Clientbound, f.ID); got != want {
+			t.Fatalf("frame 0x%02x is %v, want %v", f.ID, got, want)
+		}
+	}
+	s.mu.Lock()
+	s.joining = true // waiting for a new world
+	s.mu.Unlock()
+	if err := s.ShowTitle(mc.Title{Action: mc.TitleShow, Text: mc.TextComponent("lost")}); err != nil {
+		t.Fatal(err)
+	}
+	_ = peer.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if f, err := pc.ReadFrame(); err == nil {
+		t.Fatalf("a title was written to a client between worlds (frame 0x%02x)", f.ID)
+	}
+}

@@ -41,23 +41,15 @@ func TestBlocklistAndFallback(t *testing.T) {
 	}
 }
 
-type player struct{ told []string }
-
-func (p *player) Name() string              { return "alice" }
-func (p *player) UUID() string              { return "" }
-func (p *player) Server() string            { return "lobby" }
-func (p *player) Tell(text string)          { p.told = append(p.told, text) }
-func (p *player) HasPermission(string) bool { return false }
-
 func TestDiscordCommand(t *testing.T) {
 	r := infrarust.NewRegistry()
 	Register(r, Config{Discord: "https://discord.gg/example"})
-	p := &player{}
+	p := &infrarust.FakePlayer{Username: "alice", On: "lobby"}
 	if !infrarust.RunCommand(context.Background(), r, p, "discord") {
 		t.Fatal("/discord was not taken")
 	}
-	if len(p.told) != 1 || p.told[0] != "§9Join us on Discord: §fhttps://discord.gg/example" {
-		t.Fatalf("told %q", p.told)
+	if len(p.Told) != 1 || p.Told[0] != "§9Join us on Discord: §fhttps://discord.gg/example" {
+		t.Fatalf("told %q", p.Told)
 	}
 	if infrarust.RunCommand(context.Background(), r, p, "spawn") {
 		t.Fatal("a command that is not ours was taken")
