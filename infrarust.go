@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/command"
+	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/player"
@@ -160,6 +161,26 @@ const (
 // OnTransport registers a transport filter. A panic, or a decision slower than
 // [events] transport_filter_timeout, rejects the connection.
 func OnTransport(r *Registry, f TransportFilter) { hooks.OnTransport(r, f) }
+
+// The bus: everything the proxy announces (docs/admin-api.md, "Events"): the
+// player events above once decided, joins, leaves and switches, bans, reloads,
+// health and server state changes, verification. The admin SSE stream reads
+// the same bus.
+type (
+	// Notice is one announcement: Type, Time and Data (as the SSE stream's
+	// JSON carries it).
+	Notice = events.Event
+	// NoticeType names an announcement ("player.join", "ban.created", ...).
+	NoticeType = events.Type
+)
+
+// Observe registers fn for the announcements of types (none: all). Observers
+// report, never decide: each runs one announcement at a time on a goroutine of
+// its own, after the fact; one that falls behind misses announcements and is
+// given a "lagged" one with the count; a panic is logged and skipped.
+func Observe(r *Registry, name string, fn func(ctx context.Context, n Notice), types ...NoticeType) {
+	hooks.Observe(r, name, fn, types...)
+}
 
 // Types the events are made of.
 type (

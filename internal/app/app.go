@@ -130,7 +130,7 @@ func build(opts Options) (*App, error) {
 	}
 	a.mgr = manager.New(manager.Options{Bus: a.bus, Logger: log, OnReady: a.serverReady, Docker: cfg.Docker, Kubernetes: cfg.Kubernetes, Fleet: a.managerFleet(),
 		ConsoleDir: filepath.Join(cfg.Web.DataDir, "server-logs")})
-	if a.hooks, err = hooks.New(hooks.Options{Handlers: opts.Extensions, Webhooks: cfg.Webhooks, Logger: log, Metrics: a.met}); err != nil {
+	if a.hooks, err = hooks.New(hooks.Options{Handlers: opts.Extensions, Webhooks: cfg.Webhooks, Logger: log, Metrics: a.met, Bus: a.bus}); err != nil {
 		return nil, fmt.Errorf("[[webhooks]]: %w", err)
 	}
 	a.hooksConfigured()

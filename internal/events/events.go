@@ -39,11 +39,12 @@ const (
 // Subscribable lists the types a client may ask for by name (every type but
 // Lagged), in a stable order for help texts and error messages.
 func Subscribable() []Type {
-	return []Type{BackendHealthChange, PlayerJoin, PlayerLeave, PlayerSwitch, ConfigReload,
+	return append([]Type{BackendHealthChange, PlayerJoin, PlayerLeave, PlayerSwitch, ConfigReload,
 		BanCreated, BanRemoved, StatsTick, ServerStateChange,
-		FleetConnectivity,              // fleet.go
-		PlayerMoveRefused,              // moves.go
-		PlayerVerify, VerifyAttackMode} // verify.go
+		FleetConnectivity,               // fleet.go
+		PlayerMoveRefused,               // moves.go
+		PlayerVerify, VerifyAttackMode}, // verify.go
+		playerEvents...) // player.go
 }
 
 // ParseType turns a name from a client (?types=) into a Type, so unknown names are

@@ -7,8 +7,9 @@
 //
 //	if res := hooks.Fire(p.hooks, ctx, &hooks.PreLogin{...}); res.Denied() { ... }
 //
-// With nothing registered for an event, Fire is a nil check and an array load: no
-// allocation, no goroutine, no clock read.
+// With nothing registered for an event and no subscriber of its type on the
+// bus, Fire is a nil check, an array load and a read-locked look at the bus's
+// subscribers: no allocation, no goroutine, no clock read.
 package hooks
 
 import (
@@ -32,6 +33,7 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/auth"
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/webhook"
 )
 
@@ -66,6 +68,10 @@ type Options struct {
 	WebhookSleep func(ctx context.Context, d time.Duration) error
 	// WebhookWorkers is the number of senders per notifying webhook; 0 means 4.
 	WebhookWorkers int
+	// Bus is where every fired event is published after its handlers (for the
+	// SSE stream, metrics and the observers), and what the observers read; nil
+	// publishes nothing.
+	Bus *events.Bus
 }
 
 // Dispatcher runs every event's handlers and webhooks. A nil *Dispatcher is valid
@@ -85,6 +91,10 @@ type Dispatcher struct {
 	log *slog.Logger
 	met Metrics
 	now func() time.Time
+
+	bus           *events.Bus
+	stopObservers context.CancelFunc
+	observing     sync.WaitGroup
 
 	conns    atomic.Uint64 // connection ids
 	seq      atomic.Uint64 // delivery sequence
@@ -144,7 +154,7 @@ func (d *Dispatcher) Describe() Described {
 
 // New builds the dispatcher and starts the notifying webhooks' workers; Close stops them.
 func New(o Options) (*Dispatcher, error) {
-	d := &Dispatcher{log: o.Logger, met: o.Metrics, now: o.Now}
+	d := &Dispatcher{log: o.Logger, met: o.Metrics, now: o.Now, bus: o.Bus}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
@@ -167,6 +177,9 @@ func New(o Options) (*Dispatcher, error) {
 		return nil, err
 	}
 	d.hooks.Store(set)
+	if o.Handlers != nil {
+		d.startObservers(o.Bus, o.Handlers.observers)
+	}
 	return d, nil
 }
 
@@ -302,7 +315,7 @@ func (d *Dispatcher) Webhooks() (notifying []string) {
 // Wants reports whether anything runs for events of kind k, for a caller that
 // would otherwise build an expensive event for nothing.
 func (d *Dispatcher) Wants(k Kind) bool {
-	return d != nil && k < numKinds && d.hooks.Load().active[k]
+	return d != nil && k < numKinds && (d.hooks.Load().active[k] || kindTypes[k] != "" && d.bus.Wants(kindTypes[k]))
 }
 
 // NextConnection returns a fresh Connection.ID; 0 from a nil dispatcher.
@@ -313,12 +326,14 @@ func (d *Dispatcher) NextConnection() uint64 {
 	return d.conns.Add(1)
 }
 
-// Close stops the notifying webhooks: what is queued is sent until ctx ends, the
-// rest is dropped. Deciding webhooks and handlers need no closing.
+// Close stops the observers and the notifying webhooks: what is queued is sent
+// until ctx ends, the rest is dropped. Deciding webhooks and handlers need no
+// closing.
 func (d *Dispatcher) Close(ctx context.Context) error {
 	if d == nil {
 		return nil
 	}
+	d.waitObservers(ctx)
 	for _, n := range d.hooks.Load().all {
 		_ = n.Close(ctx)
 	}
@@ -355,7 +370,7 @@ func Fire[E any, P interface {
 	*E
 	Event
 }](d *Dispatcher, ctx context.Context, e P) Result {
-	if d == nil || !d.hooks.Load().active[P(nil).Kind()] {
+	if !d.Wants(P(nil).Kind()) {
 		return Result{}
 	}
 	return fire(d, ctx, e)
@@ -394,22 +409,29 @@ func fire[E any, P interface {
 		}
 	}
 	res := cur.Result()
-	if len(set.notifiers[kind]) > 0 {
+	// One publish, every reader: the notifying webhooks and the bus (the SSE
+	// stream, metrics, observers) get the same envelope, the trace its event.
+	typ := kindTypes[kind]
+	publish := typ != "" && d.bus.Wants(typ)
+	if len(set.notifiers[kind]) > 0 || publish {
 		env := d.envelope(kind, cur)
 		v := verdictOf(res)
 		env.Result = &v
 		for _, n := range set.notifiers[kind] {
 			n.Notify(env)
 		}
+		if publish {
+			d.bus.Publish(typ, env)
+		}
+	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent("infrarust event", trace.WithAttributes(
+			attribute.String("infrarust.event", kind.String()),
+			attribute.String("infrarust.hook.action", res.Action.String()),
+			attribute.String("infrarust.hook.by", res.By)))
 	}
 	if res.Action != Continue {
 		d.log.Debug("event decided", "event", kind.String(), "action", res.Action.String(), "by", res.By, "server", res.Server)
-		if span := trace.SpanFromContext(ctx); span.IsRecording() {
-			span.AddEvent("hook decision", trace.WithAttributes(
-				attribute.String("infrarust.event", kind.String()),
-				attribute.String("infrarust.hook.action", res.Action.String()),
-				attribute.String("infrarust.hook.by", res.By)))
-		}
 	}
 	*e = *cur
 	return res

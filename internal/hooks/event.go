@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"github.com/infrarust-go/infrarust/internal/events"
+
 	"net/netip"
 	"time"
 )
@@ -34,6 +36,12 @@ func (k Kind) String() string {
 	}
 	return kindNames[k]
 }
+
+// kindTypes are the kinds' types on the events bus; PermissionsSetup carries a
+// function and is not published.
+var kindTypes = [numKinds]events.Type{"", events.PlayerPreLogin, events.PlayerGameProfileRequest,
+	events.PlayerLogin, events.PlayerPostLogin, events.PlayerChooseInitialServer, events.PlayerServerPreConnect,
+	events.PlayerKickedFromServer, events.PlayerServerConnected, events.PlayerDisconnect, ""}
 
 // lastWebhookKind is the last event a webhook may receive: the ones after it
 // carry a function (PermissionsSetup) and are for compiled-in handlers only.

@@ -24,6 +24,7 @@ type Registry struct {
 	commands   []*command.Command
 	packets    []PacketFilter
 	transports []TransportFilter
+	observers  []observer
 }
 
 // NewRegistry makes an empty registry.

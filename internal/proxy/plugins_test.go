@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/config"
+	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/fakemc"
 	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/mc"
@@ -120,5 +121,46 @@ func TestGameProfileRequestRenamesThePlayer(t *testing.T) {
 	b.mu.Unlock()
 	if len(order) != 1 || order[0] != "Stevie" {
 		t.Fatalf("the backend saw %q, want the handler's [Stevie]", order)
+	}
+}
+
+// A real login on one bus: the player events the handlers get are on the bus
+// in firing order (the SSE stream's view), and an observer registered like a
+// handler sees the proxy's own announcements (player.join).
+func TestOneEventSystem(t *testing.T) {
+	b := startPlayBackend(t, "LOBBY")
+	bus := events.NewBus()
+	joined := make(chan events.Event, 4)
+	reg := hooks.NewRegistry()
+	hooks.Observe(reg, "joins", func(_ context.Context, e events.Event) { joined <- e }, events.PlayerJoin)
+	d, err := hooks.New(hooks.Options{Handlers: reg, Bus: bus})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close(context.Background()) })
+	sse := bus.Subscribe(64, events.PlayerPreLogin, events.PlayerLogin, events.PlayerServerConnected)
+	defer sse.Close()
+	tp := startProxyOpts(t, nil, Options{Hooks: d, Bus: bus}, interceptedServer("lobby", config.ModeOffline, b.addr))
+	pc := joinAndPlay(t, tp.addr, "lobby.test", "Steve")
+	pc.await(t, "hello from LOBBY")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, want := range []events.Type{events.PlayerPreLogin, events.PlayerLogin, events.PlayerServerConnected} {
+		ev, err := sse.Next(ctx)
+		if err != nil {
+			t.Fatalf("waiting for %s: %v", want, err)
+		}
+		if ev.Type != want {
+			t.Fatalf("the bus carried %s, want %s", ev.Type, want)
+		}
+	}
+	select {
+	case e := <-joined:
+		if p, ok := e.Data.(events.Player); !ok || p.Username != "Steve" || p.Server != "lobby" {
+			t.Fatalf("the observer saw %+v", e.Data)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the observer never saw player.join")
 	}
 }
