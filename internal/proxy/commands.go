@@ -72,7 +72,6 @@ func fill(template string, kv ...string) string {
 	})
 }
 
-func (p *Proxy) msgs() config.Messages { return p.state.Load().cfg.Messages }
 
 // sourcePlayer is the online player behind a command's source.
 func sourcePlayer(inv command.Invocation) *onlinePlayer {

@@ -31,7 +31,7 @@ type deadlineDialer interface {
 
 // dial opens a connection to one backend address within timeout, under the proxy's
 // context so shutdown ends a dial at once.
-func (p *Proxy) dial(addr string, timeout time.Duration) (net.Conn, error) {
+func (p *core) dial(addr string, timeout time.Duration) (net.Conn, error) {
 	if d, ok := p.dialer.(deadlineDialer); ok {
 		return d.DialDeadline(p.ctx, "tcp", addr, time.Now().Add(timeout))
 	}

@@ -125,21 +125,11 @@ type Manager interface {
 
 // Proxy is one running Infrarust data plane.
 type Proxy struct {
-	opts Options
-	log  *slog.Logger
-	now  func() time.Time
-	bus  *events.Bus
-	met  *metrics.Metrics
-
-	state  atomic.Pointer[state]
+	*core
 	reload sync.Mutex  // serialises reloads
 	perms  permissions // who may use which command (perms.go)
 
 	proxyHeaderTimeout time.Duration
-	dialer             Dialer
-	// ctx ends at Shutdown, so a login waiting for a server to start gives up.
-	ctx    context.Context
-	cancel context.CancelFunc
 
 	sem     chan struct{} // max_connections permits; nil = unlimited
 	perIP   ipCounter
@@ -148,7 +138,6 @@ type Proxy struct {
 	icpt    *interception     // the intercepted modes' shared state
 	fwd     forward.Forwarder // moves passthrough sessions' bytes
 	sockets sockets           // how players' and backends' sockets are held (raw_linux.go)
-	roster  roster            // connected players
 	// transportIDs numbers the connections transport filters see.
 	transportIDs atomic.Uint64
 	maint        maintenance // servers in maintenance
@@ -166,11 +155,6 @@ type Proxy struct {
 	queues     map[string]*waitQueue // full servers' limbo queues, by server id
 	wakes      map[string]*waking    // managed servers' starts players wait for, by id
 
-	connMu   sync.Mutex
-	conns    map[net.Conn]struct{}
-	closing  bool
-	wg       sync.WaitGroup // connection goroutines
-	sessions sync.WaitGroup // forwarded sessions (drained on shutdown)
 	ln       net.Listener
 	lnMu     sync.Mutex
 
@@ -210,14 +194,14 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	p := &Proxy{
+	p := &Proxy{core: &core{
 		opts:  opts,
 		log:   opts.Logger,
 		now:   opts.Now,
 		bus:   opts.Bus,
 		met:   opts.Metrics,
 		conns: map[net.Conn]struct{}{},
-	}
+	}}
 	p.cracked.max, p.verify.passed.max = crackedRetriesMax, verifiedMax
 	p.startedAt = p.now()
 	p.ctx, p.cancel = context.WithCancel(context.Background())
@@ -318,60 +302,6 @@ func (p *Proxy) releasePermit() {
 	if p.sem != nil {
 		<-p.sem
 	}
-}
-
-func (p *Proxy) isClosing() bool {
-	p.connMu.Lock()
-	defer p.connMu.Unlock()
-	return p.closing
-}
-
-// track registers a connection so Shutdown can close it; false once shutting down.
-func (p *Proxy) track(c net.Conn) bool {
-	p.connMu.Lock()
-	defer p.connMu.Unlock()
-	if p.closing {
-		return false
-	}
-	p.conns[c] = struct{}{}
-	return true
-}
-
-// trackClient is track for an accepted player's connection, counted in wg under
-// the same lock: Shutdown sets closing under it before it waits, so no Add can
-// race its Wait.
-func (p *Proxy) trackClient(c net.Conn) bool {
-	p.connMu.Lock()
-	defer p.connMu.Unlock()
-	if p.closing {
-		return false
-	}
-	p.conns[c] = struct{}{}
-	p.wg.Add(1)
-	return true
-}
-
-// goroutine runs f as one of the proxy's goroutines, which Shutdown waits
-// for: a move a backend asked for, a command. Once shutting down, f is not
-// run.
-func (p *Proxy) goroutine(f func()) {
-	p.connMu.Lock()
-	if p.closing {
-		p.connMu.Unlock()
-		return
-	}
-	p.wg.Add(1)
-	p.connMu.Unlock()
-	go func() {
-		defer p.wg.Done()
-		f()
-	}()
-}
-
-func (p *Proxy) untrack(c net.Conn) {
-	p.connMu.Lock()
-	delete(p.conns, c)
-	p.connMu.Unlock()
 }
 
 // Shutdown stops accepting, lets live sessions run until ctx ends (shutdown_timeout),

@@ -48,7 +48,7 @@ func TestSecondLoginWeighedByProof(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fleet := &claimed{}
-			p := &Proxy{log: slog.New(slog.DiscardHandler), now: time.Now, opts: Options{Sessions: fleet}}
+			p := &Proxy{core: &core{log: slog.New(slog.DiscardHandler), now: time.Now, opts: Options{Sessions: fleet}}}
 			cfg := config.Default()
 			cfg.DuplicateLogin = c.policy
 			st := &state{cfg: cfg}
@@ -82,7 +82,7 @@ func TestSecondLoginWeighedByProof(t *testing.T) {
 func TestOwedLoginClaimsOnceProven(t *testing.T) {
 	const id = "10920508-d5d8-3eed-93d2-92f193afe7d7"
 	fleet := &claimed{}
-	p := &Proxy{log: slog.New(slog.DiscardHandler), now: time.Now, opts: Options{Sessions: fleet}}
+	p := &Proxy{core: &core{log: slog.New(slog.DiscardHandler), now: time.Now, opts: Options{Sessions: fleet}}}
 	st := &state{cfg: config.Default()}
 	squatter := &conn{st: st, player: "Steve", uuid: id}
 	if err := p.claimIdentity(squatter); err != nil {

@@ -110,7 +110,7 @@ func TestVerifierBounds(t *testing.T) {
 func TestAttackModeEvents(t *testing.T) {
 	bus := events.NewBus()
 	sub := bus.Subscribe(4, events.VerifyAttackMode)
-	p := &Proxy{bus: bus, log: slog.New(slog.DiscardHandler)}
+	p := &Proxy{core: &core{bus: bus, log: slog.New(slog.DiscardHandler)}}
 	p.attackChanged(true)
 	p.attackChanged(false)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
