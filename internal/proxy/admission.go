@@ -558,3 +558,9 @@ func growStack(touch bool) {
 
 //go:noinline
 func keepStack([]byte) {}
+
+func (p *Proxy) releasePermit() {
+	if p.sem != nil {
+		<-p.sem
+	}
+}

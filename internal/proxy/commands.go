@@ -49,30 +49,6 @@ func (p *Proxy) buildCommands(cfg *config.Config) (*command.Set, error) {
 	return command.NewSet(cmds...)
 }
 
-// tell shows a [messages] text (legacy, or a JSON component) to a player the
-// proxy speaks to (a passthrough player is not told).
-func (p *Proxy) tell(pl *onlinePlayer, text string) { _ = p.handleOf(pl, "").Tell(text) }
-
-// fill puts values in a [messages] template: {name} -> value. In a JSON template
-// the values are escaped as JSON string content.
-func fill(template string, kv ...string) string {
-	isJSON := config.IsJSONMessage(template)
-	return config.MessagePlaceholder.ReplaceAllStringFunc(template, func(ph string) string {
-		key := ph[1 : len(ph)-1]
-		for i := 0; i+1 < len(kv); i += 2 {
-			if kv[i] == key {
-				if isJSON {
-					b, _ := json.Marshal(kv[i+1])
-					return string(b[1 : len(b)-1])
-				}
-				return kv[i+1]
-			}
-		}
-		return ph
-	})
-}
-
-
 // sourcePlayer is the online player behind a command's source.
 func sourcePlayer(inv command.Invocation) *onlinePlayer {
 	if h, ok := inv.Source.(*handle); ok {

@@ -211,3 +211,21 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// wake starts the routed server when it is managed and asleep, and waits until it
+// is ready (or the proxy shuts down). Every handler calls it right before it
+// connects: a player refused earlier never starts a server.
+func (p *Proxy) wake(cn *conn) error {
+	m := p.opts.Manager
+	if m == nil || !m.Managed(cn.srv.id) {
+		return nil // nothing to wake: no server.wake span either
+	}
+	end := cn.ev.trace.Wake(cn.srv.id)
+	err := m.EnsureStarted(p.ctx, cn.srv.id)
+	end(err)
+	if err != nil {
+		p.log.Info("server could not be started for a player", "server", cn.srv.id, "player", cn.player, "err", err)
+		return err
+	}
+	return nil
+}

@@ -95,4 +95,3 @@ func (p *core) untrack(c net.Conn) {
 	delete(p.conns, c)
 	p.connMu.Unlock()
 }
-

@@ -3,8 +3,6 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -126,54 +124,25 @@ func (h *handle) Connect(ctx context.Context, server string) player.ConnectResul
 	return res
 }
 
-// connect moves pl to serverID by the route, for why, and says how it went;
-// the error is the move's own (nil unless it was refused or failed), for
-// callers that answer with it (the admin API's status codes). A refused or
-// failed player stays where he was; the caller tells him.
-func (p *Proxy) connect(pl *onlinePlayer, serverID, why string, ps pass) (player.ConnectResult, error) {
-	res := player.ConnectResult{Server: serverID}
-	fail := func(st player.Status, rule string, err error) (player.ConnectResult, error) {
-		res.Status, res.Rule = st, rule
-		if res.Reason == "" {
-			res.Reason = err.Error()
+// tell shows a [messages] text (legacy, or a JSON component) to a player the
+// proxy speaks to (a passthrough player is not told).
+func (p *Proxy) tell(pl *onlinePlayer, text string) { _ = p.handleOf(pl, "").Tell(text) }
+
+// fill puts values in a [messages] template: {name} -> value. In a JSON template
+// the values are escaped as JSON string content.
+func fill(template string, kv ...string) string {
+	isJSON := config.IsJSONMessage(template)
+	return config.MessagePlaceholder.ReplaceAllStringFunc(template, func(ph string) string {
+		key := ph[1 : len(ph)-1]
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i] == key {
+				if isJSON {
+					b, _ := json.Marshal(kv[i+1])
+					return string(b[1 : len(b)-1])
+				}
+				return kv[i+1]
+			}
 		}
-		return res, err
-	}
-	if pl.sess == nil {
-		res.Reason = playerText(nil, ErrNotSwitchable)
-		return fail(player.Failed, "", ErrNotSwitchable)
-	}
-	t := p.state.Load().servers[serverID]
-	if t == nil {
-		res.Reason = fill(p.msgs().ServerUnknown, "server", serverID)
-		return fail(player.Refused, ruleNetwork, fmt.Errorf("%w %q", ErrUnknownServer, serverID))
-	}
-	cur, _ := pl.where()
-	if !t.cfg.ProxyMode.Intercepted() || t.cfg.Network != cur.cfg.Network {
-		res.Reason = fill(p.msgs().ServerUnknown, "server", serverID)
-		return fail(player.Refused, ruleNetwork, fmt.Errorf("%w (%s is in network %q, %s in %q)", ErrOtherNetwork, cur.id, cur.cfg.Network, t.id, t.cfg.Network))
-	}
-	if cur.id == t.id && !pl.sess.Between() {
-		res.Status = player.AlreadyThere
-		return res, nil
-	}
-	held, err := p.move(Move{who: pl, to: t, why: why, pass: ps})
-	switch {
-	case err == nil && held:
-		res.Status = player.Held
-		return res, nil
-	case err == nil:
-		res.Status = player.Connected
-		return res, nil
-	}
-	res.Reason = playerText(t, err)
-	var r *refusal
-	switch {
-	case errors.As(err, &r):
-		res.Server = r.server // a handler's redirect may have named another
-		return fail(player.Refused, r.rule, err)
-	case errors.Is(err, errHandlerRefused):
-		return fail(player.Refused, "handler", err)
-	}
-	return fail(player.Failed, "", err)
+		return ph
+	})
 }

@@ -7,8 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/infrarust-go/infrarust/internal/accounts"
-	"github.com/infrarust-go/infrarust/internal/auth"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -17,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/infrarust-go/infrarust/internal/accounts"
+	"github.com/infrarust-go/infrarust/internal/auth"
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/command"
 	"github.com/infrarust-go/infrarust/internal/config"
@@ -155,8 +155,8 @@ type Proxy struct {
 	queues     map[string]*waitQueue // full servers' limbo queues, by server id
 	wakes      map[string]*waking    // managed servers' starts players wait for, by id
 
-	ln       net.Listener
-	lnMu     sync.Mutex
+	ln   net.Listener
+	lnMu sync.Mutex
 
 	startedAt time.Time
 	accepted  atomic.Uint64
@@ -295,12 +295,6 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 			return nil
 		}
 		go p.handle(c)
-	}
-}
-
-func (p *Proxy) releasePermit() {
-	if p.sem != nil {
-		<-p.sem
 	}
 }
 
