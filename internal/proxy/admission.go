@@ -111,7 +111,7 @@ func (e errClosed) Error() string { return e.err.Error() }
 // returns nil (continue), or returns why the connection stops here.
 type step struct {
 	name string
-	run  func(p *Proxy, cn *conn) error
+	run  func(p *door, cn *conn) error
 }
 
 // admission is the one ordered list every connection goes through, modern or
@@ -120,23 +120,23 @@ type step struct {
 // refused connection never spends tokens (an IPv6 ban would otherwise drain the
 // bucket its whole /64 shares). Add a step here; a handler never repeats one.
 var admission = []step{
-	{"proxy_protocol", (*Proxy).readProxyProtocol},
-	{"transport_filter", (*Proxy).transportFilters},
-	{"ip_filter", (*Proxy).checkGlobalFilter},
-	{"max_connections_per_ip", (*Proxy).holdPerIPSlot},
-	{"handshake", (*Proxy).readHandshake},
-	{"login_start", (*Proxy).readLoginStart},
-	{"name", (*Proxy).checkName},
-	{"route", (*Proxy).route},
-	{"server_ip_filter", (*Proxy).checkServerFilter},
-	{"ban", (*Proxy).checkBans},
-	{"unknown_domain", (*Proxy).checkUnknownDomain},
-	{"rate_limit", (*Proxy).rateLimit},
+	{"proxy_protocol", (*door).readProxyProtocol},
+	{"transport_filter", (*door).transportFilters},
+	{"ip_filter", (*door).checkGlobalFilter},
+	{"max_connections_per_ip", (*door).holdPerIPSlot},
+	{"handshake", (*door).readHandshake},
+	{"login_start", (*door).readLoginStart},
+	{"name", (*door).checkName},
+	{"route", (*door).route},
+	{"server_ip_filter", (*door).checkServerFilter},
+	{"ban", (*door).checkBans},
+	{"unknown_domain", (*door).checkUnknownDomain},
+	{"rate_limit", (*door).rateLimit},
 }
 
 // handle admits one accepted connection, in its own goroutine, then hands it to
 // the status handler or to the login handler of its server's proxy mode.
-func (p *Proxy) handle(c net.Conn) {
+func (p *door) handle(c net.Conn) {
 	growStack(false)
 	p.active.Add(1)
 	p.met.ConnActive(1)
@@ -154,17 +154,17 @@ func (p *Proxy) handle(c net.Conn) {
 		return
 	}
 	if cn.intent == intentStatus {
-		p.serveStatus(cn)
+		p.status.serveStatus(cn)
 		return
 	}
-	if !p.preLogin(cn) {
+	if !p.players.preLogin(cn) {
 		return
 	}
-	p.handlerFor(cn.srv).serveLogin(p, cn)
+	p.handlerFor(cn.srv).serveLogin(p.moves, cn)
 }
 
 // admit runs the admission chain until a step stops it.
-func (p *Proxy) admit(cn *conn) error {
+func (p *door) admit(cn *conn) error {
 	for _, s := range admission {
 		if err := s.run(p, cn); err != nil {
 			return err
@@ -175,7 +175,7 @@ func (p *Proxy) admit(cn *conn) error {
 
 // refused ends a connection the chain stopped: one debug line, one metric, and a
 // kick in the client's own format when a login is told why.
-func (p *Proxy) refused(cn *conn, err error) {
+func (p *door) refused(cn *conn, err error) {
 	var r *rejection
 	if !errors.As(err, &r) {
 		p.log.Debug("connection closed", "client", cn.client, "err", err)
@@ -197,7 +197,7 @@ func (p *Proxy) refused(cn *conn, err error) {
 }
 
 // loginOutcome counts how a login that reached a configured server ended.
-func (p *Proxy) loginOutcome(cn *conn, o metrics.LoginOutcome) {
+func (p *door) loginOutcome(cn *conn, o metrics.LoginOutcome) {
 	if cn.srv != nil && cn.intent == intentLogin {
 		p.met.Login(cn.srv.id, o)
 	}
@@ -205,7 +205,7 @@ func (p *Proxy) loginOutcome(cn *conn, o metrics.LoginOutcome) {
 
 // readProxyProtocol takes the real client address from a PROXY header: required
 // from trusted peers, refused from others.
-func (p *Proxy) readProxyProtocol(cn *conn) error {
+func (p *door) readProxyProtocol(cn *conn) error {
 	if !cn.st.cfg.ReceiveProxyProtocol {
 		return nil
 	}
@@ -226,7 +226,7 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-func (p *Proxy) checkGlobalFilter(cn *conn) error {
+func (p *door) checkGlobalFilter(cn *conn) error {
 	cn.ip = cn.client.Addr().Unmap()
 	if !cn.st.filter.Allowed(cn.ip) {
 		return refuse("ip_filter", "global ip_filter", "")
@@ -234,7 +234,7 @@ func (p *Proxy) checkGlobalFilter(cn *conn) error {
 	return nil
 }
 
-func (p *Proxy) holdPerIPSlot(cn *conn) error {
+func (p *door) holdPerIPSlot(cn *conn) error {
 	n := cn.st.cfg.MaxConnectionsPerIP
 	if n <= 0 {
 		return nil
@@ -248,7 +248,7 @@ func (p *Proxy) holdPerIPSlot(cn *conn) error {
 
 // readHandshake reads the client's first packet, modern or legacy, into the same
 // fields: intent, host, and the raw bytes a passthrough relays.
-func (p *Proxy) readHandshake(cn *conn) error {
+func (p *door) readHandshake(cn *conn) error {
 	_ = cn.c.SetReadDeadline(cn.deadline)
 	first, err := cn.br.Peek(1)
 	if err != nil {
@@ -296,7 +296,7 @@ func (p *Proxy) readHandshake(cn *conn) error {
 
 // readLoginStart reads a modern login's second packet, so the ban check and the
 // logs know the player before anything is spent on them.
-func (p *Proxy) readLoginStart(cn *conn) error {
+func (p *door) readLoginStart(cn *conn) error {
 	if cn.intent != intentLogin || cn.legacy != notLegacy {
 		return nil
 	}
@@ -314,7 +314,7 @@ func (p *Proxy) readLoginStart(cn *conn) error {
 // checkName refuses a login whose name breaks the network's rule (offline_names,
 // vanilla's by default) or could not be banned by name: what an offline server
 // would otherwise take from any client.
-func (p *Proxy) checkName(cn *conn) error {
+func (p *door) checkName(cn *conn) error {
 	if cn.intent != intentLogin {
 		return nil
 	}
@@ -340,7 +340,7 @@ func (st *state) nameAllowed(name string) bool {
 
 // route finds the server for the hostname; an unknown one is decided later, after
 // the steps that refuse outright.
-func (p *Proxy) route(cn *conn) error {
+func (p *door) route(cn *conn) error {
 	if cn.host == "" {
 		return nil // a pre-1.6 legacy ping names no host: the default MOTD answers it
 	}
@@ -350,7 +350,7 @@ func (p *Proxy) route(cn *conn) error {
 	return nil
 }
 
-func (p *Proxy) checkServerFilter(cn *conn) error {
+func (p *door) checkServerFilter(cn *conn) error {
 	if cn.srv != nil && !cn.srv.filter.Allowed(cn.ip) {
 		return refuse("ip_filter", "ip_filter of server "+cn.srv.id, "")
 	}
@@ -359,7 +359,7 @@ func (p *Proxy) checkServerFilter(cn *conn) error {
 
 // checkBans: a banned IP gets no status answer; a banned player (IP, name or the
 // UUID the client claims) is told the ban's reason and end.
-func (p *Proxy) checkBans(cn *conn) error {
+func (p *door) checkBans(cn *conn) error {
 	b := p.opts.Bans
 	if b == nil {
 		return nil
@@ -379,7 +379,7 @@ func (p *Proxy) checkBans(cn *conn) error {
 
 // checkUnknownDomain drops a client whose hostname routes nowhere when asked to;
 // otherwise a ping gets the default MOTD and a login is told.
-func (p *Proxy) checkUnknownDomain(cn *conn) error {
+func (p *door) checkUnknownDomain(cn *conn) error {
 	if cn.srv != nil || (cn.intent == intentStatus && cn.host == "") {
 		return nil
 	}
@@ -394,7 +394,7 @@ func (p *Proxy) checkUnknownDomain(cn *conn) error {
 
 // rateLimit spends one token of the client's login or status bucket: the last
 // step, so only connections that will be served pay.
-func (p *Proxy) rateLimit(cn *conn) error {
+func (p *door) rateLimit(cn *conn) error {
 	if !cn.st.cfg.RateLimit.Enabled {
 		return nil
 	}
@@ -424,7 +424,7 @@ func intentName(cn *conn) string {
 
 // kick tells a player why their login ends, in the format their client reads: a
 // player is never closed on silently.
-func (p *Proxy) kick(cn *conn, text string) {
+func (p *door) kick(cn *conn, text string) {
 	_ = cn.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	if cn.legacy == legacyLogin {
 		_, _ = cn.c.Write(mc.EncodeLegacyKick(text))
@@ -450,12 +450,12 @@ func (cn *conn) buffered() []byte {
 
 // finish releases everything a connection holds, exactly once, whichever goroutine
 // ends it: the admission's, or the session's it was handed to.
-func (p *Proxy) finish(cn *conn) {
+func (p *door) finish(cn *conn) {
 	if cn.transport != nil {
 		cn.closeTransport(cn.transport, cn.transportConn)
 	}
-	p.endEvents(cn)
-	p.releaseClaim(cn)
+	p.players.endEvents(cn)
+	p.players.releaseClaim(cn)
 	cn.releaseReader()
 	if cn.perIPHeld {
 		p.perIP.release(cn.ip)
@@ -472,7 +472,7 @@ func (p *Proxy) finish(cn *conn) {
 // where it is, often on an event loop every relay shares; with a plugin's
 // Disconnect handler to call, on a goroutine of its own instead, as a handler
 // may take its whole timeout.
-func (p *Proxy) ending(end func()) {
+func (p *door) ending(end func()) {
 	if p.opts.Hooks.Wants(hooks.KindDisconnect) {
 		go end()
 		return
@@ -483,7 +483,7 @@ func (p *Proxy) ending(end func()) {
 // detach runs a forwarded session on a fresh goroutine and lets the admission's
 // goroutine end: the deep stack the handshake grew is freed (the goroutine
 // forwarder, which copies each direction on a goroutine of its own).
-func (p *Proxy) detach(cn *conn, session func()) {
+func (p *door) detach(cn *conn, session func()) {
 	cn.detached = true
 	go func() {
 		defer p.finish(cn)
@@ -559,7 +559,7 @@ func growStack(touch bool) {
 //go:noinline
 func keepStack([]byte) {}
 
-func (p *Proxy) releasePermit() {
+func (p *door) releasePermit() {
 	if p.sem != nil {
 		<-p.sem
 	}

@@ -68,7 +68,7 @@ const guardKeysMax = 200_000
 
 // buildAuth is the auth limbo's service of cfg: the store is opened the first
 // time a configuration needs it and kept for the proxy's life.
-func (p *Proxy) buildAuth(cfg *config.Config, old *state) (*accounts.Service, error) {
+func (p *checks) buildAuth(cfg *config.Config, old *state) (*accounts.Service, error) {
 	p.accountsMu.Lock()
 	defer p.accountsMu.Unlock()
 	if p.accounts == nil {
@@ -101,7 +101,7 @@ func (p *Proxy) Accounts() *accounts.Service { return p.state.Load().auth }
 // with its text (the account store does not answer, too many checks run, the
 // client's version cannot be held, a premium name Mojang has not vouched
 // for): nobody reaches such a server unchecked.
-func (p *Proxy) gateStay(cn *conn, target *server, login bool) (*session.Stay, error) {
+func (p *checks) gateStay(cn *conn, target *server, login bool) (*session.Stay, error) {
 	release, err := p.needsVerify(cn, target, login)
 	if err != nil {
 		return nil, err
@@ -154,7 +154,7 @@ func (p *Proxy) gateStay(cn *conn, target *server, login bool) (*session.Stay, e
 				return nil, errors.New(kickAlreadyOnline)
 			}
 		}
-		return p.exitLimbo(cn, target, pass{}, true)
+		return p.limbos.exitLimbo(cn, target, pass{}, true)
 	}
 	return stay, nil
 }
@@ -162,7 +162,7 @@ func (p *Proxy) gateStay(cn *conn, target *server, login bool) (*session.Stay, e
 // checkRemembered looks up, once per login, whether the name owes a /login
 // on srv: remembered from this address it has proven its account; otherwise
 // it owes one, and claims its identity only once it logged in.
-func (p *Proxy) checkRemembered(cn *conn, srv *server) error {
+func (p *checks) checkRemembered(cn *conn, srv *server) error {
 	svc := p.state.Load().auth
 	if cn.owes || svc == nil || !srv.cfg.HasLimbo(config.LimboAuth) || srv.cfg.ProxyMode != config.ModeOffline || cn.proven().owns(cn.player) {
 		return nil
@@ -183,7 +183,7 @@ func (p *Proxy) checkRemembered(cn *conn, srv *server) error {
 
 // authUnavailable logs and counts a store that did not answer; its error is
 // the text the player reads.
-func (p *Proxy) authUnavailable(cn *conn, err error) error {
+func (p *checks) authUnavailable(cn *conn, err error) error {
 	p.log.Warn("auth: the account store did not answer", "player", cn.player, "err", err)
 	p.met.Auth("unavailable")
 	return errors.New(p.state.Load().cfg.Messages.AuthUnavailable)
@@ -195,7 +195,7 @@ func (p *Proxy) authUnavailable(cn *conn, err error) error {
 // premium name Mojang has not vouched for cannot prove itself here and is
 // refused (its owner joins through target's own address), unless this very
 // login was let in as cracked by allow_cracked_retry.
-func (p *Proxy) authWaitFor(cn *conn, target *server) (*authWait, error) {
+func (p *checks) authWaitFor(cn *conn, target *server) (*authWait, error) {
 	st := p.state.Load()
 	if !target.cfg.HasLimbo(config.LimboAuth) || target.cfg.ProxyMode != config.ModeOffline || cn.proven().owns(cn.player) {
 		return nil, nil
@@ -260,7 +260,7 @@ func authTree(p mc.Protocol) (mc.CommandTree, error) {
 
 // authWait is one player in the auth limbo.
 type authWait struct {
-	p      *Proxy
+	p      *checks
 	cn     *conn
 	target *server
 	svc    *accounts.Service
@@ -300,7 +300,7 @@ func (a *authWait) message() limbo.Message {
 	return title(fill(a.msgs.AuthTitle, "player", a.cn.player), a.hint())
 }
 
-func (a *authWait) tell(text string) { a.p.tell(a.cn.pl, text) }
+func (a *authWait) tell(text string) { a.p.players.tell(a.cn.pl, text) }
 
 // login waits until the player proved the password (or registered one).
 func (a *authWait) login(ctx context.Context) error {
@@ -407,7 +407,7 @@ func authText(m config.Messages, cfg config.AuthLimbo, r accounts.Result, left i
 // accountCommands are the in-game commands of password accounts, there while
 // a server uses "auth": a player who logged in changes or deletes their
 // password on the backend too. Their lines never reach the backend.
-func (p *Proxy) accountCommands() []*command.Command {
+func (p *checks) accountCommands() []*command.Command {
 	return []*command.Command{
 		{
 			Name: "changepassword", Aliases: []string{"changepass"}, Usage: "<old password> <new password>",
@@ -429,7 +429,7 @@ func (p *Proxy) accountCommands() []*command.Command {
 // typed in the auth limbo, a login remembered from his address, Mojang's word
 // for the name), or the text that says why not. A name alone is anyone's to
 // type: from an open server, the account is not his to change.
-func (p *Proxy) accountOf(ctx context.Context, inv command.Invocation) (*accounts.Service, *onlinePlayer, string) {
+func (p *checks) accountOf(ctx context.Context, inv command.Invocation) (*accounts.Service, *onlinePlayer, string) {
 	st := p.state.Load()
 	pl := sourcePlayer(inv)
 	if st.auth == nil || pl == nil {
@@ -462,7 +462,7 @@ func (p *Proxy) accountOf(ctx context.Context, inv command.Invocation) (*account
 // accountResult tells the player the result of an account command and
 // counts a wrong password as the limbo counts one: logged, a login token of
 // the address, and max_attempts of them on one connection end it.
-func (p *Proxy) accountResult(inv command.Invocation, pl *onlinePlayer, r accounts.Result, done string) {
+func (p *checks) accountResult(inv command.Invocation, pl *onlinePlayer, r accounts.Result, done string) {
 	st := p.state.Load()
 	msgs := st.cfg.Messages
 	switch {
@@ -492,7 +492,7 @@ func (p *Proxy) accountResult(inv command.Invocation, pl *onlinePlayer, r accoun
 	}
 }
 
-func (p *Proxy) cmdChangePassword(ctx context.Context, inv command.Invocation) error {
+func (p *checks) cmdChangePassword(ctx context.Context, inv command.Invocation) error {
 	if len(inv.Args) != 2 {
 		return command.ErrUsage
 	}
@@ -509,7 +509,7 @@ func (p *Proxy) cmdChangePassword(ctx context.Context, inv command.Invocation) e
 	return nil
 }
 
-func (p *Proxy) cmdUnregister(ctx context.Context, inv command.Invocation) error {
+func (p *checks) cmdUnregister(ctx context.Context, inv command.Invocation) error {
 	if len(inv.Args) != 1 {
 		return command.ErrUsage
 	}
@@ -559,7 +559,7 @@ const (
 // the proof a premium name owes: the encryption handshake and hasJoined. The
 // profile is the account's (real UUID, skin) when proven. An error refuses
 // the login with kick as the text.
-func (p *Proxy) provePremium(cn *conn, client *session.Client, srv *server) (proof premiumProof, profile auth.Profile, kick string, err error) {
+func (p *checks) provePremium(cn *conn, client *session.Client, srv *server) (proof premiumProof, profile auth.Profile, kick string, err error) {
 	st := cn.st
 	if st.premium == nil || !srv.cfg.HasLimbo(config.LimboAuth) || srv.cfg.ProxyMode != config.ModeOffline {
 		return notPremium, profile, "", nil

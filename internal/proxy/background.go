@@ -102,8 +102,8 @@ func (p *Proxy) RunMaintenance(ctx context.Context) {
 			return
 		case <-t.C:
 			p.limiter.Sweep(p.now())
-			if p.verify.calm(p.now()) {
-				p.attackChanged(false)
+			if p.checks.verify.calm(p.now()) {
+				p.checks.attackChanged(false)
 			}
 		}
 	}

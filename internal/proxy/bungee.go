@@ -17,7 +17,7 @@ import (
 // plugin channel when [plugin_messaging] bungeecord is on, for the servers
 // that set bungeecord_channel; nil when it is off. A message from any other
 // server goes on to the client, as without a proxy.
-func (p *Proxy) bungeeMessages(st *state) func(*session.Session, *session.Backend, string, []byte) bool {
+func (p *moves) bungeeMessages(st *state) func(*session.Session, *session.Backend, string, []byte) bool {
 	if !st.cfg.PluginMessaging.BungeeCord {
 		return nil
 	}
@@ -46,7 +46,7 @@ func (p *Proxy) bungeeMessages(st *state) func(*session.Session, *session.Backen
 }
 
 // bungeeProxy is the proxy as the BungeeCord channel sees it.
-type bungeeProxy struct{ p *Proxy }
+type bungeeProxy struct{ p *moves }
 
 func channelPlayer(pl *onlinePlayer) bungeechannel.Player {
 	srv, _ := pl.where()
@@ -127,7 +127,12 @@ func (b bungeeProxy) Kick(player, reason string, raw bool) error {
 	if raw {
 		reason = mc.DescriptionText(json.RawMessage(reason))
 	}
-	return b.p.KickPlayer(pl.name, reason)
+	if reason == "" {
+		reason = "Kicked by an operator"
+	}
+	b.p.log.Info("player kicked through the BungeeCord channel", "player", pl.name, "reason", reason)
+	b.p.players.handleOf(pl, "").Kick(reason)
+	return nil
 }
 
 func (b bungeeProxy) Message(player, text string, raw bool) error {

@@ -20,7 +20,7 @@ import (
 
 // playerCommands is one player's command state.
 type playerCommands struct {
-	p    *Proxy
+	p    *commander
 	pl   *onlinePlayer
 	src  *handle     // the player as his commands' source
 	busy atomic.Bool // a command of this player is running
@@ -49,7 +49,7 @@ var (
 // commands (when on) and the plugins' packet filters; nil when there is
 // neither, so the relay reads no packet at all. The player's own state is
 // their playerCommands (newPlayerCommands).
-func (p *Proxy) sessionFilter(st *state) *session.Filter {
+func (p *commander) sessionFilter(st *state) *session.Filter {
 	var plugins []hooks.PacketFilter
 	if d := p.opts.Hooks; d != nil {
 		plugins = d.PacketFilters()
@@ -96,8 +96,8 @@ func (p *Proxy) sessionFilter(st *state) *session.Filter {
 
 // newPlayerCommands is pl's command state, for a session under a filter; perm
 // is a PermissionsSetup handler's check (nil: the proxy's own).
-func (p *Proxy) newPlayerCommands(pl *onlinePlayer, perm func(string) bool) *playerCommands {
-	pc := &playerCommands{p: p, pl: pl, src: &handle{p: p, pl: pl, perm: perm, why: whyCommand}}
+func (p *commander) newPlayerCommands(pl *onlinePlayer, perm func(string) bool) *playerCommands {
+	pc := &playerCommands{p: p, pl: pl, src: &handle{p: p.players, pl: pl, perm: perm, why: whyCommand}}
 	if n := len(p.opts.Hooks.PacketFilters()); n > 0 {
 		pc.dead = make([]atomic.Bool, n)
 	}
@@ -115,7 +115,7 @@ func containsType(ts []mc.PacketType, t mc.PacketType) bool {
 
 // runPacketFilter calls one plugin filter; false when it panicked (it is then
 // dropped for this session, and the packet goes on as it was).
-func (p *Proxy) runPacketFilter(pl *onlinePlayer, s *session.Session, pf hooks.PacketFilter, pk *session.Packet) (ok bool) {
+func (p *commander) runPacketFilter(pl *onlinePlayer, s *session.Session, pf hooks.PacketFilter, pk *session.Packet) (ok bool) {
 	srv, _ := pl.where()
 	ctx := &hooks.PacketContext{
 		Player: pl.name, UUID: pl.uuid, Protocol: pl.protocol, Direction: pk.Direction,
@@ -313,7 +313,7 @@ func (pc *playerCommands) run(c *command.Command, inv command.Invocation) {
 // permissionsFor fires PermissionsSetup for pl and returns the permission
 // check its handlers leave (the proxy's own, allows, unless they replaced it);
 // nil when no handler wants the event: allows is then called directly.
-func (p *Proxy) permissionsFor(pl *onlinePlayer) func(string) bool {
+func (p *commander) permissionsFor(pl *onlinePlayer) func(string) bool {
 	d := p.opts.Hooks
 	if !d.Wants(hooks.KindPermissionsSetup) {
 		return nil

@@ -25,7 +25,7 @@ const permPrefix = "infrarust.command."
 
 // buildCommands makes the command set of a configuration: the enabled
 // built-ins under their configured labels, then the plugins' commands.
-func (p *Proxy) buildCommands(cfg *config.Config) (*command.Set, error) {
+func (p *commander) buildCommands(cfg *config.Config) (*command.Set, error) {
 	if !cfg.Commands.Enabled {
 		return nil, nil
 	}
@@ -41,7 +41,7 @@ func (p *Proxy) buildCommands(cfg *config.Config) (*command.Set, error) {
 		cmds = append(cmds, c)
 	}
 	if cfg.UsesAuthLimbo() {
-		cmds = append(cmds, p.accountCommands()...)
+		cmds = append(cmds, p.checks.accountCommands()...)
 	}
 	if d := p.opts.Hooks; d != nil {
 		cmds = append(cmds, d.Commands()...)
@@ -58,7 +58,7 @@ func sourcePlayer(inv command.Invocation) *onlinePlayer {
 }
 
 // builtinCommands are the built-ins under their canonical names.
-func (p *Proxy) builtinCommands() []*command.Command {
+func (p *commander) builtinCommands() []*command.Command {
 	return []*command.Command{
 		{
 			Name: "server", Permission: permPrefix + "server", Usage: "[server]",
@@ -141,14 +141,14 @@ func scopeOf(inv command.Invocation) string {
 }
 
 // inScope reports that server id is a server of network.
-func (p *Proxy) inScope(id, network string) bool {
+func (p *commander) inScope(id, network string) bool {
 	srv := p.state.Load().servers[id]
 	return srv != nil && srv.cfg.Network == network
 }
 
 // networkServers are the intercepted servers of pl's network, sorted: where
 // /server and /send may take a player.
-func (p *Proxy) networkServers(pl *onlinePlayer) []string {
+func (p *commander) networkServers(pl *onlinePlayer) []string {
 	if pl == nil {
 		return nil
 	}
@@ -161,7 +161,7 @@ func (p *Proxy) networkServers(pl *onlinePlayer) []string {
 
 // openServers are the servers /server lists for pl, and completes: those of
 // his network whose rules let him in now, and the one he is on.
-func (p *Proxy) openServers(pl *onlinePlayer) []string {
+func (p *commander) openServers(pl *onlinePlayer) []string {
 	if pl == nil {
 		return nil
 	}
@@ -170,7 +170,7 @@ func (p *Proxy) openServers(pl *onlinePlayer) []string {
 	var open []string
 	for _, id := range p.networkServers(pl) {
 		t := st.servers[id]
-		if t == nil || (id != cur.id && p.admitTo(pl.entrant(), t, pass{}) != nil) {
+		if t == nil || (id != cur.id && p.moves.admitTo(pl.entrant(), t, pass{}) != nil) {
 			continue
 		}
 		open = append(open, id)
@@ -180,7 +180,7 @@ func (p *Proxy) openServers(pl *onlinePlayer) []string {
 
 // serversOf are the servers of network that keep takes (nil: every one),
 // sorted; every server of it is what /glist counts.
-func (p *Proxy) serversOf(network string, keep family) []string {
+func (p *commander) serversOf(network string, keep family) []string {
 	var out []string
 	for id, srv := range p.state.Load().servers {
 		if srv.cfg.Network == network && (keep == nil || keep(srv)) {
@@ -192,7 +192,7 @@ func (p *Proxy) serversOf(network string, keep family) []string {
 }
 
 // scopedPlayers are this proxy's players on servers of network.
-func (p *Proxy) scopedPlayers(network string) []*onlinePlayer {
+func (p *commander) scopedPlayers(network string) []*onlinePlayer {
 	var out []*onlinePlayer
 	for _, pl := range p.roster.all() {
 		if srv, _ := pl.where(); srv != nil && srv.cfg.Network == network {
@@ -203,7 +203,7 @@ func (p *Proxy) scopedPlayers(network string) []*onlinePlayer {
 }
 
 // playerNames are the names of network's players, sorted.
-func (p *Proxy) playerNames(network string) []string {
+func (p *commander) playerNames(network string) []string {
 	var out []string
 	for _, pl := range p.scopedPlayers(network) {
 		out = append(out, pl.name)
@@ -215,8 +215,8 @@ func (p *Proxy) playerNames(network string) []string {
 // scopedPlayer is the online player called name on a server of network
 // (ErrUnknownPlayer for one on another network: he is not there for this
 // source).
-func (p *Proxy) scopedPlayer(name, network string) (*onlinePlayer, error) {
-	pl, err := p.player(name)
+func (p *commander) scopedPlayer(name, network string) (*onlinePlayer, error) {
+	pl, err := p.players.player(name)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func (p *Proxy) scopedPlayer(name, network string) (*onlinePlayer, error) {
 	return pl, nil
 }
 
-func (p *Proxy) cmdServer(ctx context.Context, inv command.Invocation) error {
+func (p *commander) cmdServer(ctx context.Context, inv command.Invocation) error {
 	pl := sourcePlayer(inv)
 	if pl == nil {
 		return errors.New("only a player can use this command")
@@ -255,7 +255,7 @@ func (p *Proxy) cmdServer(ctx context.Context, inv command.Invocation) error {
 }
 
 // moveSelf moves the command's own player to target, telling him how it goes.
-func (p *Proxy) moveSelf(ctx context.Context, me command.Source, target string) {
+func (p *commander) moveSelf(ctx context.Context, me command.Source, target string) {
 	m := p.msgs()
 	if me.Server() == target {
 		me.Tell(fill(m.ServerAlready, "server", target))
@@ -273,7 +273,7 @@ func (p *Proxy) moveSelf(ctx context.Context, me command.Source, target string) 
 // cmdHub sends the player to his network's lobby: the first [commands.hub]
 // servers entry on his network, else the first fallback of the server he is
 // on (Velocity's try list is where networks name their lobby).
-func (p *Proxy) cmdHub(ctx context.Context, inv command.Invocation) error {
+func (p *commander) cmdHub(ctx context.Context, inv command.Invocation) error {
 	pl := sourcePlayer(inv)
 	if pl == nil {
 		return errors.New("only a player can use this command")
@@ -291,7 +291,7 @@ func (p *Proxy) cmdHub(ctx context.Context, inv command.Invocation) error {
 }
 
 // hubOf is pl's lobby ("" when his network has none).
-func (p *Proxy) hubOf(pl *onlinePlayer) string {
+func (p *commander) hubOf(pl *onlinePlayer) string {
 	cur, _ := pl.where()
 	candidates := p.state.Load().cfg.Commands.Hub.Servers
 	if len(candidates) == 0 && cur != nil {
@@ -333,7 +333,7 @@ func serverList(prefix string, ids []string, current string, proto mc.Protocol) 
 	return js
 }
 
-func (p *Proxy) cmdGlist(ctx context.Context, inv command.Invocation) error {
+func (p *commander) cmdGlist(ctx context.Context, inv command.Invocation) error {
 	m := p.msgs()
 	if len(inv.Args) > 1 {
 		return command.ErrUsage
@@ -388,7 +388,7 @@ func (p *Proxy) cmdGlist(ctx context.Context, inv command.Invocation) error {
 	return nil
 }
 
-func (p *Proxy) cmdFind(ctx context.Context, inv command.Invocation) error {
+func (p *commander) cmdFind(ctx context.Context, inv command.Invocation) error {
 	if len(inv.Args) != 1 {
 		return command.ErrUsage
 	}
@@ -410,7 +410,7 @@ func (p *Proxy) cmdFind(ctx context.Context, inv command.Invocation) error {
 
 // remotePlayer finds a player of network on another proxy of the fleet
 // (exact name first, then any case).
-func (p *Proxy) remotePlayer(ctx context.Context, name, network string) (RemotePlayer, bool) {
+func (p *commander) remotePlayer(ctx context.Context, name, network string) (RemotePlayer, bool) {
 	d := p.opts.Directory
 	if d == nil {
 		return RemotePlayer{}, false
@@ -438,7 +438,7 @@ func (p *Proxy) remotePlayer(ctx context.Context, name, network string) (RemoteP
 	return RemotePlayer{}, false
 }
 
-func (p *Proxy) cmdSend(ctx context.Context, inv command.Invocation) error {
+func (p *commander) cmdSend(ctx context.Context, inv command.Invocation) error {
 	if len(inv.Args) != 2 {
 		return command.ErrUsage
 	}
@@ -480,7 +480,7 @@ func (p *Proxy) cmdSend(ctx context.Context, inv command.Invocation) error {
 			continue
 		}
 		tried++
-		them := p.handleOf(pl, whySend)
+		them := p.players.handleOf(pl, whySend)
 		res := them.Connect(ctx, target)
 		if !res.OK() {
 			last = res
@@ -496,7 +496,7 @@ func (p *Proxy) cmdSend(ctx context.Context, inv command.Invocation) error {
 	return nil
 }
 
-func (p *Proxy) cmdKick(ctx context.Context, inv command.Invocation) error {
+func (p *commander) cmdKick(ctx context.Context, inv command.Invocation) error {
 	if len(inv.Args) < 1 {
 		return command.ErrUsage
 	}
@@ -518,12 +518,12 @@ func (p *Proxy) cmdKick(ctx context.Context, inv command.Invocation) error {
 		return nil
 	}
 	p.log.Info("player kicked by a command", "player", pl.name, "by", inv.Source.Name(), "reason", reason)
-	p.handleOf(pl, "").Kick(reason)
+	p.players.handleOf(pl, "").Kick(reason)
 	inv.Source.Tell(fill(m.KickDone, "player", pl.name))
 	return nil
 }
 
-func (p *Proxy) cmdBroadcast(ctx context.Context, inv command.Invocation) error {
+func (p *commander) cmdBroadcast(ctx context.Context, inv command.Invocation) error {
 	if len(inv.Args) != 1 {
 		return command.ErrUsage
 	}
@@ -531,12 +531,12 @@ func (p *Proxy) cmdBroadcast(ctx context.Context, inv command.Invocation) error 
 	network := scopeOf(inv)
 	p.log.Info("broadcast", "by", inv.Source.Name(), "network", network, "message", inv.Args[0])
 	for _, pl := range p.scopedPlayers(network) {
-		p.tell(pl, text)
+		p.players.tell(pl, text)
 	}
 	return nil
 }
 
-func (p *Proxy) cmdInfrarust(ctx context.Context, inv command.Invocation) error {
+func (p *commander) cmdInfrarust(ctx context.Context, inv command.Invocation) error {
 	action := "version"
 	if len(inv.Args) > 0 {
 		action = strings.ToLower(inv.Args[0])

@@ -69,13 +69,13 @@ var errNoBackend = errors.New("no backend answered")
 // connect_max_attempts of them, each within connect_timeout (dial and login
 // answer together: a frozen replica costs no more than a dead one). On success
 // the lease in cn.lease is connected and the backend is tracked for shutdown.
-func (p *Proxy) connectBackend(cn *conn, login backendLogin) (net.Conn, error) {
+func (p *moves) connectBackend(cn *conn, login backendLogin) (net.Conn, error) {
 	return p.connectTo(cn, cn.srv, &cn.lease, nil, login)
 }
 
 // connectTo is connectBackend for any server of the configuration and a lease of
 // the caller's (a switch has its own), never trying the addresses in avoid.
-func (p *Proxy) connectTo(cn *conn, srv *server, lease *balance.Lease, avoid []string, login backendLogin) (net.Conn, error) {
+func (p *moves) connectTo(cn *conn, srv *server, lease *balance.Lease, avoid []string, login backendLogin) (net.Conn, error) {
 	cfg := cn.st.cfg
 	maxAttempts := cfg.ConnectMaxAttempts
 	if maxAttempts == 0 {
@@ -164,7 +164,7 @@ var (
 
 // attempt is one address: dial, then the handler's login exchange, both inside one
 // connect_timeout. A backend that failed or was full is closed here.
-func (p *Proxy) attempt(cn *conn, srv *server, addr string, login backendLogin) (backend net.Conn, dialTime time.Duration, full string, err error) {
+func (p *moves) attempt(cn *conn, srv *server, addr string, login backendLogin) (backend net.Conn, dialTime time.Duration, full string, err error) {
 	timeout := cn.st.cfg.ConnectTimeout.D()
 	deadline := time.Now().Add(timeout)
 	start := p.now()
@@ -215,7 +215,7 @@ func isTimeout(err error) bool {
 // wake starts the routed server when it is managed and asleep, and waits until it
 // is ready (or the proxy shuts down). Every handler calls it right before it
 // connects: a player refused earlier never starts a server.
-func (p *Proxy) wake(cn *conn) error {
+func (p *moves) wake(cn *conn) error {
 	m := p.opts.Manager
 	if m == nil || !m.Managed(cn.srv.id) {
 		return nil // nothing to wake: no server.wake span either

@@ -10,7 +10,9 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/forward"
 	"github.com/infrarust-go/infrarust/internal/metrics"
+	"github.com/infrarust-go/infrarust/internal/proxy/ratelimit"
 )
 
 // core is what every part of the proxy shares: the options it was built
@@ -27,8 +29,13 @@ type core struct {
 	met  *metrics.Metrics
 
 	state  atomic.Pointer[state]
-	roster roster // connected players
+	roster roster      // connected players
+	maint  maintenance // servers in maintenance
 	dialer Dialer
+	// limiter holds the per-IP token buckets (logins, pings, registrations).
+	limiter *ratelimit.Limiter
+	icpt    *interception     // the intercepted modes' shared state (keys, session server)
+	fwd     forward.Forwarder // moves passthrough sessions' bytes
 	// ctx ends at Shutdown, so a login waiting for a server to start gives up.
 	ctx    context.Context
 	cancel context.CancelFunc

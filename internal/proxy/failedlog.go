@@ -69,7 +69,7 @@ func (f *failedLogins) allow(ip netip.Addr, reason string, now time.Time) (bool,
 // (unknown host, banned, refused, rate-limited, auth failed, no backend), at
 // most one per IP and reason per failedLogWindow, saying how many of the same
 // it folded since the last (folded); the rest are debug lines.
-func (p *Proxy) loginFailed(cn *conn, reason, detail string) {
+func (p *door) loginFailed(cn *conn, reason, detail string) {
 	server := ""
 	if cn.srv != nil {
 		server = cn.srv.id

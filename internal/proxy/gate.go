@@ -71,7 +71,7 @@ func (r *refusal) hard() bool { return r.rule == ruleIPFilter || r.rule == ruleB
 // send, the BungeeCord Connect, drain, limbo exits) alike. The rules are checked
 // hard ones first, so a soft refusal (maintenance, capacity) means the hard ones
 // passed and the caller may hold the player in the limbo instead.
-func (p *Proxy) admitTo(e entrant, t *server, ps pass) *refusal {
+func (p *moves) admitTo(e entrant, t *server, ps pass) *refusal {
 	if !t.filter.Allowed(e.ip) {
 		return &refusal{t.id, ruleIPFilter, "You are not allowed to join " + t.id}
 	}
@@ -84,11 +84,11 @@ func (p *Proxy) admitTo(e entrant, t *server, ps pass) *refusal {
 	if ps.force {
 		return nil
 	}
-	if p.inMaintenance(t, e) {
+	if p.limbos.inMaintenance(t, e) {
 		return &refusal{t.id, ruleMaintenance, t.id + " is under maintenance, please come back later"}
 	}
 	if !ps.queued {
-		if n := p.queueLen(t.id); n > 0 {
+		if n := p.limbos.queueLen(t.id); n > 0 {
 			return &refusal{t.id, ruleCapacity, fmt.Sprintf("%s is full (%d players are waiting for a slot)", t.id, n)}
 		}
 	}
@@ -97,7 +97,7 @@ func (p *Proxy) admitTo(e entrant, t *server, ps pass) *refusal {
 
 // moveRefused records a move a server's rules refused: one log line, the metric
 // and the player.move_refused event.
-func (p *Proxy) moveRefused(e entrant, from string, r *refusal, reason string) {
+func (p *moves) moveRefused(e entrant, from string, r *refusal, reason string) {
 	p.met.MoveRefused(r.server, r.rule)
 	p.bus.Publish(events.PlayerMoveRefused, events.MoveRefused{
 		Username: e.name, UUID: e.uuid, FromServer: from, ToServer: r.server,

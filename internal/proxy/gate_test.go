@@ -135,7 +135,7 @@ func TestLimboRetriesRecordOnlyHardRefusals(t *testing.T) {
 	awaitPlayer(t, tp, "Waiter", "closed", "limbo")
 	cn := &conn{ip: netip.MustParseAddr("127.0.0.1"), player: "Waiter", st: tp.state.Load()}
 	for range 5 { // what the stay's retries do
-		if _, err := tp.exitLimbo(cn, tp.state.Load().servers["closed"], pass{}, false); err == nil {
+		if _, err := tp.limbos.exitLimbo(cn, tp.state.Load().servers["closed"], pass{}, false); err == nil {
 			t.Fatal("a join during maintenance succeeded")
 		}
 	}

@@ -15,7 +15,7 @@ import (
 // what they may know of him and do to him, and nothing of the proxy's insides.
 // Its Connect goes through connect, the one route's typed front.
 type handle struct {
-	p    *Proxy
+	p    *players
 	pl   *onlinePlayer
 	perm func(string) bool // a PermissionsSetup handler's answer; nil: roles
 	why  string            // the moves' reason: whyPlugin unless a built-in says
@@ -24,7 +24,7 @@ type handle struct {
 var _ player.Player = (*handle)(nil)
 
 // handleOf is pl's handle for a caller moving him for why.
-func (p *Proxy) handleOf(pl *onlinePlayer, why string) *handle {
+func (p *players) handleOf(pl *onlinePlayer, why string) *handle {
 	h := &handle{p: p, pl: pl, why: why}
 	if pl.cmds != nil {
 		h.perm = pl.cmds.src.perm
@@ -53,7 +53,7 @@ func (h *handle) HasPermission(perm string) bool {
 	if h.perm != nil {
 		return h.perm(perm)
 	}
-	return h.p.allows(h.pl, perm)
+	return h.p.cmds.allows(h.pl, perm)
 }
 
 func (h *handle) Tell(text string) error {
@@ -120,13 +120,13 @@ func (h *handle) Connect(ctx context.Context, server string) player.ConnectResul
 	if err := ctx.Err(); err != nil {
 		return player.ConnectResult{Status: player.Failed, Server: server, Reason: err.Error()}
 	}
-	res, _ := h.p.connect(h.pl, server, h.why, pass{})
+	res, _ := h.p.moves.connect(h.pl, server, h.why, pass{})
 	return res
 }
 
 // tell shows a [messages] text (legacy, or a JSON component) to a player the
 // proxy speaks to (a passthrough player is not told).
-func (p *Proxy) tell(pl *onlinePlayer, text string) { _ = p.handleOf(pl, "").Tell(text) }
+func (p *players) tell(pl *onlinePlayer, text string) { _ = p.handleOf(pl, "").Tell(text) }
 
 // fill puts values in a [messages] template: {name} -> value. In a JSON template
 // the values are escaped as JSON string content.

@@ -22,14 +22,17 @@ func TestPlayerHandleConnects(t *testing.T) {
 	other := interceptedServer("other", config.ModeOffline, b.addr)
 	other.Network = "elsewhere"
 
-	results := make(chan player.ConnectResult, 1)
+	type ran struct {
+		who player.Player
+		res player.ConnectResult
+	}
+	results := make(chan ran, 1)
 	var who player.Player
 	r := hooks.NewRegistry()
 	hooks.RegisterCommand(r, &command.Command{
 		Name: "go", Args: []command.Arg{{Name: "server"}},
 		Run: func(ctx context.Context, inv command.Invocation) error {
-			who = inv.Source
-			results <- inv.Source.Connect(ctx, inv.Args[0])
+			results <- ran{inv.Source, inv.Source.Connect(ctx, inv.Args[0])}
 			return nil
 		},
 	})
@@ -51,8 +54,9 @@ func TestPlayerHandleConnects(t *testing.T) {
 		t.Helper()
 		pc.typeCommand(t, line)
 		select {
-		case res := <-results:
-			return res
+		case r := <-results:
+			who = r.who
+			return r.res
 		case <-time.After(10 * time.Second):
 			t.Fatalf("/%s: no result", line)
 			return player.ConnectResult{}

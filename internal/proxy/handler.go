@@ -8,12 +8,12 @@ import (
 // mode does it. It owns the connection from here: it kicks with a reason on any
 // failure, or detaches a session that forwards until a side closes.
 type loginHandler interface {
-	serveLogin(p *Proxy, cn *conn)
+	serveLogin(p *moves, cn *conn)
 }
 
 // handlerFor picks the handler of the routed server's proxy_mode. Adding a mode is
 // adding a case here; the admission chain does not change.
-func (p *Proxy) handlerFor(srv *server) loginHandler {
+func (p *door) handlerFor(srv *server) loginHandler {
 	switch srv.cfg.ProxyMode {
 	case config.ModePassthrough, config.ModeZeroCopy, config.ModeServerOnly:
 		return passthrough{}
@@ -27,6 +27,6 @@ func (p *Proxy) handlerFor(srv *server) loginHandler {
 // validation normally stops such a server from loading at all.
 type unsupported struct{}
 
-func (unsupported) serveLogin(p *Proxy, cn *conn) {
-	p.refused(cn, refuse("proxy_mode", "proxy_mode "+string(cn.srv.cfg.ProxyMode)+" of server "+cn.srv.id, cn.srv.cfg.DisconnectMessage))
+func (unsupported) serveLogin(p *moves, cn *conn) {
+	p.door.refused(cn, refuse("proxy_mode", "proxy_mode "+string(cn.srv.cfg.ProxyMode)+" of server "+cn.srv.id, cn.srv.cfg.DisconnectMessage))
 }

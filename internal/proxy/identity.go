@@ -90,7 +90,7 @@ func identityKey(cn *conn) string {
 // most replacedWait) until it is gone. The claim is released when the
 // connection ends (finish). A login that owes a /login claims once it has
 // logged in (strengthen), so it is weighed with what it proved.
-func (p *Proxy) claimIdentity(cn *conn) error {
+func (p *players) claimIdentity(cn *conn) error {
 	key := identityKey(cn)
 	strength := cn.proven().strength()
 	c := &claim{key: key, at: p.now()}
@@ -168,7 +168,7 @@ func mayReplace(newer, held int, policy config.DuplicateLogin) bool {
 // a login that owed a /login defers is made now, and a stronger claim is
 // told to the fleet. An error: a session that proved as much or more holds
 // the identity.
-func (p *Proxy) strengthen(pl *onlinePlayer, s int) error {
+func (p *players) strengthen(pl *onlinePlayer, s int) error {
 	origin := pl.origin
 	p.roster.mu.Lock()
 	c := origin.claim
@@ -253,7 +253,7 @@ func (c *claim) bind(end func(text string)) {
 }
 
 // releaseClaim gives the identity back when the connection that claimed it ends.
-func (p *Proxy) releaseClaim(cn *conn) {
+func (p *players) releaseClaim(cn *conn) {
 	p.roster.mu.Lock()
 	c := cn.claim
 	if c == nil {
@@ -278,7 +278,7 @@ func (p *Proxy) releaseClaim(cn *conn) {
 
 // player is the online player called name (exact case first): ErrUnknownPlayer
 // when nobody is, ErrAmbiguousPlayer when several differ only by case.
-func (p *Proxy) player(name string) (*onlinePlayer, error) {
+func (p *players) player(name string) (*onlinePlayer, error) {
 	if pl := p.roster.find(name); pl != nil {
 		return pl, nil
 	}

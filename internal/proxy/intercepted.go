@@ -98,7 +98,7 @@ func (in *interception) forwardingSecret() ([]byte, *forwarding.Velocity) {
 }
 
 // prepareForwarding loads the secret when a server of cfg needs one.
-func (p *Proxy) prepareForwarding(cfg *config.Config) error {
+func (p *moves) prepareForwarding(cfg *config.Config) error {
 	if !cfg.NeedsForwardingSecret() {
 		return nil
 	}
@@ -126,24 +126,24 @@ func (p *Proxy) prepareForwarding(cfg *config.Config) error {
 // forwarded, and relays frames between the two.
 type intercepted struct{}
 
-func (intercepted) serveLogin(p *Proxy, cn *conn) {
+func (intercepted) serveLogin(p *moves, cn *conn) {
 	srv, cfg := cn.srv, cn.st.cfg
 	if cn.legacy != notLegacy {
-		p.refused(cn, refuse("protocol", "legacy login for intercepted server "+srv.id, "This server needs Minecraft 1.7.2 or newer"))
+		p.door.refused(cn, refuse("protocol", "legacy login for intercepted server "+srv.id, "This server needs Minecraft 1.7.2 or newer"))
 		return
 	}
 	proto := mc.Protocol(cn.protocol)
 	reg, ok := mc.RegistryFor(proto)
 	if !ok {
 		oldest, newest := mc.OldestProtocol.Names(), mc.NewestProtocol.Names()
-		p.refused(cn, refuse("protocol", fmt.Sprintf("protocol %d", cn.protocol),
+		p.door.refused(cn, refuse("protocol", fmt.Sprintf("protocol %d", cn.protocol),
 			fmt.Sprintf("This server supports Minecraft %s to %s", oldest[0], newest[len(newest)-1])))
 		return
 	}
 	fwd := cfg.EffectiveForwarding(srv.cfg)
 	if fwd == forwarding.ModeVelocity {
 		if err := forwarding.CheckVelocityClient(cn.protocol); err != nil {
-			p.refused(cn, refuse("protocol", err.Error(), forwarding.KickVelocityTooOld))
+			p.door.refused(cn, refuse("protocol", err.Error(), forwarding.KickVelocityTooOld))
 			return
 		}
 	}
@@ -153,10 +153,10 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	}
 	client.Conn.SetReadLimit(mc.MaxFrameSize)
 	end := func(o metrics.LoginOutcome, reason, detail, text string) {
-		p.loginOutcome(cn, o)
-		p.rejected.Add(1)
+		p.door.loginOutcome(cn, o)
+		p.door.rejected.Add(1)
 		p.met.ConnRejected(reason)
-		p.loginFailed(cn, reason, detail)
+		p.door.loginFailed(cn, reason, detail)
 		_ = cn.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		_ = client.Kick(text)
 	}
@@ -180,7 +180,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 		}
 		cn.proof.mojang = true
 	} else {
-		proof, premium, kick, err := p.provePremium(cn, client, srv)
+		proof, premium, kick, err := p.checks.provePremium(cn, client, srv)
 		if err != nil {
 			end(metrics.LoginFailed, "auth", "premium name: "+err.Error(), kick)
 			return
@@ -208,7 +208,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	}
 	// Whether the name is proven yet on a password server decides what its
 	// claim may do (an impostor must not replace the real player's session).
-	if err := p.checkRemembered(cn, srv); err != nil {
+	if err := p.checks.checkRemembered(cn, srv); err != nil {
 		end(metrics.LoginFailed, "auth", "auth limbo: "+err.Error(), err.Error())
 		return
 	}
@@ -216,12 +216,12 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	// proved, before any backend sees it. A login that owes a /login claims
 	// once it has logged in (strengthen), with what it proved then.
 	if !cn.owes {
-		if err := p.claimIdentity(cn); err != nil {
+		if err := p.players.claimIdentity(cn); err != nil {
 			end(metrics.LoginFailed, "duplicate", err.Error(), kickAlreadyOnline)
 			return
 		}
 	}
-	target, text, ok := p.acceptLogin(cn, interceptedFamily)
+	target, text, ok := p.players.acceptLogin(cn, interceptedFamily)
 	if !ok {
 		end(metrics.LoginFailed, "hook", "Login denied", text)
 		return
@@ -261,7 +261,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	address := "limbo"
 	if first != nil {
 		address = first.Address
-		p.connected(cn, cn.srv, first.Address, "")
+		p.players.connected(cn, cn.srv, first.Address, "")
 	}
 	_ = cn.c.SetDeadline(time.Time{})
 	setKeepalive(cn.c, cfg.Keepalive)
@@ -270,22 +270,22 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 	cn.br = nil
 	lendBuffers(client.Conn, cn.c)
 	// The PermissionsSetup event comes for every player, commands or not.
-	perm := p.permissionsFor(pl)
+	perm := p.cmds.permissionsFor(pl)
 	policy := cn.st.policy
 	if policy.Filter != nil {
-		pl.cmds = p.newPlayerCommands(pl, perm)
+		pl.cmds = p.cmds.newPlayerCommands(pl, perm)
 	}
 	pl.sess = session.New(client, cn.c, policy, pl)
 	cn.claim.bind(pl.disconnect) // a newer login of this player meanwhile ends it at once
 	// The session owns the connection from here and finishes it: while the
 	// player and the server are silent it holds no goroutine (session.Start).
-	leave := p.welcome(cn, pl, address)
+	leave := p.players.welcome(cn, pl, address)
 	cn.detached = true
 	done := func(up, down int64) {
-		p.ending(func() {
+		p.door.ending(func() {
 			client.Conn.Release()
 			leave(up, down)
-			p.finish(cn)
+			p.door.finish(cn)
 		})
 	}
 	// A limbo stay holds its goroutine, and so does a socket that cannot park:
@@ -310,7 +310,7 @@ func (intercepted) serveLogin(p *Proxy, cn *conn) {
 // redirect, a hold in the limbo (SendToLimbo), or Velocity's "try": the next
 // server of the routed server's fallback_servers in its network, each tried
 // once. false: the login ended, with end called.
-func (p *Proxy) placeLogin(cn *conn, pl *onlinePlayer, target *server, end func(metrics.LoginOutcome, string, string, string)) (*session.Backend, *session.Stay, bool) {
+func (p *moves) placeLogin(cn *conn, pl *onlinePlayer, target *server, end func(metrics.LoginOutcome, string, string, string)) (*session.Backend, *session.Stay, bool) {
 	routed := cn.srv
 	// What a failure needs is made at the first one: a login that lands
 	// allocates nothing for them.
@@ -340,12 +340,12 @@ func (p *Proxy) placeLogin(cn *conn, pl *onlinePlayer, target *server, end func(
 		failed = append(failed, cn.srv)
 		outcome, cause := loginFailure(err)
 		text := playerText(cn.srv, err)
-		res := p.kickedFrom(cn, cn.srv, cause, text, interceptedFamily)
+		res := p.players.kickedFrom(cn, cn.srv, cause, text, interceptedFamily)
 		if res.limbo && limboCovers(cn.protocol) {
 			// A handler holds the player in the limbo: he waits there and the
 			// server is tried again until it takes him.
 			p.log.Info("player held in the limbo by an event handler", "player", cn.player, "server", cn.srv.id)
-			return nil, p.downStay(cn, cn.srv), true
+			return nil, p.limbos.downStay(cn, cn.srv), true
 		}
 		next := res.next
 		if next != nil {
@@ -416,7 +416,7 @@ var errVelocityTooOld = errors.New("velocity forwarding needs a 1.13+ client")
 // closed and the lease released then). With ackLater the backend's Login
 // Acknowledged waits in its write batch for the caller's first write or Flush
 // (session.BackendLogin.AckLater).
-func (p *Proxy) joinBackend(cn *conn, srv *server, lease *balance.Lease, avoid []string, ackLater bool) (*session.Backend, session.Outcome, error) {
+func (p *moves) joinBackend(cn *conn, srv *server, lease *balance.Lease, avoid []string, ackLater bool) (*session.Backend, session.Outcome, error) {
 	fwd := cn.st.cfg.EffectiveForwarding(srv.cfg)
 	if fwd == forwarding.ModeVelocity && forwarding.CheckVelocityClient(cn.protocol) != nil {
 		return nil, session.Outcome{}, errVelocityTooOld
@@ -482,7 +482,7 @@ func (p *Proxy) joinBackend(cn *conn, srv *server, lease *balance.Lease, avoid [
 // backendHandshake is the handshake the backend receives: the client's protocol,
 // the host per domain_rewrite (carrying the player's IP, UUID and skin for
 // BungeeCord forwarding), and the login intent even for a transfer.
-func (p *Proxy) backendHandshake(cn *conn, srv *server, fwd forwarding.Mode) mc.Handshake {
+func (p *moves) backendHandshake(cn *conn, srv *server, fwd forwarding.Mode) mc.Handshake {
 	profile := cn.profile
 	host, port := backendHost(srv.cfg, cn.hs)
 	hs := mc.Handshake{ProtocolVersion: cn.protocol, ServerAddress: host, ServerPort: port, NextState: mc.StateLogin}

@@ -64,7 +64,7 @@ func TestMaxConnectionsHoldsPermits(t *testing.T) {
 		silent = append(silent, c)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for tp.active.Load() < 2 && time.Now().Before(deadline) {
+	for tp.door.active.Load() < 2 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	// The third client completes TCP (kernel backlog) but waits for a permit.
@@ -83,7 +83,7 @@ func TestMaxConnectionsHoldsPermits(t *testing.T) {
 		}
 		done <- string(body)
 	}()
-	if got := tp.active.Load(); got != 2 {
+	if got := tp.door.active.Load(); got != 2 {
 		t.Fatalf("%d connections handled with max_connections = 2", got)
 	}
 	silent[0].Close()

@@ -82,7 +82,7 @@ func listed(list []string, name, uuid string) bool {
 }
 
 // inMaintenance reports that e may not join srv now for its maintenance.
-func (p *Proxy) inMaintenance(srv *server, e entrant) bool {
+func (p *limbos) inMaintenance(srv *server, e entrant) bool {
 	return p.maint.on(srv.id) && !listed(srv.cfg.MaintenanceStaff, e.name, e.uuid)
 }
 
@@ -92,14 +92,14 @@ func limboCovers(protocol int32) bool {
 }
 
 // asleep reports a managed server that is not online (a login would wake it).
-func (p *Proxy) asleep(srv *server) bool {
+func (p *limbos) asleep(srv *server) bool {
 	m := p.opts.Manager
 	return m != nil && m.Managed(srv.id) && m.State(srv.id) != manager.StateOnline
 }
 
 // loginStay is the limbo stay a login for target needs before any backend: the
 // server asleep, with the wake handler. nil: connect now.
-func (p *Proxy) loginStay(cn *conn, target *server) *session.Stay {
+func (p *limbos) loginStay(cn *conn, target *server) *session.Stay {
 	// The server's own setting first: most logins stop there.
 	if target.cfg.HasLimbo(config.LimboWake) && p.asleep(target) && limboCovers(cn.protocol) {
 		return p.wakeStay(cn, target, "Waking up "+target.id)
@@ -110,7 +110,7 @@ func (p *Proxy) loginStay(cn *conn, target *server) *session.Stay {
 // refusedStay is the limbo stay that answers a soft refusal of target's rules
 // when target has the handler for it: its maintenance, or its queue. nil: the
 // refusal stands.
-func (p *Proxy) refusedStay(cn *conn, target *server, r *refusal) *session.Stay {
+func (p *limbos) refusedStay(cn *conn, target *server, r *refusal) *session.Stay {
 	if !limboCovers(cn.protocol) {
 		return nil
 	}
@@ -135,11 +135,11 @@ func title(t, sub string) limbo.Message {
 // stay's own retry) its answer is the error the stay waits on. A hard refusal
 // ends the stay and is recorded; a soft one only keeps the player waiting,
 // retry after retry, so it is not recorded each time (the title says why).
-func (p *Proxy) exitLimbo(cn *conn, t *server, ps pass, holds bool) (*session.Backend, error) {
+func (p *limbos) exitLimbo(cn *conn, t *server, ps pass, holds bool) (*session.Backend, error) {
 	c := *cn // the login's identity and handshake, under the configuration in force now
 	c.st = p.state.Load()
 	c.lease = balance.Lease{}
-	b, stay, err := p.admitInto(&c, nil, Move{who: cn.pl, to: t, why: whyLimbo, pass: ps}, holds)
+	b, stay, err := p.moves.admitInto(&c, nil, Move{who: cn.pl, to: t, why: whyLimbo, pass: ps}, holds)
 	if stay != nil {
 		return nil, &session.Next{Stay: *stay}
 	}
@@ -149,7 +149,7 @@ func (p *Proxy) exitLimbo(cn *conn, t *server, ps pass, holds bool) (*session.Ba
 // wakeStay holds the player while t starts, with a countdown, then moves them in.
 // The players waiting for one start share it (wakeOf): none of them holds a
 // goroutine until the server is up.
-func (p *Proxy) wakeStay(cn *conn, t *server, heading string) *session.Stay {
+func (p *limbos) wakeStay(cn *conn, t *server, heading string) *session.Stay {
 	start := time.Now()
 	w := p.wakeOf(t)
 	return &session.Stay{
@@ -189,9 +189,9 @@ func (w *waking) over() bool {
 
 // wakeOf is the start of t in progress, or a new one: one EnsureStarted per
 // start, however many players wait for it.
-func (p *Proxy) wakeOf(t *server) *waking {
-	p.limboMu.Lock()
-	defer p.limboMu.Unlock()
+func (p *limbos) wakeOf(t *server) *waking {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if w := p.wakes[t.id]; w != nil {
 		return w
 	}
@@ -204,16 +204,16 @@ func (p *Proxy) wakeOf(t *server) *waking {
 	go func() {
 		defer p.wg.Done()
 		w.err = p.opts.Manager.EnsureStarted(p.ctx, t.id)
-		p.limboMu.Lock()
+		p.mu.Lock()
 		delete(p.wakes, t.id)
-		p.limboMu.Unlock()
+		p.mu.Unlock()
 		close(w.done)
 	}()
 	return w
 }
 
 // maintenanceStay holds the player until the maintenance ends, then moves them in.
-func (p *Proxy) maintenanceStay(cn *conn, t *server) *session.Stay {
+func (p *limbos) maintenanceStay(cn *conn, t *server) *session.Stay {
 	e := cn.entrant()
 	return &session.Stay{
 		Handler: string(config.LimboMaintenance),
@@ -299,9 +299,9 @@ func (q *waitQueue) mayTry(e *queued, free int, known bool) bool {
 	return i >= 0 && i < open
 }
 
-func (p *Proxy) queueOf(id string) *waitQueue {
-	p.limboMu.Lock()
-	defer p.limboMu.Unlock()
+func (p *limbos) queueOf(id string) *waitQueue {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.queues == nil {
 		p.queues = map[string]*waitQueue{}
 	}
@@ -315,10 +315,10 @@ func (p *Proxy) queueOf(id string) *waitQueue {
 
 // queueLen is how many players wait in server id's queue (its capacity rule: a
 // newcomer or a move does not go ahead of them).
-func (p *Proxy) queueLen(id string) int {
-	p.limboMu.Lock()
+func (p *limbos) queueLen(id string) int {
+	p.mu.Lock()
 	q := p.queues[id]
-	p.limboMu.Unlock()
+	p.mu.Unlock()
 	if q == nil {
 		return 0
 	}
@@ -328,12 +328,12 @@ func (p *Proxy) queueLen(id string) int {
 // QueueLengths is how many players wait in each server's queue, for the
 // metrics (a server whose queue was never used is absent).
 func (p *Proxy) QueueLengths() map[string]int {
-	p.limboMu.Lock()
-	qs := make(map[string]*waitQueue, len(p.queues))
-	for id, q := range p.queues {
+	p.limbos.mu.Lock()
+	qs := make(map[string]*waitQueue, len(p.limbos.queues))
+	for id, q := range p.limbos.queues {
 		qs[id] = q
 	}
-	p.limboMu.Unlock()
+	p.limbos.mu.Unlock()
 	out := make(map[string]int, len(qs))
 	for id, q := range qs {
 		out[id] = q.len()
@@ -348,7 +348,7 @@ func (p *Proxy) QueueLengths() map[string]int {
 // leaves the queue once in (Done), not when its login succeeds: a server counts
 // a player only when they are in its world, and the next one would otherwise
 // take the same slot.
-func (p *Proxy) queueStay(cn *conn, t *server) *session.Stay {
+func (p *limbos) queueStay(cn *conn, t *server) *session.Stay {
 	q := p.queueOf(t.id)
 	e := &queued{name: cn.player, prio: listed(t.cfg.QueuePriority, cn.player, cn.uuid)}
 	q.add(e)
@@ -395,7 +395,7 @@ func (p *Proxy) queueStay(cn *conn, t *server) *session.Stay {
 // refreshSlots asks each of t's addresses for its status, which tells the pool
 // its player counts (queryStatus), so t's queue knows how many of its players
 // may try at once. One ping per address per limboRetry while a queue waits.
-func (p *Proxy) refreshSlots(cn *conn, t *server) {
+func (p *limbos) refreshSlots(cn *conn, t *server) {
 	c := *cn
 	c.st, c.srv = p.state.Load(), t
 	key := statusKey(c.protocol)
@@ -403,7 +403,7 @@ func (p *Proxy) refreshSlots(cn *conn, t *server) {
 		if t.cache.skip(addr, p.now()) {
 			continue // failed a status relay lately: not asked again until the ttl passes
 		}
-		_, err := p.queryStatus(&c, addr, key)
+		_, err := p.status.queryStatus(&c, addr, key)
 		t.cache.result(addr, err, p.now())
 		if err != nil {
 			p.log.Debug("queue: status of an address unknown", "server", t.id, "address", addr, "err", err)
@@ -413,7 +413,7 @@ func (p *Proxy) refreshSlots(cn *conn, t *server) {
 
 // downStay holds a player whose server went down under them until it answers
 // again (waking it when it is managed), then moves them back.
-func (p *Proxy) downStay(cn *conn, t *server) *session.Stay {
+func (p *limbos) downStay(cn *conn, t *server) *session.Stay {
 	if p.asleep(t) && t.cfg.HasLimbo(config.LimboWake) {
 		return p.wakeStay(cn, t, t.id+" went down: restarting it")
 	}

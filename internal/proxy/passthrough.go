@@ -20,11 +20,11 @@ import (
 // forwards bytes untouched (splice on Linux).
 type passthrough struct{}
 
-func (passthrough) serveLogin(p *Proxy, cn *conn) {
-	target, text, ok := p.acceptLogin(cn, passthroughFamily)
+func (passthrough) serveLogin(p *moves, cn *conn) {
+	target, text, ok := p.players.acceptLogin(cn, passthroughFamily)
 	if !ok {
-		p.loginFailed(cn, "hook", "Login denied")
-		p.kick(cn, text)
+		p.door.loginFailed(cn, "hook", "Login denied")
+		p.door.kick(cn, text)
 		return
 	}
 	// The buffered bytes belong to whichever backend is chosen; the reader is given
@@ -33,21 +33,21 @@ func (passthrough) serveLogin(p *Proxy, cn *conn) {
 	cn.releaseReader()
 	previous := ""
 	for round := 0; ; round++ {
-		if target, text, ok = p.preConnect(cn, target, previous, passthroughFamily); !ok {
-			p.loginFailed(cn, "hook", "ServerPreConnect denied")
-			p.kick(cn, text)
+		if target, text, ok = p.players.preConnect(cn, target, previous, passthroughFamily); !ok {
+			p.door.loginFailed(cn, "hook", "ServerPreConnect denied")
+			p.door.kick(cn, text)
 			return
 		}
 		cn.srv = target
 		if r := p.admitTo(cn.entrant(), target, pass{}); r != nil {
-			p.loginOutcome(cn, refusalOutcome(r))
-			p.loginFailed(cn, r.rule, "refused by "+target.id)
-			p.kick(cn, r.text)
+			p.door.loginOutcome(cn, refusalOutcome(r))
+			p.door.loginFailed(cn, r.rule, "refused by "+target.id)
+			p.door.kick(cn, r.text)
 			return
 		}
 		backend, pending, first, cause, err := p.passthroughConnect(cn, buffered)
 		if err == nil {
-			p.connected(cn, cn.srv, cn.lease.Address(), "")
+			p.players.connected(cn, cn.srv, cn.lease.Address(), "")
 			p.passthroughSession(cn, backend, pending, first)
 			return
 		}
@@ -56,11 +56,11 @@ func (passthrough) serveLogin(p *Proxy, cn *conn) {
 			o, msg = metrics.LoginServerStarting, playerText(cn.srv, &wakeFailed{server: cn.srv.id, err: err})
 		}
 		// A passthrough stream cannot be held in the limbo: SendToLimbo ends it.
-		res := p.kickedFrom(cn, cn.srv, cause, msg, passthroughFamily)
+		res := p.players.kickedFrom(cn, cn.srv, cause, msg, passthroughFamily)
 		if res.next == nil || round >= maxRedirects {
-			p.loginOutcome(cn, o)
-			p.loginFailed(cn, "backend", err.Error())
-			p.kick(cn, res.text)
+			p.door.loginOutcome(cn, o)
+			p.door.loginFailed(cn, "backend", err.Error())
+			p.door.kick(cn, res.text)
 			return
 		}
 		target = res.next
@@ -72,7 +72,7 @@ func (passthrough) serveLogin(p *Proxy, cn *conn) {
 // start go out with what the client sent after them, and a modern backend's
 // first answer is read so a "server is full" kick passes the player to the next
 // replica (a legacy one is only written to).
-func (p *Proxy) passthroughConnect(cn *conn, buffered []byte) (backend net.Conn, pending, first []byte, cause string, err error) {
+func (p *moves) passthroughConnect(cn *conn, buffered []byte) (backend net.Conn, pending, first []byte, cause string, err error) {
 	srv := cn.srv
 	if err = p.wake(cn); err != nil {
 		return nil, nil, nil, hooks.CauseStartFailed, err
@@ -104,7 +104,7 @@ func (p *Proxy) passthroughConnect(cn *conn, buffered []byte) (backend net.Conn,
 
 // passthroughSession hands the player's first backend answer over and forwards
 // bytes until either side closes.
-func (p *Proxy) passthroughSession(cn *conn, backend net.Conn, pending, first []byte) {
+func (p *moves) passthroughSession(cn *conn, backend net.Conn, pending, first []byte) {
 	_ = cn.c.SetReadDeadline(time.Time{})
 	if len(first) > 0 {
 		if _, err := cn.c.Write(first); err != nil {
@@ -118,7 +118,7 @@ func (p *Proxy) passthroughSession(cn *conn, backend net.Conn, pending, first []
 	setKeepalive(cn.c, cn.st.cfg.Keepalive)
 	if !forward.Takes(cn.c) || !forward.Takes(backend) {
 		// Not plain TCP (a test's pipe): forward on a goroutine of its own.
-		p.detach(cn, func() {
+		p.door.detach(cn, func() {
 			p.session(cn, backend, func() (int64, int64) {
 				up, down := copyBoth(cn.c, backend)
 				return up + up0, down + down0
@@ -129,14 +129,14 @@ func (p *Proxy) passthroughSession(cn *conn, backend net.Conn, pending, first []
 	// The forwarder owns the two sockets from here; the admission's goroutine ends
 	// and, with the epoll forwarder, an idle player costs no goroutine at all.
 	pl := newPlayer(cn, p.now())
-	leave := p.welcome(cn, pl, cn.lease.Address())
+	leave := p.players.welcome(cn, pl, cn.lease.Address())
 	cn.detached = true
 	end := p.fwd.Forward(cn.c, backend, func(r forward.Result) {
-		p.ending(func() {
+		p.door.ending(func() {
 			p.untrack(backend)
 			cn.lease.Release(p.now())
 			leave(r.Up+up0, r.Down+down0)
-			p.finish(cn)
+			p.door.finish(cn)
 		})
 	})
 	pl.setEnd(func(string) { end() })
@@ -222,13 +222,13 @@ func matchesAny(text string, patterns []string) bool {
 
 // session forwards a logged-in player's bytes until either side closes, with the
 // accounting of their visit around it.
-func (p *Proxy) session(cn *conn, backend net.Conn, relay func() (up, down int64)) {
+func (p *moves) session(cn *conn, backend net.Conn, relay func() (up, down int64)) {
 	defer p.untrack(backend)
 	setKeepalive(cn.c, cn.st.cfg.Keepalive)
 	pl := newPlayer(cn, p.now())
 	end := func(string) { cn.c.Close(); backend.Close() }
 	pl.setEnd(end)
-	p.visit(cn, pl, cn.lease.Address(), func() (int64, int64) {
+	p.players.visit(cn, pl, cn.lease.Address(), func() (int64, int64) {
 		up, down := relay()
 		cn.lease.Release(p.now())
 		return up, down

@@ -25,19 +25,19 @@ type permissions struct {
 // A document older than the one in force is ignored: two changes applied out
 // of order (one through the API, the next from the fleet) end on the newer.
 func (p *Proxy) SetStoredPermissions(d perms.Doc) {
-	p.perms.mu.Lock()
-	if d.Version < p.perms.stored.Version {
-		p.perms.mu.Unlock()
+	p.cmds.perms.mu.Lock()
+	if d.Version < p.cmds.perms.stored.Version {
+		p.cmds.perms.mu.Unlock()
 		return
 	}
-	p.perms.stored = d.Clone()
-	p.perms.mu.Unlock()
-	p.recompilePermissions()
+	p.cmds.perms.stored = d.Clone()
+	p.cmds.perms.mu.Unlock()
+	p.cmds.recompilePermissions()
 }
 
 // recompilePermissions builds the rules of the configuration in force and the
 // stored groups, and refreshes the online players' command lists.
-func (p *Proxy) recompilePermissions() {
+func (p *commander) recompilePermissions() {
 	p.perms.mu.Lock()
 	cfg := p.state.Load().cfg // read under the lock: the last to compile sees the newest
 	rules := perms.Compile(perms.FileGroups(cfg.Permissions), p.perms.stored)
@@ -51,13 +51,13 @@ func (p *Proxy) recompilePermissions() {
 // asker is pl as the permission rules see him: his groups count only when
 // his identity is proven (Mojang vouched) or trust_offline_admins is on,
 // since anyone can type any name on an offline login.
-func (p *Proxy) asker(pl *onlinePlayer) perms.Player {
+func (p *commander) asker(pl *onlinePlayer) perms.Player {
 	trusted := pl.proven().mojang || p.state.Load().cfg.Permissions.TrustOfflineAdmins
 	return perms.Player{Name: pl.name, UUID: pl.uuid, Trusted: trusted}
 }
 
 // allows is the proxy's permission check: pl's groups where he is now.
-func (p *Proxy) allows(pl *onlinePlayer, perm string) bool {
+func (p *commander) allows(pl *onlinePlayer, perm string) bool {
 	server := ""
 	if srv, _ := pl.where(); srv != nil {
 		server = srv.id
@@ -68,14 +68,14 @@ func (p *Proxy) allows(pl *onlinePlayer, perm string) bool {
 // isAdmin is whether pl has every permission everywhere: [permissions]
 // admins, a stored op, a member of a group with "*". It is asked at every
 // check, so a change takes effect at once.
-func (p *Proxy) isAdmin(pl *onlinePlayer) bool {
+func (p *commander) isAdmin(pl *onlinePlayer) bool {
 	return p.perms.rules.Load().Admin(p.asker(pl))
 }
 
 // refreshCommandLists sends every online player whose commands changed his
 // command list again (each on his own goroutine: one slow client does not
 // hold the others').
-func (p *Proxy) refreshCommandLists() {
+func (p *commander) refreshCommandLists() {
 	cmds := p.state.Load().commands
 	if cmds == nil {
 		return

@@ -35,7 +35,7 @@ func (cn *conn) hookProfile() hooks.Profile {
 
 // preLogin starts the login's trace and fires PreLogin; false means a handler
 // refused the player, who has been told.
-func (p *Proxy) preLogin(cn *conn) bool {
+func (p *players) preLogin(cn *conn) bool {
 	ev := &cn.ev
 	ev.start = p.now()
 	ev.outcome = hooks.OutcomeFailed
@@ -51,14 +51,14 @@ func (p *Proxy) preLogin(cn *conn) bool {
 	res := hooks.Fire(p.opts.Hooks, ev.ctx, &hooks.PreLogin{Connection: ev.conn, Server: cn.srv.id, Username: cn.player, UUID: cn.uuid})
 	if res.Denied() {
 		ev.outcome = hooks.OutcomeDenied
-		p.refused(cn, refuse("hook", "PreLogin denied by "+res.By, orText(res.Reason, cn.srv.cfg.DisconnectMessage)))
+		p.door.refused(cn, refuse("hook", "PreLogin denied by "+res.By, orText(res.Reason, cn.srv.cfg.DisconnectMessage)))
 		return false
 	}
 	return true
 }
 
 // endEvents fires Disconnect once for a login that fired PreLogin, and ends its trace.
-func (p *Proxy) endEvents(cn *conn) {
+func (p *players) endEvents(cn *conn) {
 	ev := &cn.ev
 	if !ev.fired {
 		return
@@ -92,7 +92,7 @@ func orText(s, fallback string) string {
 // acceptLogin fires Login (a handler may refuse the player), PostLogin and
 // ChooseInitialServer (a handler may pick another server of the same family). It
 // returns the server to connect, or the text the refused player reads.
-func (p *Proxy) acceptLogin(cn *conn, fam family) (*server, string, bool) {
+func (p *players) acceptLogin(cn *conn, fam family) (*server, string, bool) {
 	ev := &cn.ev
 	if d := p.opts.Hooks; !d.Wants(hooks.KindLogin) && !d.Wants(hooks.KindPostLogin) && !d.Wants(hooks.KindChooseInitialServer) {
 		return cn.srv, "", true
@@ -116,7 +116,7 @@ func (p *Proxy) acceptLogin(cn *conn, fam family) (*server, string, bool) {
 
 // redirectTarget resolves a handler's redirect: a configured server of the
 // family, or (logged) nothing.
-func (p *Proxy) redirectTarget(cn *conn, res hooks.Result, fam family) (*server, bool) {
+func (p *players) redirectTarget(cn *conn, res hooks.Result, fam family) (*server, bool) {
 	t := p.state.Load().servers[res.Server]
 	if t == nil || !fam(t) {
 		p.log.Warn("an event handler redirected a player to a server that cannot take them", "by", res.By, "server", res.Server, "player", cn.player)
@@ -128,7 +128,7 @@ func (p *Proxy) redirectTarget(cn *conn, res hooks.Result, fam family) (*server,
 // preConnect fires ServerPreConnect before a connection to target (previous is
 // the server the player is on, "" at login); it returns where to connect, or the
 // text of a refusal.
-func (p *Proxy) preConnect(cn *conn, target *server, previous string, fam family) (*server, string, bool) {
+func (p *players) preConnect(cn *conn, target *server, previous string, fam family) (*server, string, bool) {
 	ev := &cn.ev
 	if !p.opts.Hooks.Wants(hooks.KindServerPreConnect) {
 		return target, "", true
@@ -162,7 +162,7 @@ type kicked struct {
 // get onto: a handler may redirect them (another round), hold them in the
 // limbo, or end the login with its words; otherwise the player reads text.
 // (A player kicked once in play goes through fallback in switch.go.)
-func (p *Proxy) kickedFrom(cn *conn, srv *server, cause, text string, fam family) kicked {
+func (p *players) kickedFrom(cn *conn, srv *server, cause, text string, fam family) kicked {
 	ev := &cn.ev
 	k := hooks.KickedFromServer{Connection: ev.conn, Profile: cn.hookProfile(), Server: srv.id, Cause: cause, Reason: text, DuringLogin: true}
 	res := hooks.Fire(p.opts.Hooks, ev.ctx, &k)
@@ -180,7 +180,7 @@ func (p *Proxy) kickedFrom(cn *conn, srv *server, cause, text string, fam family
 }
 
 // connected fires ServerConnected and notes the backend in the trace.
-func (p *Proxy) connected(cn *conn, srv *server, address, previous string) {
+func (p *players) connected(cn *conn, srv *server, address, previous string) {
 	ev := &cn.ev
 	if previous == "" { // a move's connection runs beside the session: leave the login's fields be
 		ev.outcome = hooks.OutcomePlayed

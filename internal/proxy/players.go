@@ -197,7 +197,7 @@ func (p *Proxy) Players(server string) []PlayerInfo {
 
 // arrive counts a player in on srv at address: the players gauge, the manager's
 // idle timer, the join event and log line.
-func (p *Proxy) arrive(pl *onlinePlayer, srv *server, address string) {
+func (p *players) arrive(pl *onlinePlayer, srv *server, address string) {
 	pl.mu.Lock()
 	pl.srv, pl.address = srv, address
 	pl.mu.Unlock()
@@ -209,7 +209,7 @@ func (p *Proxy) arrive(pl *onlinePlayer, srv *server, address string) {
 }
 
 // depart counts a player out of the server they are on.
-func (p *Proxy) depart(pl *onlinePlayer) {
+func (p *players) depart(pl *onlinePlayer) {
 	srv, _ := pl.where()
 	srv.players.Add(-1)
 	p.met.PlayerLeft(srv.id)
@@ -220,18 +220,18 @@ func (p *Proxy) depart(pl *onlinePlayer) {
 
 // visit accounts for a player's whole stay: the list, counts, events and log
 // lines around relay, which moves their bytes until they leave.
-func (p *Proxy) visit(cn *conn, pl *onlinePlayer, address string, relay func() (up, down int64)) {
+func (p *players) visit(cn *conn, pl *onlinePlayer, address string, relay func() (up, down int64)) {
 	leave := p.welcome(cn, pl, address)
 	leave(relay())
 }
 
 // welcome counts a player in (the list, counts, the join event and log line) and
 // returns what counts them out when their bytes have stopped moving.
-func (p *Proxy) welcome(cn *conn, pl *onlinePlayer, address string) (leave func(up, down int64)) {
+func (p *players) welcome(cn *conn, pl *onlinePlayer, address string) (leave func(up, down int64)) {
 	start := p.now()
 	p.arrive(pl, cn.srv, address)
 	p.roster.add(pl)
-	p.loginOutcome(cn, metrics.LoginSuccess)
+	p.door.loginOutcome(cn, metrics.LoginSuccess)
 	// Events and log lines are built only for someone who takes them: boxing
 	// their fields costs allocations on every login otherwise.
 	if p.bus.Wants(events.PlayerJoin) {
@@ -249,7 +249,7 @@ func playerInfo(cn *conn, pl *onlinePlayer, srv *server, address string) events.
 }
 
 // farewell counts a player out once their session is over.
-func (p *Proxy) farewell(cn *conn, pl *onlinePlayer, start time.Time, up, down int64) {
+func (p *players) farewell(cn *conn, pl *onlinePlayer, start time.Time, up, down int64) {
 	p.roster.remove(pl)
 	srv, addr := pl.where()
 	p.depart(pl)

@@ -74,7 +74,7 @@ func (cn *conn) proven() proof {
 // raises his identity's claim to the new strength (identity.go). An error
 // means the claim could not be made: a stronger session of the same player
 // is online.
-func (p *Proxy) prove(cn *conn, change func(*proof)) error {
+func (p *checks) prove(cn *conn, change func(*proof)) error {
 	pl := cn.pl
 	if pl == nil {
 		change(&cn.proof)
@@ -84,5 +84,5 @@ func (p *Proxy) prove(cn *conn, change func(*proof)) error {
 	change(&pl.proof)
 	pr := pl.proof
 	pl.mu.Unlock()
-	return p.strengthen(pl, pr.strength())
+	return p.players.strengthen(pl, pr.strength())
 }

@@ -230,9 +230,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func (p *Proxy) perIPCount(ip string) int {
-	p.perIP.mu.Lock()
-	defer p.perIP.mu.Unlock()
-	return p.perIP.m[netip.MustParseAddr(ip)]
+	p.door.perIP.mu.Lock()
+	defer p.door.perIP.mu.Unlock()
+	return p.door.perIP.m[netip.MustParseAddr(ip)]
 }
 
 func landed(server, name string) string { return "You reached " + server + " (as " + name + ")" }
@@ -635,7 +635,7 @@ func TestProxyProtocolSilentTrustedPeerClosedAtBudget(t *testing.T) {
 		}
 		silent = append(silent, c)
 	}
-	waitFor(t, "the silent peers to be accepted", func() bool { return tp.active.Load() >= 20 })
+	waitFor(t, "the silent peers to be accepted", func() bool { return tp.door.active.Load() >= 20 })
 	// Twenty trusted peers sit in their header read; the accept loop does not.
 	mustPing(t, tp.addr, v2("198.51.100.1:1000"), "s.com", "served")
 	mustLogin(t, tp.addr, v1src("198.51.100.2:1000"), "s.com", "Alex", landed("s", "Alex"))
@@ -735,7 +735,7 @@ func TestFloodOfSilentSockets(t *testing.T) {
 		}
 		flood = append(flood, c)
 	}
-	waitFor(t, fmt.Sprintf("%d flood sockets held by the proxy", n), func() bool { return tp.active.Load() >= int64(n) })
+	waitFor(t, fmt.Sprintf("%d flood sockets held by the proxy", n), func() bool { return tp.door.active.Load() >= int64(n) })
 
 	mustPing(t, tp.addr, direct, "lobby.com", "still serving")
 	mustLogin(t, tp.addr, direct, "lobby.com", "Alex", landed("lobby", "Alex"))
@@ -760,10 +760,10 @@ func TestFloodOfSilentSockets(t *testing.T) {
 		t.Fatalf("slow login under flood: %q", got)
 	}
 
-	if got := tp.active.Load(); got < int64(n) {
+	if got := tp.door.active.Load(); got < int64(n) {
 		t.Fatalf("only %d of %d flood sockets still held after the real client was served", got, n)
 	}
-	if got := tp.active.Load(); got > int64(n+100) {
+	if got := tp.door.active.Load(); got > int64(n+100) {
 		t.Fatalf("%d active connections above max_connections %d", got, n+100)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"net/netip"
 	"regexp"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/infrarust-go/infrarust/internal/accounts"
@@ -123,45 +122,25 @@ type Manager interface {
 	PlayerLeft(server string)
 }
 
-// Proxy is one running Infrarust data plane.
+// Proxy is one running Infrarust data plane: the parts of parts.go over one
+// core, and the API the app, the admin routes and the CLI call.
 type Proxy struct {
 	*core
-	reload sync.Mutex  // serialises reloads
-	perms  permissions // who may use which command (perms.go)
+	door    *door
+	status  *statusHandler
+	moves   *moves
+	limbos  *limbos
+	checks  *checks
+	cmds    *commander
+	players *players
 
-	proxyHeaderTimeout time.Duration
-
-	sem     chan struct{} // max_connections permits; nil = unlimited
-	perIP   ipCounter
-	failLog failedLogins // one INFO line per IP and reason per failedLogWindow
-	limiter *ratelimit.Limiter
-	icpt    *interception     // the intercepted modes' shared state
-	fwd     forward.Forwarder // moves passthrough sessions' bytes
-	sockets sockets           // how players' and backends' sockets are held (raw_linux.go)
-	// transportIDs numbers the connections transport filters see.
-	transportIDs atomic.Uint64
-	maint        maintenance // servers in maintenance
-
-	limboMu sync.Mutex // guards queues and wakes
-	// accounts is the auth limbo's store, opened once on first need.
-	accountsMu sync.Mutex
-	accounts   accounts.Store
-	// passes keeps bot verification's passes beyond memory (verify.go); nil
-	// until a configuration with "verify" opened it. Guarded by accountsMu.
-	passes     passes.Store
-	passesOpen bool
-	cracked    expiringSet           // premium names whose proof failed, for allow_cracked_retry
-	verify     verifier              // bot verification: passes, attack mode
-	queues     map[string]*waitQueue // full servers' limbo queues, by server id
-	wakes      map[string]*waking    // managed servers' starts players wait for, by id
+	reload  sync.Mutex // serialises reloads
+	sockets sockets    // how players' and backends' sockets are held (raw_linux.go)
 
 	ln   net.Listener
 	lnMu sync.Mutex
 
 	startedAt time.Time
-	accepted  atomic.Uint64
-	rejected  atomic.Uint64
-	active    atomic.Int64
 }
 
 // state is everything a reload replaces at once; connections read one snapshot.
@@ -194,24 +173,24 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	p := &Proxy{core: &core{
+	p := assemble(&core{
 		opts:  opts,
 		log:   opts.Logger,
 		now:   opts.Now,
 		bus:   opts.Bus,
 		met:   opts.Metrics,
 		conns: map[net.Conn]struct{}{},
-	}}
-	p.cracked.max, p.verify.passed.max = crackedRetriesMax, verifiedMax
+	})
+	p.checks.cracked.max, p.checks.verify.passed.max = crackedRetriesMax, verifiedMax
 	p.startedAt = p.now()
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	p.proxyHeaderTimeout = opts.ProxyHeaderTimeout
-	if p.proxyHeaderTimeout <= 0 {
-		p.proxyHeaderTimeout = defaultProxyHeaderTimeout
+	p.door.proxyHeaderTimeout = opts.ProxyHeaderTimeout
+	if p.door.proxyHeaderTimeout <= 0 {
+		p.door.proxyHeaderTimeout = defaultProxyHeaderTimeout
 	}
-	p.perIP.m = map[netip.Addr]int{}
+	p.door.perIP.m = map[netip.Addr]int{}
 	if n := opts.Config.MaxConnections; n > 0 {
-		p.sem = make(chan struct{}, n)
+		p.door.sem = make(chan struct{}, n)
 	}
 	p.limiter = ratelimit.New(rateLimitConfig(opts.Config.RateLimit))
 	var err error
@@ -267,16 +246,16 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	var backoff time.Duration
 	for {
-		if p.sem != nil {
+		if p.door.sem != nil {
 			select {
-			case p.sem <- struct{}{}:
+			case p.door.sem <- struct{}{}:
 			case <-ctx.Done():
 				return nil
 			}
 		}
 		c, err := ln.Accept()
 		if err != nil {
-			p.releasePermit()
+			p.door.releasePermit()
 			if ctx.Err() != nil || p.isClosing() || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
@@ -287,14 +266,14 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		backoff = 0
-		p.accepted.Add(1)
+		p.door.accepted.Add(1)
 		p.met.ConnAccepted()
 		if !p.trackClient(c) {
 			c.Close()
-			p.releasePermit()
+			p.door.releasePermit()
 			return nil
 		}
-		go p.handle(c)
+		go p.door.handle(c)
 	}
 }
 

@@ -20,7 +20,7 @@ var (
 // goroutine. Trusted peers must send one; a header from any other peer is refused so
 // a spoofed header can never set the client IP. Afterwards the raw connection is used
 // as is, so forwarding still reaches splice.
-func (p *Proxy) readProxyHeader(cn *conn) (netip.AddrPort, error) {
+func (p *door) readProxyHeader(cn *conn) (netip.AddrPort, error) {
 	peer := cn.client
 	if !trusted(cn.st.trusted, peer.Addr().Unmap()) {
 		looks, err := looksLikeProxyHeader(cn)

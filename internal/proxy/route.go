@@ -64,7 +64,7 @@ var errBetweenServers = errors.New("the player is between servers (in the limbo 
 
 // move carries out m for a playing player under his move lock; held: he
 // waits in the limbo on his way (the target owes a check, a wake or a queue).
-func (p *Proxy) move(m Move) (held bool, err error) {
+func (p *moves) move(m Move) (held bool, err error) {
 	m.who.move.mu.Lock()
 	defer m.who.move.mu.Unlock()
 	return p.moveLocked(m)
@@ -74,7 +74,7 @@ func (p *Proxy) move(m Move) (held bool, err error) {
 // holds: the route (enter), then the switch to the backend it gives, or the
 // limbo stay it asks the player to wait in first (a check the target
 // requires). The player stays where he is when it fails.
-func (p *Proxy) moveLocked(m Move) (held bool, err error) {
+func (p *moves) moveLocked(m Move) (held bool, err error) {
 	pl := m.who
 	outcome := "moved"
 	defer func() {
@@ -112,12 +112,12 @@ func (p *Proxy) moveLocked(m Move) (held bool, err error) {
 // at login), goes to m.to. The ServerPreConnect handlers are asked first (they
 // may refuse him, or send him elsewhere), then admitInto decides. It returns the
 // backend he is logged in to, or the limbo stay he waits in first.
-func (p *Proxy) enter(cn *conn, from *server, m Move, holds bool) (*session.Backend, *session.Stay, error) {
+func (p *moves) enter(cn *conn, from *server, m Move, holds bool) (*session.Backend, *session.Stay, error) {
 	previous := ""
 	if from != nil {
 		previous = from.id
 	}
-	t, text, ok := p.preConnect(cn, m.to, previous, interceptedFamily)
+	t, text, ok := p.players.preConnect(cn, m.to, previous, interceptedFamily)
 	if !ok {
 		return nil, nil, &handlerRefusal{text: text}
 	}
@@ -133,7 +133,7 @@ func (p *Proxy) enter(cn *conn, from *server, m Move, holds bool) (*session.Back
 // "wake", in maintenance with "maintenance", full with "queue") gives the stay
 // to wait in; without, those answers are errors (a playing player stays where
 // he is; a stay's own retry waits on).
-func (p *Proxy) admitInto(cn *conn, from *server, m Move, holds bool) (*session.Backend, *session.Stay, error) {
+func (p *moves) admitInto(cn *conn, from *server, m Move, holds bool) (*session.Backend, *session.Stay, error) {
 	t := m.to
 	if !t.cfg.ProxyMode.Intercepted() || (from != nil && t.cfg.Network != from.cfg.Network) {
 		r := &refusal{t.id, ruleNetwork, t.id + " is not a server of your network"}
@@ -154,7 +154,7 @@ func (p *Proxy) admitInto(cn *conn, from *server, m Move, holds bool) (*session.
 	}
 	if r := p.admitTo(cn.entrant(), t, m.pass); r != nil {
 		if holds && !r.hard() {
-			if stay := p.refusedStay(cn, t, r); stay != nil {
+			if stay := p.limbos.refusedStay(cn, t, r); stay != nil {
 				return nil, stay, nil
 			}
 		}
@@ -162,11 +162,11 @@ func (p *Proxy) admitInto(cn *conn, from *server, m Move, holds bool) (*session.
 		return nil, nil, r
 	}
 	if holds {
-		if stay := p.loginStay(cn, t); stay != nil {
+		if stay := p.limbos.loginStay(cn, t); stay != nil {
 			return nil, stay, nil
 		}
 	}
-	if p.asleep(t) {
+	if p.limbos.asleep(t) {
 		if err := p.wake(cn); err != nil {
 			return nil, nil, &wakeFailed{server: t.id, err: err}
 		}
@@ -174,7 +174,7 @@ func (p *Proxy) admitInto(cn *conn, from *server, m Move, holds bool) (*session.
 	b, outcome, err := p.joinBackend(cn, t, &cn.lease, m.avoid, m.why == whyLogin)
 	if err != nil {
 		if _, full := errors.AsType[*fullError](err); full && holds && t.cfg.HasLimbo(config.LimboQueue) && limboCovers(cn.protocol) {
-			return nil, p.queueStay(cn, t), nil
+			return nil, p.limbos.queueStay(cn, t), nil
 		}
 		return nil, nil, err
 	}
@@ -187,7 +187,7 @@ func (p *Proxy) admitInto(cn *conn, from *server, m Move, holds bool) (*session.
 // recordRefusal publishes a refusal of a move (event, metric, log line). A
 // login's refusal is the login's own log line and metric; a soft refusal a
 // limbo stay's retry waits through is the wait itself, told by its title.
-func (p *Proxy) recordRefusal(cn *conn, from *server, m Move, r *refusal, holds bool) {
+func (p *moves) recordRefusal(cn *conn, from *server, m Move, r *refusal, holds bool) {
 	if m.why == whyLogin || (m.why == whyLimbo && !holds && !r.hard()) {
 		return
 	}
@@ -277,11 +277,11 @@ func playerText(t *server, err error) string {
 // "verify" server the bot check; an "auth" server the password of the name's
 // account (or Mojang's word for it). A check is the limbo stay it runs in; nil
 // and no error: nothing more is owed.
-func (p *Proxy) requirements(cn *conn, t *server, login bool) (*session.Stay, error) {
+func (p *moves) requirements(cn *conn, t *server, login bool) (*session.Stay, error) {
 	if t.cfg.ProxyMode == config.ModeClientOnly && !cn.proven().mojang {
 		return nil, &refusal{t.id, ruleProof, fill(p.msgs().MoveNeedsMojang, "server", t.id)}
 	}
-	return p.gateStay(cn, t, login)
+	return p.checks.gateStay(cn, t, login)
 }
 
 // moveOutcome names how a move ended, for infrarust_moves_total: moved, held
@@ -302,7 +302,7 @@ func moveOutcome(err error) string {
 // the error is the move's own (nil unless it was refused or failed), for
 // callers that answer with it (the admin API's status codes). A refused or
 // failed player stays where he was; the caller tells him.
-func (p *Proxy) connect(pl *onlinePlayer, serverID, why string, ps pass) (player.ConnectResult, error) {
+func (p *moves) connect(pl *onlinePlayer, serverID, why string, ps pass) (player.ConnectResult, error) {
 	res := player.ConnectResult{Server: serverID}
 	fail := func(st player.Status, rule string, err error) (player.ConnectResult, error) {
 		res.Status, res.Rule = st, rule

@@ -44,7 +44,7 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 		}
 		trusted = append(trusted, pfx)
 	}
-	if err := p.prepareForwarding(cfg); err != nil {
+	if err := p.moves.prepareForwarding(cfg); err != nil {
 		return err
 	}
 	old := p.state.Load()
@@ -61,17 +61,17 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 		}
 	}
 	next.router = newRouter(domains)
-	if next.commands, err = p.buildCommands(cfg); err != nil {
+	if next.commands, err = p.cmds.buildCommands(cfg); err != nil {
 		return fmt.Errorf("[commands]: %w", err)
 	}
-	if next.auth, err = p.buildAuth(cfg, old); err != nil {
+	if next.auth, err = p.checks.buildAuth(cfg, old); err != nil {
 		return err
 	}
 	if next.premium, err = buildPremium(cfg, old, p.now); err != nil {
 		return err
 	}
-	p.openPasses(cfg)
-	next.policy = p.sessionPolicy(next)
+	p.checks.openPasses(cfg)
+	next.policy = p.moves.sessionPolicy(next)
 	if old != nil {
 		for id := range old.servers {
 			if _, ok := next.servers[id]; !ok {
@@ -82,7 +82,7 @@ func (p *Proxy) Apply(cfg *config.Config) error {
 	p.limiter.SetConfig(rateLimitConfig(cfg.RateLimit))
 	p.state.Store(next)
 	p.seriesAtZero(cfg)
-	p.recompilePermissions()
+	p.cmds.recompilePermissions()
 	return nil
 }
 

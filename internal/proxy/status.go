@@ -137,7 +137,7 @@ func (s *statusCache) result(addr string, err error, now time.Time) {
 // when it has one to give (unknown host, a server in maintenance, a managed server
 // that is not online), else the backend's answer relayed, else the server's
 // offline MOTD.
-func (p *Proxy) serveStatus(cn *conn) {
+func (p *statusHandler) serveStatus(cn *conn) {
 	if cn.legacy == notLegacy {
 		if err := mc.ReadStatusRequest(cn.br); err != nil {
 			p.log.Debug("status request unreadable", "client", cn.client, "err", err)
@@ -162,7 +162,7 @@ func (p *Proxy) serveStatus(cn *conn) {
 
 // ownMOTD is the answer the proxy gives without asking a backend, or nil to relay.
 // The bool marks the maintenance answer, which must read as closed (closedProtocol).
-func (p *Proxy) ownMOTD(cn *conn) (*config.MOTD, bool) {
+func (p *statusHandler) ownMOTD(cn *conn) (*config.MOTD, bool) {
 	if cn.srv == nil {
 		return &cn.st.cfg.DefaultMOTD, false
 	}
@@ -238,7 +238,7 @@ func legacyStatus(m *config.MOTD) mc.LegacyStatus {
 // relayStatus asks the server's addresses, in the balancer's order, for the reply
 // in the client's format; nil when none answered. Modern answers go through the
 // cache, which holds encoded frames, so a hit is one write with no copy.
-func (p *Proxy) relayStatus(cn *conn) []byte {
+func (p *statusHandler) relayStatus(cn *conn) []byte {
 	srv := cn.srv
 	if cn.legacy == legacyPing {
 		// Through the cache as modern pings are (one entry per legacy form: the
@@ -282,7 +282,7 @@ func (p *Proxy) relayStatus(cn *conn) []byte {
 }
 
 // playerCount is what [motd] player_count counts for srv's server list.
-func (p *Proxy) playerCount(srv *server) int {
+func (p *statusHandler) playerCount(srv *server) int {
 	switch how := srv.cfg.PlayerCountOf(); how {
 	case "network", "fleet":
 		n := 0
@@ -359,7 +359,7 @@ func overlayLegacy(reply []byte, form mc.LegacyForm, m *config.MOTD) []byte {
 
 // fleetOnline is the server's players on this proxy and, in a [fleet], on the
 // others, for [motd] player_count.
-func (p *Proxy) fleetOnline(srv *server) int {
+func (p *statusHandler) fleetOnline(srv *server) int {
 	n := int(srv.players.Load())
 	if f := p.opts.Fleet; f != nil {
 		n += f.RemoteOnline(srv.id)
@@ -442,7 +442,7 @@ func echoProtocol(frame []byte, key, protocol int32) []byte {
 // firstAnswer runs query on the server's addresses in status order (no rotation
 // advance) until one answers. An address that failed less than one status-cache
 // ttl ago is not asked (the negative cache).
-func (p *Proxy) firstAnswer(srv *server, query func(addr string) ([]byte, error)) ([]byte, error) {
+func (p *statusHandler) firstAnswer(srv *server, query func(addr string) ([]byte, error)) ([]byte, error) {
 	var lastErr error = errNoAddress
 	for _, addr := range srv.pool.StatusOrder(p.now()) {
 		if srv.cache.skip(addr, p.now()) {
@@ -470,7 +470,7 @@ func legacyKey(f mc.LegacyForm) int32 { return math.MinInt32 + int32(f) }
 var errNoAddress = errors.New("server has no address")
 
 // queryStatus runs a modern status exchange with one address, as protocol, and learns the address's player counts from the answer.
-func (p *Proxy) queryStatus(cn *conn, addr string, protocol int32) ([]byte, error) {
+func (p *statusHandler) queryStatus(cn *conn, addr string, protocol int32) ([]byte, error) {
 	c, err := p.openStatus(cn, addr, nil)
 	if err != nil {
 		return nil, err
@@ -491,7 +491,7 @@ func (p *Proxy) queryStatus(cn *conn, addr string, protocol int32) ([]byte, erro
 // queryLegacy relays a legacy ping to one address in one write (legacy servers
 // read only the first chunk) and reads exactly one reply: no waiting for the
 // backend to close.
-func (p *Proxy) queryLegacy(cn *conn, addr string) ([]byte, error) {
+func (p *statusHandler) queryLegacy(cn *conn, addr string) ([]byte, error) {
 	c, err := p.openStatus(cn, addr, firstPacketForBackend(cn))
 	if err != nil {
 		return nil, err
@@ -502,7 +502,7 @@ func (p *Proxy) queryLegacy(cn *conn, addr string) ([]byte, error) {
 
 // openStatus connects to one address for a status relay, bounded by
 // status_timeout end to end, and writes the preamble and first in one write.
-func (p *Proxy) openStatus(cn *conn, addr string, first []byte) (net.Conn, error) {
+func (p *statusHandler) openStatus(cn *conn, addr string, first []byte) (net.Conn, error) {
 	timeout := cn.st.cfg.StatusTimeout.D()
 	c, err := p.dial(addr, timeout)
 	if err != nil {

@@ -45,7 +45,7 @@ func (pl *onlinePlayer) dialConn(st *state) *conn {
 // start under st: moves are accounted and announced, and a lost backend is
 // replaced when possible. Built once per configuration; each hook finds its
 // player as the session's owner.
-func (p *Proxy) sessionPolicy(st *state) *session.Policy {
+func (p *moves) sessionPolicy(st *state) *session.Policy {
 	return &session.Policy{
 		StallTimeout: st.cfg.StallTimeout.D(),
 		Moved: func(s *session.Session, from, to *session.Backend) {
@@ -57,7 +57,7 @@ func (p *Proxy) sessionPolicy(st *state) *session.Policy {
 		},
 		PluginMessage:  p.bungeeMessages(st),
 		PluginChannels: bungeechannel.IsChannel,
-		Filter:         p.sessionFilter(st),
+		Filter:         p.cmds.sessionFilter(st),
 		Limbo:          p.met.Limbo,
 	}
 }
@@ -68,7 +68,7 @@ func ownerOf(s *session.Session) *onlinePlayer { return s.Owner().(*onlinePlayer
 // moved moves the player's accounting from one backend to the next, for
 // every completed move and limbo exit: the counts, the player.switch event,
 // ServerConnected (previous: the server he was on, "" for his first).
-func (p *Proxy) moved(pl *onlinePlayer, from, to *session.Backend, reason string) {
+func (p *moves) moved(pl *onlinePlayer, from, to *session.Backend, reason string) {
 	st := p.state.Load()
 	srv := st.servers[to.Server]
 	if srv == nil {
@@ -81,8 +81,8 @@ func (p *Proxy) moved(pl *onlinePlayer, from, to *session.Backend, reason string
 	prev, landed := pl.srv, pl.landed
 	pl.landed = true
 	pl.mu.Unlock()
-	p.depart(pl)
-	p.arrive(pl, srv, to.Address)
+	p.players.depart(pl)
+	p.players.arrive(pl, srv, to.Address)
 	if pl.cmds != nil {
 		// Roles limited to some servers change with the server.
 		pl.cmds.scheduleRefresh()
@@ -104,7 +104,7 @@ func (p *Proxy) moved(pl *onlinePlayer, from, to *session.Backend, reason string
 	if from == nil {
 		p.met.Move(whyLimbo, "moved")
 	}
-	p.connected(pl.origin, srv, to.Address, previous)
+	p.players.connected(pl.origin, srv, to.Address, previous)
 }
 
 // fallback replaces a backend that kicked the player, closed or stalled: a
@@ -114,7 +114,7 @@ func (p *Proxy) moved(pl *onlinePlayer, from, to *session.Backend, reason string
 // once, and a player who bounced fallback_max_bounces times within bounceWindow
 // is disconnected with the last reason. A kick matching fallback_skip_kicks ends
 // the session.
-func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.Gone) error {
+func (p *moves) fallback(pl *onlinePlayer, lost *session.Backend, gone session.Gone) error {
 	st := p.state.Load()
 	srv := st.servers[lost.Server]
 	if srv == nil {
@@ -193,9 +193,9 @@ func (p *Proxy) fallback(pl *onlinePlayer, lost *session.Backend, gone session.G
 
 // holdUntilBack moves a player whose server went away into the limbo, to wait
 // there until srv takes him again (downStay).
-func (p *Proxy) holdUntilBack(pl *onlinePlayer, st *state, srv *server) {
+func (p *moves) holdUntilBack(pl *onlinePlayer, st *state, srv *server) {
 	pl.setReason(whyFallback)
-	pl.sess.ToLimbo(*p.downStay(pl.dialConn(st), srv))
+	pl.sess.ToLimbo(*p.limbos.downStay(pl.dialConn(st), srv))
 }
 
 func errString(err error) string {
@@ -219,19 +219,19 @@ func lowerAll(in []string) []string {
 // proven). The player stays where he was when the move fails, is told why in
 // chat, and the error says why.
 func (p *Proxy) SendPlayer(ctx context.Context, name, serverID string, force bool) (PlayerInfo, error) {
-	return p.send(name, serverID, whyAdmin, pass{force: force})
+	return p.moves.send(name, serverID, whyAdmin, pass{force: force})
 }
 
 // SendFromFleet is SendPlayer for another proxy of the fleet, by the same
 // route and rules (never forced).
 func (p *Proxy) SendFromFleet(name, serverID string) (PlayerInfo, error) {
-	return p.send(name, serverID, whyFleet, pass{})
+	return p.moves.send(name, serverID, whyFleet, pass{})
 }
 
 // send is SendPlayer with the reason the events and the moves metric give:
 // connect, and the player told why when it failed.
-func (p *Proxy) send(name, serverID, why string, ps pass) (PlayerInfo, error) {
-	pl, err := p.player(name)
+func (p *moves) send(name, serverID, why string, ps pass) (PlayerInfo, error) {
+	pl, err := p.players.player(name)
 	if err != nil {
 		return PlayerInfo{}, err
 	}
@@ -240,7 +240,7 @@ func (p *Proxy) send(name, serverID, why string, ps pass) (PlayerInfo, error) {
 	case errors.Is(err, ErrNotSwitchable), errors.Is(err, ErrUnknownServer), errors.Is(err, ErrOtherNetwork):
 		return PlayerInfo{}, err // asked wrong: nothing was tried
 	case err != nil:
-		p.tell(pl, fill(p.msgs().MoveFailed, "server", res.Server, "reason", res.Reason))
+		p.players.tell(pl, fill(p.msgs().MoveFailed, "server", res.Server, "reason", res.Reason))
 	}
 	return pl.info(), err
 }
@@ -257,7 +257,7 @@ func (pl *onlinePlayer) tellMoved(server, why string) {
 // servers; a passthrough player's connection is closed (the proxy cannot write
 // into a stream it only forwards).
 func (p *Proxy) KickPlayer(name, reason string) error {
-	pl, err := p.player(name)
+	pl, err := p.players.player(name)
 	if err != nil {
 		return err
 	}
@@ -290,7 +290,7 @@ func (p *Proxy) MovePlayers(ctx context.Context, serverID, address string) (Move
 		if pl.sess == nil {
 			return res, fmt.Errorf("%w: %s is on %s", ErrNotSwitchable, pl.name, srv.id)
 		}
-		if p.moveOff(ctx, pl, st, srv, address) {
+		if p.moves.moveOff(ctx, pl, st, srv, address) {
 			res.Moved++
 		} else {
 			res.Stayed++
@@ -301,7 +301,7 @@ func (p *Proxy) MovePlayers(ctx context.Context, serverID, address string) (Move
 
 // moveOff moves one player off address of srv for a drain: to srv's other
 // addresses, else its fallback servers, each admitted by its own rules.
-func (p *Proxy) moveOff(ctx context.Context, pl *onlinePlayer, st *state, srv *server, address string) bool {
+func (p *moves) moveOff(ctx context.Context, pl *onlinePlayer, st *state, srv *server, address string) bool {
 	pl.move.mu.Lock()
 	defer pl.move.mu.Unlock()
 	if cur, addr := pl.where(); cur != srv || addr != address {

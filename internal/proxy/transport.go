@@ -11,7 +11,7 @@ import (
 // its PROXY header (so they see the real client) and before anything of it is
 // parsed. A filter that panics or runs past [events] transport_filter_timeout
 // rejects. With no filter registered this step is one length check.
-func (p *Proxy) transportFilters(cn *conn) error {
+func (p *door) transportFilters(cn *conn) error {
 	var filters []hooks.TransportFilter
 	if d := p.opts.Hooks; d != nil {
 		filters = d.TransportFilters()
@@ -41,7 +41,7 @@ func (p *Proxy) transportFilters(cn *conn) error {
 
 // runTransportFilter calls one filter under its deadline; a panic or an overrun
 // is a rejection (a filter that cannot decide must not let a flood through).
-func (p *Proxy) runTransportFilter(f hooks.TransportFilter, tc *hooks.TransportConn, timeout time.Duration) (hooks.TransportVerdict, string) {
+func (p *door) runTransportFilter(f hooks.TransportFilter, tc *hooks.TransportConn, timeout time.Duration) (hooks.TransportVerdict, string) {
 	ctx, cancel := context.WithTimeout(p.ctx, timeout)
 	defer cancel()
 	type answer struct {

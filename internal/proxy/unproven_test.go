@@ -48,17 +48,17 @@ func TestSecondLoginWeighedByProof(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fleet := &claimed{}
-			p := &Proxy{core: &core{log: slog.New(slog.DiscardHandler), now: time.Now, opts: Options{Sessions: fleet}}}
+			p := assemble(&core{log: slog.New(slog.DiscardHandler), now: time.Now, opts: Options{Sessions: fleet}})
 			cfg := config.Default()
 			cfg.DuplicateLogin = c.policy
 			st := &state{cfg: cfg}
 			held := &conn{st: st, player: "Steve", uuid: id, proof: c.held}
-			if err := p.claimIdentity(held); err != nil {
+			if err := p.players.claimIdentity(held); err != nil {
 				t.Fatal(err)
 			}
-			held.claim.bind(func(string) { p.releaseClaim(held) })
+			held.claim.bind(func(string) { p.players.releaseClaim(held) })
 			newer := &conn{st: st, player: "Steve", uuid: id, proof: c.newer}
-			err := p.claimIdentity(newer)
+			err := p.players.claimIdentity(newer)
 			if (err != nil) != c.wantRefused {
 				t.Fatalf("second login refused = %v (%v), want %v", err != nil, err, c.wantRefused)
 			}
@@ -82,20 +82,20 @@ func TestSecondLoginWeighedByProof(t *testing.T) {
 func TestOwedLoginClaimsOnceProven(t *testing.T) {
 	const id = "10920508-d5d8-3eed-93d2-92f193afe7d7"
 	fleet := &claimed{}
-	p := &Proxy{core: &core{log: slog.New(slog.DiscardHandler), now: time.Now, opts: Options{Sessions: fleet}}}
+	p := assemble(&core{log: slog.New(slog.DiscardHandler), now: time.Now, opts: Options{Sessions: fleet}})
 	st := &state{cfg: config.Default()}
 	squatter := &conn{st: st, player: "Steve", uuid: id}
-	if err := p.claimIdentity(squatter); err != nil {
+	if err := p.players.claimIdentity(squatter); err != nil {
 		t.Fatal(err)
 	}
 	ended := make(chan string, 1)
-	squatter.claim.bind(func(text string) { ended <- text; p.releaseClaim(squatter) })
+	squatter.claim.bind(func(text string) { ended <- text; p.players.releaseClaim(squatter) })
 	owner := &conn{st: st, player: "Steve", uuid: id, owes: true}
 	owner.pl = &onlinePlayer{name: "Steve", origin: owner, proof: owner.proof}
 	if owner.claim != nil {
 		t.Fatal("a login that owes a /login claimed")
 	}
-	if err := p.prove(owner, func(pr *proof) { pr.account = "steve" }); err != nil {
+	if err := p.checks.prove(owner, func(pr *proof) { pr.account = "steve" }); err != nil {
 		t.Fatal(err)
 	}
 	select {

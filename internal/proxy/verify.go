@@ -121,7 +121,7 @@ func (v *verifier) calm(now time.Time) bool {
 }
 
 // attackChanged logs and counts a change of attack mode.
-func (p *Proxy) attackChanged(on bool) {
+func (p *checks) attackChanged(on bool) {
 	p.met.VerifyAttack(on)
 	p.bus.Publish(events.VerifyAttackMode, events.AttackMode{On: on})
 	if on {
@@ -159,7 +159,7 @@ func (v *verifier) acquire(max int, wait time.Duration) (release func(), ok bool
 // openPasses opens the store of passes the first time a configuration has a
 // "verify" server; one that cannot be opened leaves the passes in memory (a
 // lost pass costs a player a second check, never a way in).
-func (p *Proxy) openPasses(cfg *config.Config) {
+func (p *checks) openPasses(cfg *config.Config) {
 	if p.opts.OpenPasses == nil || !slices.ContainsFunc(cfg.Servers, func(s *config.Server) bool { return s.HasLimbo(config.LimboVerify) }) {
 		return
 	}
@@ -177,7 +177,7 @@ func (p *Proxy) openPasses(cfg *config.Config) {
 	p.passes = s
 }
 
-func (p *Proxy) passStore() passes.Store {
+func (p *checks) passStore() passes.Store {
 	p.accountsMu.Lock()
 	defer p.accountsMu.Unlock()
 	return p.passes
@@ -188,7 +188,7 @@ const passLookup = time.Second
 
 // passedBefore reports a pass of the player of cn kept beyond this proxy's
 // memory (an earlier run, another proxy of the fleet), and remembers it here.
-func (p *Proxy) passedBefore(cn *conn, now time.Time) bool {
+func (p *checks) passedBefore(cn *conn, now time.Time) bool {
 	s := p.passStore()
 	if s == nil {
 		return false
@@ -207,7 +207,7 @@ func (p *Proxy) passedBefore(cn *conn, now time.Time) bool {
 }
 
 // keepPass stores a pass beyond memory.
-func (p *Proxy) keepPass(cn *conn, until time.Time) {
+func (p *checks) keepPass(cn *conn, until time.Time) {
 	s := p.passStore()
 	if s == nil {
 		return
@@ -225,11 +225,11 @@ func (p *Proxy) keepPass(cn *conn, until time.Time) {
 func (p *Proxy) ForgetVerified(ctx context.Context, nameOrIP string) (int, error) {
 	ip, err := netip.ParseAddr(nameOrIP)
 	isIP := err == nil
-	p.verify.passed.forget(func(key string) bool {
+	p.checks.verify.passed.forget(func(key string) bool {
 		name, addr, _ := strings.Cut(key, "|")
 		return (isIP && addr == ip.String()) || (!isIP && name == strings.ToLower(nameOrIP))
 	})
-	s := p.passStore()
+	s := p.checks.passStore()
 	if s == nil {
 		return 0, nil
 	}
@@ -267,7 +267,7 @@ const (
 // A non-nil release holds a check's slot, to call once the check is over.
 // An error refuses the entry: no check came free in time, or the client's
 // version has no ground to fall on while checks are on.
-func (p *Proxy) needsVerify(cn *conn, target *server, login bool) (release func(), err error) {
+func (p *checks) needsVerify(cn *conn, target *server, login bool) (release func(), err error) {
 	st := p.state.Load()
 	cfg, msgs := st.cfg.Verify, st.cfg.Messages
 	if !target.cfg.HasLimbo(config.LimboVerify) || cfg.Mode == config.VerifyOff || cn.proven().verified {
@@ -313,7 +313,7 @@ func (p *Proxy) needsVerify(cn *conn, target *server, login bool) (release func(
 // runVerify waits for the check's verdict, each step within its deadline
 // (firstMoveWait, moveGap, verdictWait, and [verify] timeout overall); a pass
 // is remembered, a failure costs the address fail_penalty login tokens.
-func (p *Proxy) runVerify(ctx context.Context, cn *conn, check *limbo.FallCheck) error {
+func (p *checks) runVerify(ctx context.Context, cn *conn, check *limbo.FallCheck) error {
 	st := p.state.Load()
 	cfg := st.cfg.Verify
 	overall := time.NewTimer(cfg.Timeout.D())

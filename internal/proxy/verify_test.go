@@ -110,9 +110,9 @@ func TestVerifierBounds(t *testing.T) {
 func TestAttackModeEvents(t *testing.T) {
 	bus := events.NewBus()
 	sub := bus.Subscribe(4, events.VerifyAttackMode)
-	p := &Proxy{core: &core{bus: bus, log: slog.New(slog.DiscardHandler)}}
-	p.attackChanged(true)
-	p.attackChanged(false)
+	p := assemble(&core{bus: bus, log: slog.New(slog.DiscardHandler)})
+	p.checks.attackChanged(true)
+	p.checks.attackChanged(false)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	for _, want := range []bool{true, false} {
@@ -145,7 +145,7 @@ func TestVerificationPassesOutliveMemory(t *testing.T) {
 	}
 	lobby := tp.state.Load().servers["lobby"]
 	cn := &conn{st: tp.state.Load(), player: "steve", ip: ip, protocol: int32(mc.V1_8)}
-	release, err := tp.needsVerify(cn, lobby, true)
+	release, err := tp.checks.needsVerify(cn, lobby, true)
 	if err != nil || release != nil || !cn.proof.verified {
 		t.Fatalf("a stored pass: release %v, err %v, verified %v; want no check", release != nil, err, cn.proof.verified)
 	}
@@ -159,7 +159,7 @@ func TestVerificationPassesOutliveMemory(t *testing.T) {
 		t.Fatalf("forget an address spelled otherwise: %d, %v", n, err)
 	}
 	cn = &conn{st: tp.state.Load(), player: "Steve", ip: ip, protocol: int32(mc.V1_8)}
-	release, err = tp.needsVerify(cn, lobby, true)
+	release, err = tp.checks.needsVerify(cn, lobby, true)
 	if err != nil || release == nil {
 		t.Fatalf("after forget: release %v, err %v; want a check", release != nil, err)
 	}

@@ -86,7 +86,7 @@ type Counters struct {
 
 // Counters reads the totals.
 func (p *Proxy) Counters() Counters {
-	c := Counters{StartedAt: p.startedAt, Accepted: p.accepted.Load(), Rejected: p.rejected.Load(), Active: p.active.Load()}
+	c := Counters{StartedAt: p.startedAt, Accepted: p.door.accepted.Load(), Rejected: p.door.rejected.Load(), Active: p.door.active.Load()}
 	for _, srv := range p.state.Load().servers {
 		c.Players += int(srv.players.Load())
 	}
