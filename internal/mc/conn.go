@@ -274,7 +274,7 @@ type partFrame struct {
 }
 
 // TryReadRelay is ReadRelay for a reader that must not wait (a relay run on
-// the event loop, Resume): it reads only what has arrived. ok false and no
+// an event loop): it reads only what has arrived. ok false and no
 // error: the next frame is not all there yet, and what came of it is kept for
 // the next read. Only a Conn lending its buffers can read without waiting;
 // another gets errCannotTry (an ok false would have its caller try forever).

@@ -202,7 +202,7 @@ func TestTryReadRelayRefusesAConnThatCannotTry(t *testing.T) {
 
 // A relay on the event loop reads with TryReadRelay and parks when it finds no
 // whole frame: also when the buffer holds the first byte of a frame's length
-// and nothing more came (Park must not send it back to read again, forever).
+// and nothing more came (Idle must not send it back to read again, forever).
 func TestParkAfterATryThatFoundPartOfALength(t *testing.T) {
 	frames := encodedFrames(t, 2, func(i int) int { return 300 }, false) // 2-byte lengths
 	r := NewConn(nil, io.Discard, nil)
@@ -220,8 +220,8 @@ func TestParkAfterATryThatFoundPartOfALength(t *testing.T) {
 	if _, ok, err := r.TryReadRelay(); ok || err != nil {
 		t.Fatalf("one byte of a length: %v, %v", ok, err)
 	}
-	if !r.Park(noop) {
-		t.Fatal("Park did not park on a length's first byte")
+	if !r.Idle() || !src.OnReadable(noop) {
+		t.Fatal("did not park on a length's first byte")
 	}
 	if held := <-src.parked; !held {
 		t.Fatal("the length's first byte was not kept")

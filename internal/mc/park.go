@@ -7,7 +7,9 @@ import (
 )
 
 // Reading without a goroutine: a Conn that lends its buffers can be tried
-// (a read that never waits) and parked on its socket until data comes.
+// (a read that never waits), and says when it holds nothing to read (Idle),
+// so that its owner may wait for the socket with no goroutine and no buffer
+// (the relay parks on it: internal/session). mc knows nothing of event loops.
 
 // Await blocks until the next frame's first byte has arrived, consuming
 // nothing: a reader interrupted here (a deadline) loses no part of a frame.
@@ -36,8 +38,7 @@ type Waiter interface {
 // again when src has bytes, so an idle session holds no read buffer. src is
 // what br reads from. From here c owns br: Release gives it back.
 func (c *Conn) LendBuffers(src Waiter) {
-	p, _ := src.(Parker)
-	c.lend = lender{on: true, src: src, parker: p}
+	c.lend = lender{on: true, src: src}
 }
 
 // Release gives c's read buffer back to the pool; the owner calls it once
@@ -52,11 +53,10 @@ func (c *Conn) Release() {
 // lender is the source of a lent buffer: its first read after a loan does not
 // wait, so a buffer is only ever held while bytes are there to read.
 type lender struct {
-	on     bool // LendBuffers was called
-	src    Waiter
-	parker Parker // src, when it can call back (Park); nil otherwise
-	first  bool
-	eof    bool // src has ended: no read is made again
+	on    bool // LendBuffers was called
+	src   Waiter
+	first bool
+	eof   bool // src has ended: no read is made again
 	// nowait makes every read a TryRead (TryReadRelay): what has not arrived
 	// is errWouldBlock, never a wait.
 	nowait bool
@@ -132,29 +132,13 @@ func (c *Conn) fill() (bool, error) {
 	return true, nil
 }
 
-// A Parker is a Waiter that can call back instead of being waited on
-// (rawtcp.Conn is one).
-type Parker interface {
-	// OnReadable arranges for fn to run when WaitReadable would return; false:
-	// it would at once, read again. fn may run on the source's event loop
-	// (onLoop true): it must then not wait for anything, and returns true to
-	// be run again, off the loop, for what would wait. Off the loop (onLoop
-	// false) it runs on a goroutine of its own and its result is ignored.
-	OnReadable(fn Resume) bool
-	// Unpark takes back the fn OnReadable armed, if it has not run: the caller
-	// runs it itself. nil: none is armed (or the source cannot take it back).
-	Unpark() Resume
-}
-
-// Resume is a parked reader's callback (Parker.OnReadable).
-type Resume = func(onLoop bool) (again bool)
-
-// Park lets a relay hold no goroutine while its peer is silent: when c (lending
-// its buffers) has read everything that arrived, it arranges for resume to run
-// once more bytes do, and returns true: the caller's goroutine returns. false:
-// read on (a frame or an error is there, or c's source cannot park).
-func (c *Conn) Park(resume Resume) bool {
-	if c.lend.parker == nil {
+// Idle reports that c, lending its buffers, holds nothing to read: every byte
+// that arrived is read, and what was held of a frame's length stays (c's
+// buffer goes back to the pool otherwise). Its owner may then wait for the
+// socket without a goroutine. false: read on (a frame or an error is there,
+// or c does not lend its buffers).
+func (c *Conn) Idle() bool {
+	if !c.lend.on {
 		return false
 	}
 	if !c.short {
@@ -162,25 +146,15 @@ func (c *Conn) Park(resume Resume) bool {
 			return false
 		}
 	}
-	return c.lend.parker.OnReadable(resume)
-}
-
-// Unpark takes back the resume a Park armed, if it has not run: the caller
-// runs it itself. nil: none is armed, or c's source cannot take it back.
-func (c *Conn) Unpark() Resume {
-	if c.lend.parker != nil {
-		return c.lend.parker.Unpark()
-	}
-	return nil
+	return true
 }
 
 // A Socket is a connection a relay can do everything with (rawtcp.Conn):
-// write without waiting, be waited on without a read, park its reader.
+// write without waiting, be waited on without a read.
 type Socket interface {
 	io.Writer
 	TryWriter
 	Waiter
-	Parker
 }
 
 // NewSocketConn is NewConn for a Socket, and LendSocket is LendBuffers for
@@ -194,5 +168,5 @@ func NewSocketConn[S Socket](br *bufio.Reader, s S, z *Zlib) *Conn {
 
 // LendSocket is LendBuffers for a Socket (see NewSocketConn).
 func LendSocket[S Socket](c *Conn, s S) {
-	c.lend = lender{on: true, src: s, parker: s}
+	c.lend = lender{on: true, src: s}
 }

@@ -167,7 +167,7 @@ type TryWriter interface {
 }
 
 // TryWriteRelay is WriteRelay for a writer that must not wait (a relay run on
-// the event loop, Resume). taken false: nothing was done, because another
+// an event loop). taken false: nothing was done, because another
 // write is under way, the frame must be re-framed, or c's writer cannot write
 // without waiting; the caller writes it off the loop. Once taken, what the
 // socket did not accept at once stays in c's batch: held says so, and someone

@@ -398,6 +398,6 @@ func lendAny(c *mc.Conn, nc net.Conn) {
 }
 
 func parksAny(nc net.Conn) bool {
-	_, ok := nc.(mc.Parker)
+	_, ok := nc.(session.Parker)
 	return ok
 }

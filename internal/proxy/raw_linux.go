@@ -15,7 +15,7 @@ import (
 
 // frameConn frames an intercepted side's connection; lendBuffers lets its Conn
 // hold no read buffer while the peer is silent, where the connection can be
-// waited on without reading; parks says its reader can park (mc.Parker). A
+// waited on without reading; parks says its reader can park (session.Parker). A
 // raw socket goes through mc's generic constructors: asked as interfaces,
 // every login looked interface tables up at run time several times, each a
 // miss on a cold cache.

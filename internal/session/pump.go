@@ -19,26 +19,28 @@ func (s *Session) startPump(b *Backend) {
 	p := &b.pump
 	*p = backendPump{s: s, b: b}
 	p.resume = p.run // one closure for every park
+	p.parker, _ = b.Net.(Parker)
 	if s.policy.StallTimeout > 0 {
 		p.stall.watch(b.Net, s.policy.StallTimeout)
 	}
 	// A backend that has sent nothing yet (the usual case: it has just been
 	// logged in) parks at once, without a goroutine started for one empty read.
-	if b.Conn.Park(p.resume) {
+	if park(b.Conn, p.parker, p.resume) {
 		return
 	}
 	go p.run(false)
 }
 
 // backendPump relays one backend's frames to the client. While the backend is
-// silent it holds no goroutine: it parks on the connection (mc.Conn.Park) and
+// silent it holds no goroutine: it parks on the connection (park) and
 // run starts again when bytes arrive, on the event loop when it is free. The
 // client's side does the same (relayClient), so a held player costs no goroutine.
 type backendPump struct {
 	s        *Session
 	b        *Backend
 	stall    stallWatch // idle unless the policy has a StallTimeout
-	resume   mc.Resume
+	resume   Resume
+	parker   Parker // the backend's socket, when it can park its reader
 	fromLoop handOff
 }
 
@@ -72,7 +74,7 @@ func (p *backendPump) run(onLoop bool) (again bool) {
 }
 
 // finish ends a pump that left its backend (or whose parked run the session's
-// end took back: mc.Conn.Unpark): nothing is read or reported any more.
+// end took back: unpark): nothing is read or reported any more.
 func (p *backendPump) finish() {
 	p.stall.stop()
 	p.s.sideDone()
@@ -93,7 +95,7 @@ func (s *Session) pumpClient(onLoop bool) pumpEnd {
 			s.mu.Lock()
 			s.awaiting = true // and while parked: a poke's deadline runs s.resume
 			s.mu.Unlock()
-			if s.client.Conn.Park(s.resume) {
+			if park(s.client.Conn, s.clientParker, s.resume) {
 				return pumpParked
 			}
 			if onLoop {
@@ -291,7 +293,7 @@ func (s *Session) pumpBackend(p *backendPump, onLoop bool) (gone Gone, end pumpE
 		h.flushOut()
 		f, counted, _, err, ok := h.take()
 		if !ok {
-			if b.Conn.Park(p.resume) {
+			if park(b.Conn, p.parker, p.resume) {
 				return gone, pumpParked
 			}
 			if !onLoop {

@@ -133,13 +133,14 @@ type Session struct {
 
 	// resume runs the client's side (pumpClient) again after it parked, and ends
 	// the session once the client is gone; set once, before the relay starts.
-	resume mc.Resume
+	resume       Resume
+	clientParker Parker // the client's socket, when it can park its reader
 	// fromLoop is what the client's side left, run on the event loop, for its
 	// run off it; only the client's side touches it.
 	fromLoop handOff
 }
 
-// handOff is what a pump's run on the event loop (mc.Resume) leaves to its run
+// handOff is what a pump's run on the event loop (Resume) leaves to its run
 // off the loop when it meets something that may wait: the frame it could not
 // relay there, a read error to act on, or a batch whose socket did not take it
 // all at once.
@@ -204,6 +205,7 @@ func New(client *Client, clientNet net.Conn, policy *Policy, owner any) *Session
 		watch: policy.Filter.watchFor(client.Registry),
 	}
 	s.w.init(clientNet)
+	s.clientParker, _ = clientNet.(Parker)
 	return s
 }
 
@@ -259,7 +261,7 @@ func wait(start func(done func(up, down int64))) (up, down int64) {
 }
 
 // relayClient runs the client's side (pumpClient) on the calling goroutine, and
-// again (on another, or on the event loop: mc.Conn.Park) each time bytes come
+// again (on another, or on the event loop: park) each time bytes come
 // after it parked; once the client is gone it ends the session where it is.
 func (s *Session) relayClient() {
 	s.resume = func(onLoop bool) bool {
@@ -289,7 +291,7 @@ func (s *Session) end() {
 	s.mu.Unlock()
 	for _, x := range []*Backend{b, p} {
 		if x != nil {
-			parked := x.Conn.Unpark()
+			parked := unpark(x.pump.parker)
 			x.Net.Close()
 			x.Release()
 			if parked != nil {
