@@ -127,10 +127,77 @@ func (p *moves) prepareForwarding(cfg *config.Config) error {
 type intercepted struct{}
 
 func (intercepted) serveLogin(p *moves, cn *conn) {
+	client, end, ok := p.loginClient(cn)
+	if !ok {
+		return
+	}
+	profile, ok := p.settleProfile(cn, client, end)
+	if !ok {
+		return
+	}
+	target, text, ok := p.players.acceptLogin(cn, interceptedFamily)
+	if !ok {
+		end(metrics.LoginFailed, "hook", "Login denied", text)
+		return
+	}
+	cfg := cn.st.cfg
+	if err := client.FinishLogin(profile, cfg.CompressionThreshold); err != nil {
+		p.log.Debug("client login did not finish", "player", profile.Name, "client", cn.client, "err", err)
+		return
+	}
+	// From here on the client is in the configuration or play state; kicks are
+	// written for that state. Its Login Acknowledged is read once the backend's
+	// login is done (both answers come during one wait).
+	pl := newPlayer(cn, p.now())
+	var first *session.Backend
+	var stay *session.Stay
+	down, ok := p.loginRounds(cn, target, loginMode{fam: interceptedFamily, holds: true, end: end,
+		try: func(t *server) error {
+			// The route (enter): its ServerPreConnect, requirements (the bot
+			// check, the password login), rules, wake and backends decide, or
+			// give the limbo stay he waits in first.
+			b, st, err := p.enter(cn, nil, Move{who: pl, to: t, why: whyLogin}, true)
+			first, stay = b, st
+			return err
+		}})
+	if !ok {
+		return
+	}
+	if down != nil {
+		stay = down // a handler holds him in the limbo
+	}
+	_ = cn.c.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout.D())) // a wake may have taken long
+	if err := client.Acknowledged(); err != nil {
+		p.log.Debug("client login did not finish", "player", profile.Name, "client", cn.client, "err", err)
+		if first != nil {
+			first.Net.Close()
+			first.Release()
+		}
+		return
+	}
+	// The backend's Login Acknowledged waits in its write batch (ackLater) for
+	// the client's first configuration packets, which the session relays at
+	// once when they are here already; when they are not, it goes alone now.
+	if first != nil && !client.Conn.FrameBuffered() {
+		if err := first.Conn.Flush(); err != nil {
+			first.Net.Close() // the session's backend pump reports the loss
+		}
+	}
+	p.startSession(cn, client, pl, first, stay)
+}
+
+// endLogin ends a login the proxy was finishing itself: counted, logged, and
+// the client told text in its login state.
+type endLogin = func(o metrics.LoginOutcome, reason, detail, text string)
+
+// loginClient is the player's side of an intercepted login, once his version
+// is one the proxy speaks (and, for velocity forwarding, one it can forward),
+// with the end that tells him why his login failed.
+func (p *moves) loginClient(cn *conn) (*session.Client, endLogin, bool) {
 	srv, cfg := cn.srv, cn.st.cfg
 	if cn.legacy != notLegacy {
 		p.door.refused(cn, refuse("protocol", "legacy login for intercepted server "+srv.id, "This server needs Minecraft 1.7.2 or newer"))
-		return
+		return nil, nil, false
 	}
 	proto := mc.Protocol(cn.protocol)
 	reg, ok := mc.RegistryFor(proto)
@@ -138,13 +205,13 @@ func (intercepted) serveLogin(p *moves, cn *conn) {
 		oldest, newest := mc.OldestProtocol.Names(), mc.NewestProtocol.Names()
 		p.door.refused(cn, refuse("protocol", fmt.Sprintf("protocol %d", cn.protocol),
 			fmt.Sprintf("This server supports Minecraft %s to %s", oldest[0], newest[len(newest)-1])))
-		return
+		return nil, nil, false
 	}
 	fwd := cfg.EffectiveForwarding(srv.cfg)
 	if fwd == forwarding.ModeVelocity {
 		if err := forwarding.CheckVelocityClient(cn.protocol); err != nil {
 			p.door.refused(cn, refuse("protocol", err.Error(), forwarding.KickVelocityTooOld))
-			return
+			return nil, nil, false
 		}
 	}
 	client := &session.Client{
@@ -161,6 +228,15 @@ func (intercepted) serveLogin(p *moves, cn *conn) {
 		_ = client.Kick(text)
 	}
 
+	return client, end, true
+}
+
+// settleProfile finishes who the player is: authenticated with Mojang
+// (client_only) or proven premium, changed by the GameProfileRequest
+// handlers, held to the server's hard rules and to one session per player.
+// false: the login ended (end told him why).
+func (p *moves) settleProfile(cn *conn, client *session.Client, end endLogin) (auth.Profile, bool) {
+	srv, cfg := cn.srv, cn.st.cfg
 	// The player's login: each client read gets the handshake budget again.
 	_ = cn.c.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout.D()))
 	profile := session.OfflineProfile(cn.player)
@@ -168,7 +244,7 @@ func (intercepted) serveLogin(p *moves, cn *conn) {
 		keys, err := p.icpt.keyPair()
 		if err != nil {
 			end(metrics.LoginFailed, "auth", "no RSA key: "+err.Error(), auth.KickServersDown)
-			return
+			return auth.Profile{}, false
 		}
 		a := session.Authenticator{Keys: keys, Sessions: p.icpt.sessions, SendIP: p.icpt.sendIP}
 		endSpan := cn.ev.trace.Auth()
@@ -176,14 +252,14 @@ func (intercepted) serveLogin(p *moves, cn *conn) {
 		endSpan(err)
 		if err != nil {
 			end(metrics.LoginFailed, "auth", err.Error(), auth.KickMessage(err))
-			return
+			return auth.Profile{}, false
 		}
 		cn.proof.mojang = true
 	} else {
 		proof, premium, kick, err := p.checks.provePremium(cn, client, srv)
 		if err != nil {
 			end(metrics.LoginFailed, "auth", "premium name: "+err.Error(), kick)
-			return
+			return auth.Profile{}, false
 		}
 		if proof == provenPremium {
 			profile, cn.proof.mojang = premium, true
@@ -204,13 +280,13 @@ func (intercepted) serveLogin(p *moves, cn *conn) {
 	// in the limbo below.
 	if r := p.admitTo(cn.entrant(), srv, pass{}); r != nil && r.hard() {
 		end(refusalOutcome(r), r.rule, "refused by "+srv.id+": "+cn.player, r.text)
-		return
+		return auth.Profile{}, false
 	}
 	// Whether the name is proven yet on a password server decides what its
 	// claim may do (an impostor must not replace the real player's session).
 	if err := p.checks.checkRemembered(cn, srv); err != nil {
 		end(metrics.LoginFailed, "auth", "auth limbo: "+err.Error(), err.Error())
-		return
+		return auth.Profile{}, false
 	}
 	// One player, one session: by the final identity, weighed by what the login
 	// proved, before any backend sees it. A login that owes a /login claims
@@ -218,43 +294,16 @@ func (intercepted) serveLogin(p *moves, cn *conn) {
 	if !cn.owes {
 		if err := p.players.claimIdentity(cn); err != nil {
 			end(metrics.LoginFailed, "duplicate", err.Error(), kickAlreadyOnline)
-			return
+			return auth.Profile{}, false
 		}
 	}
-	target, text, ok := p.players.acceptLogin(cn, interceptedFamily)
-	if !ok {
-		end(metrics.LoginFailed, "hook", "Login denied", text)
-		return
-	}
-	if err := client.FinishLogin(profile, cfg.CompressionThreshold); err != nil {
-		p.log.Debug("client login did not finish", "player", profile.Name, "client", cn.client, "err", err)
-		return
-	}
-	// From here on the client is in the configuration or play state; kicks are
-	// written for that state. Its Login Acknowledged is read once the backend's
-	// login is done (both answers come during one wait).
-	pl := newPlayer(cn, p.now())
-	first, stay, ok := p.placeLogin(cn, pl, target, end)
-	if !ok {
-		return
-	}
-	_ = cn.c.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout.D())) // a wake may have taken long
-	if err := client.Acknowledged(); err != nil {
-		p.log.Debug("client login did not finish", "player", profile.Name, "client", cn.client, "err", err)
-		if first != nil {
-			first.Net.Close()
-			first.Release()
-		}
-		return
-	}
-	// The backend's Login Acknowledged waits in its write batch (ackLater) for
-	// the client's first configuration packets, which the session relays at
-	// once when they are here already; when they are not, it goes alone now.
-	if first != nil && !client.Conn.FrameBuffered() {
-		if err := first.Conn.Flush(); err != nil {
-			first.Net.Close() // the session's backend pump reports the loss
-		}
-	}
+	return profile, true
+}
+
+// startSession hands the logged-in player to his session: on first, or held
+// in stay first. The session owns the connection from here and finishes it.
+func (p *moves) startSession(cn *conn, client *session.Client, pl *onlinePlayer, first *session.Backend, stay *session.Stay) {
+	cfg := cn.st.cfg
 	pl.mu.Lock()
 	pl.srv, pl.mode, pl.landed = cn.srv, cn.srv.cfg.ProxyMode, first != nil
 	pl.mu.Unlock()
@@ -303,81 +352,17 @@ func (intercepted) serveLogin(p *moves, cn *conn) {
 	}
 }
 
-// placeLogin places a player whose login the proxy finished: the route
-// (enter) into target, whose ServerPreConnect, requirements (the bot check,
-// the password login), rules, wake and backends decide, or the limbo stay he
-// waits in first. A server that does not take him is followed by a handler's
-// redirect, a hold in the limbo (SendToLimbo), or Velocity's "try": the next
-// server of the routed server's fallback_servers in its network, each tried
-// once. false: the login ended, with end called.
-func (p *moves) placeLogin(cn *conn, pl *onlinePlayer, target *server, end func(metrics.LoginOutcome, string, string, string)) (*session.Backend, *session.Stay, bool) {
-	routed := cn.srv
-	// What a failure needs is made at the first one: a login that lands
-	// allocates nothing for them.
-	var tries, failed []*server // the routed server's fallbacks left; the servers that did not take him
-	triesTaken, redirects := false, 0
-	for {
-		b, stay, err := p.enter(cn, nil, Move{who: pl, to: target, why: whyLogin}, true)
-		if err == nil {
-			return b, stay, true
-		}
-		var (
-			h *handlerRefusal
-			r *refusal
-			g *gateError
-		)
-		switch {
-		case errors.As(err, &h):
-			end(metrics.LoginFailed, "hook", "ServerPreConnect denied", h.text)
-			return nil, nil, false
-		case errors.As(err, &r):
-			end(refusalOutcome(r), r.rule, "refused by "+r.server, r.text)
-			return nil, nil, false
-		case errors.As(err, &g):
-			end(metrics.LoginFailed, "gate", "limbo gate: "+err.Error(), g.Error())
-			return nil, nil, false
-		}
-		failed = append(failed, cn.srv)
-		outcome, cause := loginFailure(err)
-		text := playerText(cn.srv, err)
-		res := p.players.kickedFrom(cn, cn.srv, cause, text, interceptedFamily)
-		if res.limbo && limboCovers(cn.protocol) {
-			// A handler holds the player in the limbo: he waits there and the
-			// server is tried again until it takes him.
-			p.log.Info("player held in the limbo by an event handler", "player", cn.player, "server", cn.srv.id)
-			return nil, p.limbos.downStay(cn, cn.srv), true
-		}
-		next := res.next
-		if next != nil {
-			if redirects++; redirects > maxRedirects {
-				next = nil
-			}
-		} else if !res.denied {
-			if !triesTaken {
-				tries, triesTaken = cn.st.fallbacks(routed)[1:], true
-			}
-			next = tryNext(routed, &tries, failed, err)
-		}
-		if next == nil {
-			end(outcome, "backend", err.Error(), res.text)
-			return nil, nil, false
-		}
-		p.log.Info("login goes on to the next server", "player", cn.player, "from", cn.srv.id, "to", next.id, "why", err)
-		target = next
-	}
-}
-
 // tryNext is Velocity's "try" for a login: the next of tries (the routed
 // server's fallback_servers) in routed's network that has not failed it, or
 // nil. A backend's kick matching fallback_skip_kicks ends the login instead.
-func tryNext(routed *server, tries *[]*server, failed []*server, err error) *server {
+func tryNext(routed *server, fam family, tries *[]*server, failed []*server, err error) *server {
 	if br, ok := errors.AsType[*backendRefused](err); ok && matchesAny(br.kick, lowerAll(routed.cfg.FallbackSkipKicks)) {
 		return nil
 	}
 	for len(*tries) > 0 {
 		t := (*tries)[0]
 		*tries = (*tries)[1:]
-		if t.cfg.Network == routed.cfg.Network && t.cfg.ProxyMode.Intercepted() && !slices.Contains(failed, t) {
+		if t.cfg.Network == routed.cfg.Network && fam(t) && !slices.Contains(failed, t) {
 			return t
 		}
 	}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/forward"
-	"github.com/infrarust-go/infrarust/internal/hooks"
 	"github.com/infrarust-go/infrarust/internal/mc"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 )
@@ -31,40 +29,32 @@ func (passthrough) serveLogin(p *moves, cn *conn) {
 	// back once they have been copied out.
 	buffered := append([]byte(nil), cn.buffered()...)
 	cn.releaseReader()
-	previous := ""
-	for round := 0; ; round++ {
-		if target, text, ok = p.players.preConnect(cn, target, previous, passthroughFamily); !ok {
-			p.door.loginFailed(cn, "hook", "ServerPreConnect denied")
-			p.door.kick(cn, text)
-			return
-		}
-		cn.srv = target
-		if r := p.admitTo(cn.entrant(), target, pass{}); r != nil {
-			p.door.loginOutcome(cn, refusalOutcome(r))
-			p.door.loginFailed(cn, r.rule, "refused by "+target.id)
-			p.door.kick(cn, r.text)
-			return
-		}
-		backend, pending, first, cause, err := p.passthroughConnect(cn, buffered)
-		if err == nil {
-			p.players.connected(cn, cn.srv, cn.lease.Address(), "")
-			p.passthroughSession(cn, backend, pending, first)
-			return
-		}
-		o, msg := noBackend(cn.srv, err)
-		if cause == hooks.CauseStartFailed {
-			o, msg = metrics.LoginServerStarting, playerText(cn.srv, &wakeFailed{server: cn.srv.id, err: err})
-		}
-		// A passthrough stream cannot be held in the limbo: SendToLimbo ends it.
-		res := p.players.kickedFrom(cn, cn.srv, cause, msg, passthroughFamily)
-		if res.next == nil || round >= maxRedirects {
-			p.door.loginOutcome(cn, o)
-			p.door.loginFailed(cn, "backend", err.Error())
-			p.door.kick(cn, res.text)
-			return
-		}
-		target = res.next
+	end := func(o metrics.LoginOutcome, reason, detail, text string) {
+		p.door.loginOutcome(cn, o)
+		p.door.loginFailed(cn, reason, detail)
+		p.door.kick(cn, text)
 	}
+	var backend net.Conn
+	var pending, first []byte
+	_, ok = p.loginRounds(cn, target, loginMode{fam: passthroughFamily, end: end,
+		try: func(t *server) error {
+			t, text, ok := p.players.preConnect(cn, t, "", passthroughFamily)
+			if !ok {
+				return &handlerRefusal{text: text}
+			}
+			cn.srv = t
+			if r := p.admitTo(cn.entrant(), t, pass{}); r != nil {
+				return r
+			}
+			var err error
+			backend, pending, first, err = p.passthroughConnect(cn, buffered)
+			return err
+		}})
+	if !ok {
+		return
+	}
+	p.players.connected(cn, cn.srv, cn.lease.Address(), "")
+	p.passthroughSession(cn, backend, pending, first)
 }
 
 // passthroughConnect wakes the chosen server and connects the player to one of
@@ -72,10 +62,10 @@ func (passthrough) serveLogin(p *moves, cn *conn) {
 // start go out with what the client sent after them, and a modern backend's
 // first answer is read so a "server is full" kick passes the player to the next
 // replica (a legacy one is only written to).
-func (p *moves) passthroughConnect(cn *conn, buffered []byte) (backend net.Conn, pending, first []byte, cause string, err error) {
+func (p *moves) passthroughConnect(cn *conn, buffered []byte) (backend net.Conn, pending, first []byte, err error) {
 	srv := cn.srv
 	if err = p.wake(cn); err != nil {
-		return nil, nil, nil, hooks.CauseStartFailed, err
+		return nil, nil, nil, &wakeFailed{server: srv.id, err: err}
 	}
 	pending = relayBytes(cn, buffered)
 	login := func(b net.Conn, deadline time.Time) (string, error) {
@@ -97,9 +87,9 @@ func (p *moves) passthroughConnect(cn *conn, buffered []byte) (backend net.Conn,
 	}
 	backend, err = p.connectBackend(cn, login)
 	if err != nil {
-		return nil, nil, nil, hooks.CauseUnreachable, err
+		return nil, nil, nil, err
 	}
-	return backend, pending, first, "", nil
+	return backend, pending, first, nil
 }
 
 // passthroughSession hands the player's first backend answer over and forwards
@@ -140,16 +130,6 @@ func (p *moves) passthroughSession(cn *conn, backend net.Conn, pending, first []
 		})
 	})
 	pl.setEnd(func(string) { end() })
-}
-
-// noBackend is how a login that found no backend ends: every address full (the
-// last full kick is the player's text) or none reachable (disconnect_message).
-func noBackend(srv *server, err error) (metrics.LoginOutcome, string) {
-	var fe *fullError
-	if errors.As(err, &fe) {
-		return metrics.LoginBackendRefused, fe.kick
-	}
-	return metrics.LoginNoBackend, srv.cfg.DisconnectMessage
 }
 
 // relayBytes is what the backend receives before forwarding starts: the client's
