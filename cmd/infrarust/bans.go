@@ -13,6 +13,7 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/bans"
+	"github.com/infrarust-go/infrarust/internal/config"
 )
 
 // newBansCmd is `infrarust bans`: manage a running proxy's ban list.
@@ -74,7 +75,7 @@ are kept in <data_dir>/bans.json.`,
 		}
 		req := admin.BanRequest{Type: string(typ), Value: value, Reason: reason, Duration: duration, CreatedBy: cliAuthor()}
 		if duration != "" {
-			if _, err := bans.ParseDuration(duration); err != nil {
+			if _, err := config.ParseBanLength(duration); err != nil {
 				return fmt.Errorf("--duration: %w", err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/infrarust-go/infrarust/internal/bans"
+	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 )
 
@@ -85,7 +86,7 @@ func (s *Server) handleAddBan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "BAD_REQUEST", "give either duration or expires_at, not both")
 		return
 	case d != "" && !strings.EqualFold(d, "permanent"):
-		dur, err := bans.ParseDuration(d)
+		dur, err := config.ParseBanLength(d)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "BAD_REQUEST", err.Error())
 			return

@@ -156,7 +156,6 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 	if err == nil {
 		err = limbo.Enter(p, stay.World)
 	}
-	s.w.forget() // the deadlines above, and the hold's, are the limbo's
 	s.w.Unlock()
 	if old != nil {
 		old.Release()
@@ -203,7 +202,6 @@ func (s *Session) hold(stay Stay) (*Backend, error) {
 	}
 	s.w.Lock()
 	err = limbo.Undeclare(p, stay.Commands)
-	s.w.forget() // the hold lifted every deadline as it ended
 	s.w.Unlock()
 	if err != nil {
 		if next != nil {
@@ -329,7 +327,6 @@ func (s *Session) reenter(p *limbo.Player, b *Backend, info []byte) error {
 	s.w.Lock()
 	defer s.w.Unlock()
 	_ = s.clientNet.SetDeadline(time.Now().Add(enterWait))
-	defer s.w.forget()
 	defer s.clientNet.SetDeadline(time.Time{})
 	if s.client.Protocol.AtLeast(mc.V1_20_2) {
 		if err := limbo.StartConfiguration(p); err != nil {

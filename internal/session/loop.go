@@ -157,7 +157,7 @@ func (s *Session) relayOnLoop(p *backendPump, f mc.RawFrame, counted bool) pumpE
 		s.mu.Lock()
 		if s.backend != b {
 			s.mu.Unlock()
-			s.w.Unlock()
+			s.w.unlockRelay()
 			mc.Recycle(f)
 			return pumpLeft // left by a switch
 		}
@@ -165,7 +165,7 @@ func (s *Session) relayOnLoop(p *backendPump, f mc.RawFrame, counted bool) pumpE
 		t, known := s.client.Registry.Type(state, mc.Clientbound, id)
 		if s.backendFrameWaits(b, f, state, t, known, s.watch.has(mc.Clientbound, state, id)) {
 			s.mu.Unlock()
-			s.w.Unlock()
+			s.w.unlockRelay()
 			p.fromLoop.hold(f, false, nil)
 			return pumpOffLoop
 		}
@@ -173,7 +173,7 @@ func (s *Session) relayOnLoop(p *backendPump, f mc.RawFrame, counted bool) pumpE
 		s.mu.Unlock()
 	}
 	taken, held, err := s.client.Conn.TryWriteRelay(f, b.Conn.FrameBuffered())
-	s.w.Unlock()
+	s.w.unlockRelay()
 	switch {
 	case !taken:
 		p.fromLoop.hold(f, true, nil)

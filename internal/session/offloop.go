@@ -171,9 +171,9 @@ func (s *Session) relayOffLoop(p *backendPump, f mc.RawFrame, counted bool, gone
 			}
 		}
 	}
-	s.w.Lock()
+	s.w.lockRelay()
 	if !s.isCurrent(b) {
-		s.w.Unlock()
+		s.w.unlockRelay()
 		mc.Recycle(f)
 		return pumpLeft // left by a switch meanwhile
 	}
@@ -187,7 +187,7 @@ func (s *Session) relayOffLoop(p *backendPump, f mc.RawFrame, counted bool, gone
 			err = s.tellNow(text)
 		}
 	}
-	s.w.Unlock()
+	s.w.unlockRelay()
 	mc.Recycle(f)
 	if err != nil {
 		s.clientNet.Close()

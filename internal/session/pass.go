@@ -23,7 +23,7 @@ func (s *Session) passBackend(p *backendPump) (passed int, end pumpEnd) {
 	s.mu.Lock()
 	if s.backend != b {
 		s.mu.Unlock()
-		s.w.Unlock()
+		s.w.unlockRelay()
 		return 0, pumpNext // the usual path sees the switch
 	}
 	n, held, err := b.Conn.PassTo(client, func(id int32, wire int) bool {
@@ -54,7 +54,7 @@ func (s *Session) passBackend(p *backendPump) (passed int, end pumpEnd) {
 		return true
 	})
 	s.mu.Unlock()
-	s.w.Unlock()
+	s.w.unlockRelay()
 	if n == 0 {
 		return 0, pumpNext
 	}

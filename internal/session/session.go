@@ -291,7 +291,8 @@ func (s *Session) end() {
 	s.mu.Unlock()
 	for _, x := range []*Backend{b, p} {
 		if x != nil {
-			parked := unpark(x.pump.parker)
+			xp, _ := x.Net.(Parker) // not x.pump's: a switch may be starting it now
+			parked := unpark(xp)
 			x.Net.Close()
 			x.Release()
 			if parked != nil {
