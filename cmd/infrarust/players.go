@@ -141,7 +141,66 @@ keep them out, see 'bans add --name'.`,
 	}
 	kick.Flags().StringVar(&reason, "reason", "", "what the player is shown (default \""+admin.DefaultKickReason+"\")")
 	cmd.AddCommand(kick)
+	cmd.AddCommand(playersMessageCmd(conn, g, &output), playersBroadcastCmd(conn, g, &output))
 	return cmd
+}
+
+func playersMessageCmd(conn *adminConn, g *globalFlags, output *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "message NAME TEXT...",
+		Short: "Show a line in one player's chat",
+		Long: `Shows TEXT in the player's chat, as the proxy's own line (legacy § colours, or a JSON
+text component starting with '{'). Players of passthrough servers cannot be told: the
+proxy only forwards their stream.`,
+		Example:           `  infrarust players message Notch "§eThe lobby restarts in 5 minutes"`,
+		Args:              minimumArgs(2),
+		ValidArgsFunction: completePlayerThenServer(conn, g),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := conn.client(cmd, g)
+			if err != nil {
+				return err
+			}
+			res, err := c.MessagePlayer(cmd.Context(), args[0], strings.Join(args[1:], " "))
+			if err != nil {
+				return err
+			}
+			if *output == "json" {
+				return printJSON(cmd.OutOrStdout(), res)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "told %s on %s: %s\n", res.Player.Name, res.Player.Server, res.Message)
+			return nil
+		},
+	}
+}
+
+func playersBroadcastCmd(conn *adminConn, g *globalFlags, output *string) *cobra.Command {
+	var server string
+	c := &cobra.Command{
+		Use:   "broadcast TEXT... [--server ID]",
+		Short: "Show a line in every player's chat",
+		Long: `Shows TEXT in the chat of every player the proxy speaks to (those of offline and
+client_only servers), or of one server's players with --server.`,
+		Example: `  infrarust players broadcast "§cRestart in 5 minutes"
+  infrarust players broadcast --server lobby "Event starts now"`,
+		Args: minimumArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cl, err := conn.client(cmd, g)
+			if err != nil {
+				return err
+			}
+			res, err := cl.Broadcast(cmd.Context(), strings.Join(args, " "), server)
+			if err != nil {
+				return err
+			}
+			if *output == "json" {
+				return printJSON(cmd.OutOrStdout(), res)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "told %d players\n", res.Sent)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&server, "server", "", "only the players of this server")
+	return c
 }
 
 // printPlayersTable prints one line per player; now ages their session.

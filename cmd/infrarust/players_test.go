@@ -67,6 +67,14 @@ func TestPlayersCommands(t *testing.T) {
 		{"send to where they are", []string{"players", "send", "Dinnerbone", "lobby"}, nil, "Dinnerbone is already on lobby", nil},
 		{"send nobody", []string{"players", "send", "Herobrine", "hub"}, nil, `no player "Herobrine" is online`, nil},
 		{"send without a server", []string{"players", "send", "Notch"}, nil, "players send takes NAME SERVER (got 1 argument(s))", nil},
+		{"message", []string{"players", "message", "dinnerbone", "§eRestart", "in", "5", "minutes"}, []string{"told Dinnerbone on lobby: §eRestart in 5 minutes"}, "", nil},
+		{"message a passthrough player", []string{"players", "message", "jeb_", "hi"}, nil, "jeb_ cannot be told", nil},
+		{"message without text", []string{"players", "message", "Notch"}, nil, "players message takes NAME TEXT...", nil},
+		{"broadcast to one server", []string{"players", "broadcast", "--server", "lobby", "Event", "now"}, []string{"told 1 players"}, "", func(t *testing.T) {
+			if got := rt.Told(); !slices.Equal(got, []string{"Dinnerbone: §eRestart in 5 minutes", "Dinnerbone: Event now"}) {
+				t.Fatalf("told %q", got)
+			}
+		}},
 		{"kick with a reason", []string{"players", "kick", "DINNERBONE", "--reason", "AFK in spawn"}, []string{"kicked Dinnerbone from lobby: AFK in spawn"}, "", func(t *testing.T) {
 			if got := rt.Kicks(); !slices.Equal(got, []string{"Dinnerbone: AFK in spawn"}) {
 				t.Fatalf("kicks %q", got)

@@ -268,6 +268,17 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
+// minimumArgs is cobra.MinimumNArgs with exactArgs's kind of error.
+func minimumArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) >= n {
+			return nil
+		}
+		want := strings.Join(strings.Fields(cmd.Use)[1:], " ")
+		return fmt.Errorf("%s takes %s (got %d argument(s)); see '%s --help'", cmd.CommandPath(), want, len(args), cmd.CommandPath())
+	}
+}
+
 func newVersionCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",

@@ -215,6 +215,23 @@ func (c *Client) KickPlayer(ctx context.Context, name, reason string) (KickResul
 	return out, c.olderProxy(err, "players API")
 }
 
+// MessagePlayer shows text in one player's chat.
+func (c *Client) MessagePlayer(ctx context.Context, name, text string) (MessageResult, error) {
+	if name = strings.TrimSpace(name); name == "" {
+		return MessageResult{}, errors.New("say which player to message")
+	}
+	var out MessageResult
+	err := c.do(ctx, http.MethodPost, "/api/v1/players/"+url.PathEscape(name)+"/message", MessageRequest{Message: text}, &out)
+	return out, c.olderProxy(err, "players message API")
+}
+
+// Broadcast shows text to every player the proxy speaks to (of server when given).
+func (c *Client) Broadcast(ctx context.Context, text, server string) (BroadcastResult, error) {
+	var out BroadcastResult
+	err := c.do(ctx, http.MethodPost, "/api/v1/players/broadcast", MessageRequest{Message: text, Server: server}, &out)
+	return out, c.olderProxy(err, "players broadcast API")
+}
+
 // DefaultMoveTimeout bounds a drain with move whose context has no deadline:
 // moving every player of an address takes longer than one request.
 const DefaultMoveTimeout = 5 * time.Minute

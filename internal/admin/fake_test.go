@@ -25,6 +25,7 @@ type fakeRuntime struct {
 	stats      Stats
 	players    []Player
 	kicks      []string
+	told       []string
 }
 
 func newFakeRuntime() *fakeRuntime {
@@ -212,6 +213,33 @@ func (f *fakeRuntime) KickPlayer(name, reason string) error {
 	f.kicks = append(f.kicks, f.players[i].Name+": "+reason)
 	f.players = slices.Delete(f.players, i, i+1)
 	return nil
+}
+
+func (f *fakeRuntime) MessagePlayer(name, text string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := f.playerIndex(name)
+	switch {
+	case i < 0:
+		return ErrUnknownPlayer
+	case !f.players[i].Switchable:
+		return ErrNotIntercepted
+	}
+	f.told = append(f.told, f.players[i].Name+": "+text)
+	return nil
+}
+
+func (f *fakeRuntime) Broadcast(text, server string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, p := range f.players {
+		if p.Switchable && (server == "" || p.Server == server) {
+			f.told = append(f.told, p.Name+": "+text)
+			n++
+		}
+	}
+	return n
 }
 
 // MovePlayers moves the address's players to the server's first other address

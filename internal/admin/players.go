@@ -92,6 +92,12 @@ type PlayerRuntime interface {
 	SendPlayer(ctx context.Context, name, server string, force bool) (Player, error)
 	// KickPlayer disconnects a player with reason.
 	KickPlayer(name, reason string) error
+	// MessagePlayer shows text in one player's chat (ErrNotIntercepted for a
+	// player of a passthrough server).
+	MessagePlayer(name, text string) error
+	// Broadcast shows text to every player the proxy speaks to, of server only
+	// when given, and says how many.
+	Broadcast(text, server string) int
 	// MovePlayers moves every player off one address of server to its other
 	// addresses (or its fallback servers), for a drain with move.
 	MovePlayers(ctx context.Context, server, address string) (MoveResult, error)

@@ -171,6 +171,10 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/players", s.handlePlayers)
 	m.HandleFunc("POST /api/v1/players/{name}/send", s.handleSendPlayer)
 	m.HandleFunc("POST /api/v1/players/{name}/kick", s.handleKickPlayer)
+	m.HandleFunc("GET /api/v1/players/count", s.handlePlayerCount) // messages.go
+	m.HandleFunc("POST /api/v1/players/{name}/message", s.handleMessagePlayer)
+	m.HandleFunc("POST /api/v1/players/broadcast", s.handleBroadcast)
+	m.HandleFunc("GET /api/v1/proxy", s.handleProxy)
 	m.HandleFunc("GET /api/v1/stats", s.handleStats)
 	m.HandleFunc("GET /api/v1/snapshot", s.handleSnapshot)
 	m.HandleFunc(routeEvents, s.handleEvents)
@@ -179,6 +183,7 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /api/v1/bans/{type}/{value}", s.handleRemoveBan)
 	m.HandleFunc("GET /api/v1/fleet", s.handleFleet)    // fleet.go
 	m.HandleFunc("POST /api/v1/reload", s.handleReload) // reload.go
+	m.HandleFunc("POST /api/v1/config/reload", s.handleReload)
 	m.HandleFunc("GET /api/v1/config/fingerprint", s.handleFingerprint)
 	m.HandleFunc("GET /api/v1/permissions", s.handlePermissions) // permissions.go
 	m.HandleFunc("PUT /api/v1/permissions/groups/{group}", s.handleGroupChange(perms.OpCreate))

@@ -210,7 +210,7 @@ func (l fleetLocal) SessionClaimed(key string, at time.Time, strength int, other
 
 func (l fleetLocal) RunCommand(action, player, arg, from string) error {
 	if action == "kick" {
-		return l.a.proxy.KickPlayer(player, arg)
+		return kick(l.a.proxy, player, arg)
 	}
 	_, err := l.a.proxy.SendFromFleet(player, arg)
 	return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/admin"
 	"github.com/infrarust-go/infrarust/internal/manager"
+	"github.com/infrarust-go/infrarust/internal/player"
 	"github.com/infrarust-go/infrarust/internal/proxy"
 	"github.com/infrarust-go/infrarust/internal/proxy/balance"
 )
@@ -182,7 +183,49 @@ func (r *runtime) SendPlayer(ctx context.Context, name, server string, force boo
 
 // KickPlayer implements admin.PlayerRuntime.
 func (r *runtime) KickPlayer(name, reason string) error {
-	return mapPlayerErr(r.proxy.KickPlayer(name, reason))
+	return mapPlayerErr(kick(r.proxy, name, reason))
+}
+
+// kick disconnects a player through his handle: with reason on his screen on
+// intercepted servers; a passthrough player's stream is closed (the proxy
+// cannot write into a stream it only forwards).
+func kick(px *proxy.Proxy, name, reason string) error {
+	pl, err := px.Player(name)
+	if err != nil {
+		return err
+	}
+	if reason == "" {
+		reason = admin.DefaultKickReason
+	}
+	pl.Kick(reason)
+	return nil
+}
+
+// MessagePlayer implements admin.PlayerRuntime: the line goes through his handle.
+func (r *runtime) MessagePlayer(name, text string) error {
+	pl, err := r.proxy.Player(name)
+	if err != nil {
+		return mapPlayerErr(err)
+	}
+	if err := pl.Tell(text); err != nil {
+		if errors.Is(err, player.ErrNotIntercepted) {
+			return admin.ErrNotIntercepted
+		}
+		return err
+	}
+	return nil
+}
+
+// Broadcast implements admin.PlayerRuntime: every player of server ("" all)
+// the proxy speaks to is told text through his handle.
+func (r *runtime) Broadcast(text, server string) int {
+	n := 0
+	for _, p := range r.proxy.Players(server) {
+		if pl, err := r.proxy.Player(p.Name); err == nil && pl.Tell(text) == nil && p.Switchable {
+			n++
+		}
+	}
+	return n
 }
 
 // MovePlayers implements admin.PlayerRuntime.

@@ -134,9 +134,11 @@ func TestPassthroughKickEndsTheStream(t *testing.T) {
 			if !echoes(first) || !echoes(second) {
 				t.Fatal("two passthrough logins with one name must both go on")
 			}
-			if err := tp.KickPlayer("Other", ""); err != nil {
+			other2, err := tp.Player("Other")
+			if err != nil {
 				t.Fatal(err)
 			}
+			other2.Kick("bye")
 			if n, err := other.Read(make([]byte, 1)); err == nil {
 				t.Fatalf("the kicked player's stream still reads (%d bytes)", n)
 			}

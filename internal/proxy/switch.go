@@ -12,6 +12,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/config"
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/hooks"
+	"github.com/infrarust-go/infrarust/internal/player"
 	"github.com/infrarust-go/infrarust/internal/session"
 )
 
@@ -253,20 +254,15 @@ func (pl *onlinePlayer) tellMoved(server, why string) {
 	}
 }
 
-// KickPlayer disconnects a player: with reason in their client on intercepted
-// servers; a passthrough player's connection is closed (the proxy cannot write
-// into a stream it only forwards).
-func (p *Proxy) KickPlayer(name, reason string) error {
+// Player is the handle of the connected player called name (the exact-case
+// match, else the only one in any case), for the admin API, the CLI and the
+// fleet: his moves count as "admin". ErrUnknownPlayer when he is not here.
+func (p *Proxy) Player(name string) (player.Player, error) {
 	pl, err := p.players.player(name)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if reason == "" {
-		reason = "Kicked by an operator"
-	}
-	p.log.Info("player kicked by an operator", "player", pl.origin.player, "reason", reason)
-	pl.disconnect(reason)
-	return nil
+	return p.players.handleOf(pl, whyAdmin), nil
 }
 
 // MoveResult says how many players a move took off an address, and how many

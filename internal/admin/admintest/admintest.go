@@ -48,6 +48,7 @@ type Roster struct {
 	order   []string
 	players []admin.Player
 	kicks   []string
+	told    []string // "name: text" of messages and broadcasts
 	bus     *events.Bus
 }
 
@@ -239,6 +240,43 @@ func (p *Roster) KickPlayer(name, reason string) error {
 	p.bus.Publish(events.PlayerLeave, events.Player{Server: pl.Server, Address: pl.Address, Username: pl.Name,
 		UUID: pl.UUID, ClientIP: pl.ClientIP})
 	return nil
+}
+
+// MessagePlayer implements admin.PlayerRuntime: players of passthrough
+// servers cannot be told.
+func (p *Roster) MessagePlayer(name, text string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := p.find(name)
+	if i < 0 {
+		return admin.ErrUnknownPlayer
+	}
+	if !p.players[i].Switchable {
+		return admin.ErrNotIntercepted
+	}
+	p.told = append(p.told, p.players[i].Name+": "+text)
+	return nil
+}
+
+// Broadcast implements admin.PlayerRuntime.
+func (p *Roster) Broadcast(text, server string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, pl := range p.players {
+		if pl.Switchable && (server == "" || pl.Server == server) {
+			p.told = append(p.told, pl.Name+": "+text)
+			n++
+		}
+	}
+	return n
+}
+
+// Told lists the messages players got, "name: text".
+func (p *Roster) Told() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.told)
 }
 
 // MovePlayers implements admin.PlayerRuntime: every player on address leaves
