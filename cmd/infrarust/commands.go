@@ -15,6 +15,7 @@ func commands(g *globalFlags) []*cobra.Command {
 		newFleetCmd(g),
 		newPermsCmd(g),
 		newReloadCmd(g),
+		newLogsCmd(g),
 		newAuthCmd(g),
 		newVerifyCmd(g),
 		newTopCmd(g),

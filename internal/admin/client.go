@@ -17,6 +17,7 @@ import (
 
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/events"
+	"github.com/infrarust-go/infrarust/internal/logtap"
 	"github.com/infrarust-go/infrarust/internal/perms"
 )
 
@@ -402,6 +403,45 @@ func (c *Client) Events(ctx context.Context, types ...events.Type) (*EventStream
 		}
 		p += "?types=" + url.QueryEscape(strings.Join(names, ","))
 	}
+	return c.openStream(ctx, p)
+}
+
+// LogQuery filters log lines: a minimum level, one server's or one player's
+// lines (empty: all); N is how many lines of history (0: the API's 100).
+type LogQuery struct {
+	Level, Server, Player string
+	N                     int
+}
+
+func (q LogQuery) values(history bool) url.Values {
+	v := url.Values{}
+	for k, s := range map[string]string{"level": q.Level, "server": q.Server, "player": q.Player} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	if history && q.N > 0 {
+		v.Set("n", strconv.Itoa(q.N))
+	}
+	return v
+}
+
+// LogHistory is the recent log lines q takes, oldest first.
+func (c *Client) LogHistory(ctx context.Context, q LogQuery) ([]logtap.Entry, error) {
+	var out []logtap.Entry
+	err := c.do(ctx, http.MethodGet, "/api/v1/logs/history?"+q.values(true).Encode(), nil, &out)
+	return out, c.olderProxy(err, "logs API")
+}
+
+// Logs follows the log lines q takes as they are written ("log" events, and
+// "lagged" when the client fell behind).
+func (c *Client) Logs(ctx context.Context, q LogQuery) (*EventStream, error) {
+	s, err := c.openStream(ctx, "/api/v1/logs?"+q.values(false).Encode())
+	return s, c.olderProxy(err, "logs API")
+}
+
+// openStream opens a Server-Sent Events route.
+func (c *Client) openStream(ctx context.Context, p string) (*EventStream, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	req, err := c.newRequest(ctx, http.MethodGet, p, nil)
 	if err != nil {
@@ -427,29 +467,38 @@ func (c *Client) Events(ctx context.Context, types ...events.Type) (*EventStream
 
 // Next blocks for the next event; io.EOF when the server closed the stream.
 func (s *EventStream) Next() (StreamEvent, error) {
-	var typ string
-	var data []string
+	typ, data, err := s.NextRaw()
+	if err != nil {
+		return StreamEvent{}, err
+	}
+	return decodeStreamEvent(typ, data)
+}
+
+// NextRaw blocks for the next item of any stream: its event name and its data
+// line as sent (a log line's JSON, say); io.EOF when the server closed it.
+func (s *EventStream) NextRaw() (typ, data string, err error) {
+	var lines []string
 	for s.sc.Scan() {
 		line := s.sc.Text()
 		switch {
 		case line == "":
-			if len(data) == 0 {
+			if len(lines) == 0 {
 				typ = ""
 				continue
 			}
-			return decodeStreamEvent(typ, strings.Join(data, "\n"))
+			return typ, strings.Join(lines, "\n"), nil
 		case strings.HasPrefix(line, ":"):
 			// comment (keep-alive)
 		case strings.HasPrefix(line, "event:"):
 			typ = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
 		case strings.HasPrefix(line, "data:"):
-			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+			lines = append(lines, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
 		}
 	}
 	if err := s.sc.Err(); err != nil {
-		return StreamEvent{}, fmt.Errorf("event stream: %w", err)
+		return "", "", fmt.Errorf("event stream: %w", err)
 	}
-	return StreamEvent{}, io.EOF
+	return "", "", io.EOF
 }
 
 // decodeStreamEvent reads one `data:` payload, which is an events.Event; its

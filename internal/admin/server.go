@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/infrarust-go/infrarust/internal/accounts"
 	"log/slog"
 	"math"
 	"net"
@@ -17,7 +16,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/infrarust-go/infrarust/internal/accounts"
+	"github.com/infrarust-go/infrarust/internal/logtap"
 
 	"github.com/infrarust-go/infrarust/internal/bans"
 	"github.com/infrarust-go/infrarust/internal/config"
@@ -38,6 +41,7 @@ const (
 const (
 	routeHealth   = "GET /api/v1/health"
 	routeEvents   = "GET /api/v1/events"
+	routeLogs     = "GET /api/v1/logs"
 	routeMetrics  = "GET /metrics"
 	maxBodyBytes  = 64 << 10
 	bearerPrefix  = "Bearer "
@@ -58,6 +62,8 @@ type ServerOptions struct {
 	Runtime Runtime
 	// Bus feeds the SSE stream and receives stats.tick and ban events; nil disables /events.
 	Bus *events.Bus
+	// Logs is what the proxy logs (the log routes); nil makes them answer 503.
+	Logs *logtap.Tap
 	// Bans is the ban store; nil makes the ban routes answer 503 with the reason.
 	Bans *bans.Store
 	// Metrics serves GET /metrics; nil leaves the route out.
@@ -113,6 +119,8 @@ type Server struct {
 	// actionMu serialises drain/enable so the file and the runtime apply concurrent
 	// requests for one address in the same order.
 	actionMu sync.Mutex
+	// recent keeps the last events while Serve runs.
+	recent atomic.Pointer[events.Recent]
 }
 
 // NewServer checks the options, resolves the API key and builds the routes.
@@ -175,9 +183,12 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/players/{name}/message", s.handleMessagePlayer)
 	m.HandleFunc("POST /api/v1/players/broadcast", s.handleBroadcast)
 	m.HandleFunc("GET /api/v1/proxy", s.handleProxy)
+	m.HandleFunc(routeLogs, s.handleLogs) // logs.go
+	m.HandleFunc("GET /api/v1/logs/history", s.handleLogHistory)
 	m.HandleFunc("GET /api/v1/stats", s.handleStats)
 	m.HandleFunc("GET /api/v1/snapshot", s.handleSnapshot)
 	m.HandleFunc(routeEvents, s.handleEvents)
+	m.HandleFunc("GET /api/v1/events/recent", s.handleRecentEvents)
 	m.HandleFunc("GET /api/v1/bans", s.handleListBans)
 	m.HandleFunc("POST /api/v1/bans", s.handleAddBan)
 	m.HandleFunc("DELETE /api/v1/bans/{type}/{value}", s.handleRemoveBan)
@@ -223,7 +234,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ip, now := clientIP(r), s.now()
 	key := limiterKey(ip)
 	open := pattern == routeMetrics && s.openMeta
-	if !open && !s.authorized(r, pattern == routeEvents) {
+	if !open && !s.authorized(r, pattern == routeEvents || pattern == routeLogs) {
 		// Only a failed attempt meets the guess budget: the right key is never
 		// refused for the wrong ones that came before it from the same address
 		// (the operator's CLI and `top` share the guesser's IP behind a NAT).
@@ -323,13 +334,25 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 	}
 	tickCtx, stopTicks := context.WithCancel(ctx)
-	tickDone := make(chan struct{})
+	tickDone := make(chan struct{}, 2)
 	go func() {
-		defer close(tickDone)
+		defer func() { tickDone <- struct{}{} }()
 		s.publishStats(tickCtx)
 	}()
+	if s.opts.Bus != nil {
+		// The recent events are kept while the API serves (GET /api/v1/events/recent).
+		r := events.NewRecent(s.opts.Bus, 0)
+		s.recent.Store(r)
+		go func() {
+			defer func() { tickDone <- struct{}{} }()
+			r.Run(tickCtx)
+		}()
+	} else {
+		tickDone <- struct{}{}
+	}
 	defer func() {
 		stopTicks()
+		<-tickDone
 		<-tickDone
 	}()
 

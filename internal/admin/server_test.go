@@ -148,6 +148,9 @@ func TestAuthOnEveryRoute(t *testing.T) {
 		{"POST", "/api/v1/players/broadcast", `{"message":"hi"}`, false, 200},
 		{"GET", "/api/v1/proxy", "", false, 200},
 		{"POST", "/api/v1/config/reload", "", false, 503},
+		{"GET", "/api/v1/logs/history", "", false, 503},
+		{"GET", "/api/v1/logs", "", false, 503},
+		{"GET", "/api/v1/events/recent", "", false, 200},
 		{"GET", "/api/v1/nope", "", false, 404},
 	}
 	env := newTestEnv(t)

@@ -33,11 +33,33 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			types = append(types, t)
 		}
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{}) // the server's ReadTimeout must not end a long stream
-
 	sub := s.opts.Bus.Subscribe(DefaultSubscriberBuffer, types...)
 	defer sub.Close()
+	s.stream(w, r, func(ctx context.Context) (string, any, error) {
+		ev, err := sub.Next(ctx)
+		return string(ev.Type), ev, err
+	})
+}
+
+// handleRecentEvents answers the last events (the reference's 100, stats
+// ticks and the player events' decided copies aside), oldest first: what a
+// dashboard shows before its stream began.
+func (s *Server) handleRecentEvents(w http.ResponseWriter, _ *http.Request) {
+	list := []events.Event{}
+	if r := s.recent.Load(); r != nil {
+		list = r.List()
+	}
+	writeData(w, http.StatusOK, list)
+}
+
+// stream answers r with Server-Sent Events: each item next gives (its event
+// name and what its data line carries, JSON-encoded) until next fails or the
+// client goes; a comment every KeepAlive keeps proxies from closing it. A
+// client that takes nothing for twice that is closed rather than left holding
+// a goroutine.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, next func(ctx context.Context) (string, any, error)) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{}) // the server's ReadTimeout must not end a long stream
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 
@@ -48,7 +70,6 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no") // nginx in front must not buffer the stream
 	w.WriteHeader(http.StatusOK)
 
-	// A stalled client gets its connection closed rather than a goroutine stuck forever.
 	writeTimeout := 2 * s.opts.KeepAlive
 	if writeTimeout < 10*time.Second {
 		writeTimeout = 10 * time.Second
@@ -64,15 +85,19 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	evc := make(chan events.Event)
+	type item struct {
+		name string
+		data any
+	}
+	items := make(chan item)
 	go func() {
 		for {
-			ev, err := sub.Next(ctx)
+			name, data, err := next(ctx)
 			if err != nil {
 				return
 			}
 			select {
-			case evc <- ev:
+			case items <- item{name, data}:
 			case <-ctx.Done():
 				return
 			}
@@ -89,13 +114,13 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			if !send(": keep-alive\n\n") {
 				return
 			}
-		case ev := <-evc:
-			data, err := json.Marshal(ev)
+		case it := <-items:
+			data, err := json.Marshal(it.data)
 			if err != nil {
-				s.log.Warn("admin events: cannot encode event", "type", ev.Type, "err", err)
+				s.log.Warn("admin stream: cannot encode an item", "event", it.name, "err", err)
 				continue
 			}
-			if !send("event: " + string(ev.Type) + "\ndata: " + string(data) + "\n\n") {
+			if !send("event: " + it.name + "\ndata: " + string(data) + "\n\n") {
 				return
 			}
 		}

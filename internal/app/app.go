@@ -22,6 +22,7 @@ import (
 	"github.com/infrarust-go/infrarust/internal/events"
 	"github.com/infrarust-go/infrarust/internal/fleet"
 	"github.com/infrarust-go/infrarust/internal/hooks"
+	"github.com/infrarust-go/infrarust/internal/logtap"
 	"github.com/infrarust-go/infrarust/internal/manager"
 	"github.com/infrarust-go/infrarust/internal/metrics"
 	"github.com/infrarust-go/infrarust/internal/perms"
@@ -62,6 +63,7 @@ type App struct {
 	acct   accountStore // the auth limbo's accounts (accounts.go)
 	passes passStore    // bot verification's passes (passes.go)
 	log    *slog.Logger
+	logs   *logtap.Tap // what log writes, kept for the admin API
 	cfg    *config.Config
 	bus    *events.Bus
 	met    *metrics.Metrics
@@ -109,6 +111,10 @@ func build(opts Options) (*App, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// What is logged is also kept for the admin API (the log routes, the
+	// dashboard's live log): the tap sees exactly what the handler writes.
+	logs := logtap.New(log.Handler(), logtap.DefaultHistory)
+	log = slog.New(logs)
 	if cfg.Source == "" {
 		log.Info("no config file found; using the embedded default (see 'infrarust config init')")
 	} else {
@@ -117,7 +123,7 @@ func build(opts Options) (*App, error) {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
-	a := &App{log: log, cfg: cfg, override: opts.Override, hint: opts.RuntimeHint, bus: events.NewBus(), met: metrics.New(), notify: sdnotify.FromEnv(log), ready: newReadiness()}
+	a := &App{log: log, logs: logs, cfg: cfg, override: opts.Override, hint: opts.RuntimeHint, bus: events.NewBus(), met: metrics.New(), notify: sdnotify.FromEnv(log), ready: newReadiness()}
 	var err error
 	if a.bans, err = openBans(cfg); err != nil {
 		return nil, err
@@ -366,7 +372,7 @@ func (a *App) startAdmin(ctx context.Context, version string) (string, error) {
 	}
 	srv, err := admin.NewServer(admin.ServerOptions{
 		Web: cfg.Web, APIKey: key, Runtime: a.runtime(version), Bus: a.bus, Bans: a.bans,
-		Metrics: a.met.Handler(), Drains: a.drains, Maintenance: a.maint, Logger: a.log, Ready: a.ready.check,
+		Metrics: a.met.Handler(), Drains: a.drains, Maintenance: a.maint, Logger: a.log, Logs: a.logs, Ready: a.ready.check,
 		Fleet: a.adminFleet(), Permissions: appliedPerms{a.perms, a.proxy}, Config: a.proxy.Config, Accounts: a.proxy.Accounts,
 		ForgetVerified: a.proxy.ForgetVerified,
 		Reload:         a.reload,
