@@ -26,6 +26,7 @@ block sleeps until a player joins; 'start' wakes it now, 'stop' puts it to sleep
 	conn := addAdminFlags(cmd)
 	var output string
 	addOutputFlag(cmd, &output)
+	cmd.AddCommand(serverFileCmds(conn, g, &output)...)
 
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",

@@ -216,6 +216,27 @@ func (c *Client) KickPlayer(ctx context.Context, name, reason string) (KickResul
 	return out, c.olderProxy(err, "players API")
 }
 
+// CreateServer writes a new server file (its keys as a server file has them)
+// and reloads the servers; a *APIError of 422 lists the failed checks.
+func (c *Client) CreateServer(ctx context.Context, id string, keys map[string]any) (ServerFile, error) {
+	var out ServerFile
+	err := c.do(ctx, http.MethodPost, "/api/v1/servers", ServerWrite{ID: id, Keys: keys}, &out)
+	return out, c.olderProxy(err, "server files API")
+}
+
+// EditServer replaces server id's file with keys and reloads the servers.
+func (c *Client) EditServer(ctx context.Context, id string, keys map[string]any) (ServerFile, error) {
+	var out ServerFile
+	err := c.do(ctx, http.MethodPut, "/api/v1/servers/"+url.PathEscape(id), keys, &out)
+	return out, c.olderProxy(err, "server files API")
+}
+
+// DeleteServer removes server id's file and reloads the servers.
+func (c *Client) DeleteServer(ctx context.Context, id string) error {
+	err := c.do(ctx, http.MethodDelete, "/api/v1/servers/"+url.PathEscape(id), nil, nil)
+	return c.olderProxy(err, "server files API")
+}
+
 // MessagePlayer shows text in one player's chat.
 func (c *Client) MessagePlayer(ctx context.Context, name, text string) (MessageResult, error) {
 	if name = strings.TrimSpace(name); name == "" {

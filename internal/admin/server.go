@@ -64,6 +64,9 @@ type ServerOptions struct {
 	Bus *events.Bus
 	// Logs is what the proxy logs (the log routes); nil makes them answer 503.
 	Logs *logtap.Tap
+	// ServerFiles writes servers_dir (create, edit, delete a server); nil
+	// makes those routes answer 503.
+	ServerFiles ServerFiles
 	// Bans is the ban store; nil makes the ban routes answer 503 with the reason.
 	Bans *bans.Store
 	// Metrics serves GET /metrics; nil leaves the route out.
@@ -173,6 +176,9 @@ func (s *Server) routes() {
 		m.HandleFunc("POST /api/v1/servers/{id}/backends/{address}/"+string(a), s.handleAction(a))
 	}
 	m.HandleFunc("GET /api/v1/servers/{id}", s.handleServer)
+	m.HandleFunc("POST /api/v1/servers", s.handleCreateServer) // serverfiles.go
+	m.HandleFunc("PUT /api/v1/servers/{id}", s.handleEditServer)
+	m.HandleFunc("DELETE /api/v1/servers/{id}", s.handleDeleteServer)
 	m.HandleFunc("POST /api/v1/servers/{id}/start", s.handleServerPower(powerStart))
 	m.HandleFunc("POST /api/v1/servers/{id}/maintenance", s.handleMaintenance)
 	m.HandleFunc("POST /api/v1/servers/{id}/stop", s.handleServerPower(powerStop))

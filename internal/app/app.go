@@ -372,7 +372,7 @@ func (a *App) startAdmin(ctx context.Context, version string) (string, error) {
 	}
 	srv, err := admin.NewServer(admin.ServerOptions{
 		Web: cfg.Web, APIKey: key, Runtime: a.runtime(version), Bus: a.bus, Bans: a.bans,
-		Metrics: a.met.Handler(), Drains: a.drains, Maintenance: a.maint, Logger: a.log, Logs: a.logs, Ready: a.ready.check,
+		Metrics: a.met.Handler(), Drains: a.drains, Maintenance: a.maint, Logger: a.log, Logs: a.logs, ServerFiles: &serverFiles{a: a}, Ready: a.ready.check,
 		Fleet: a.adminFleet(), Permissions: appliedPerms{a.perms, a.proxy}, Config: a.proxy.Config, Accounts: a.proxy.Accounts,
 		ForgetVerified: a.proxy.ForgetVerified,
 		Reload:         a.reload,
