@@ -42,6 +42,7 @@ const (
 	routeHealth   = "GET /api/v1/health"
 	routeEvents   = "GET /api/v1/events"
 	routeLogs     = "GET /api/v1/logs"
+	routeSignIn   = "POST /api/v1/session"
 	routeMetrics  = "GET /metrics"
 	maxBodyBytes  = 64 << 10
 	bearerPrefix  = "Bearer "
@@ -111,14 +112,17 @@ type ServerOptions struct {
 
 // Server is the admin HTTP API; it is an http.Handler so tests can mount it on httptest.
 type Server struct {
-	opts     ServerOptions
-	keyHash  [32]byte
-	keyFile  string
-	limits   *clientLimits
-	mux      *http.ServeMux
-	log      *slog.Logger
-	now      func() time.Time
-	openMeta bool
+	opts    ServerOptions
+	keyHash [32]byte
+	// viewerHashes are [web] viewer_keys': they read and change nothing.
+	viewerHashes [][32]byte
+	sessions     sessions // browsers signed in (session.go)
+	keyFile      string
+	limits       *clientLimits
+	mux          *http.ServeMux
+	log          *slog.Logger
+	now          func() time.Time
+	openMeta     bool
 	// actionMu serialises drain/enable so the file and the runtime apply concurrent
 	// requests for one address in the same order.
 	actionMu sync.Mutex
@@ -156,6 +160,12 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		return nil, fmt.Errorf("admin API key is %d characters; use at least %d", len(key), MinAPIKeyLen)
 	}
 	s.keyHash = sha256.Sum256([]byte(key))
+	for _, v := range opts.Web.ViewerKeys {
+		if v = strings.TrimSpace(v); len(v) < MinAPIKeyLen || v == key {
+			return nil, fmt.Errorf("a [web] viewer_keys entry is shorter than %d characters or is the API key", MinAPIKeyLen)
+		}
+		s.viewerHashes = append(s.viewerHashes, sha256.Sum256([]byte(v)))
+	}
 	s.limits = newClientLimits(opts.Web.RequestsPerMinute)
 	s.routes()
 	return s, nil
@@ -169,6 +179,9 @@ func (s *Server) routes() {
 	m := http.NewServeMux()
 	m.HandleFunc(routeHealth, s.handleHealth)
 	m.HandleFunc(routeReady, s.handleReady)
+	m.HandleFunc(routeSignIn, s.handleSignIn) // session.go
+	m.HandleFunc("GET /api/v1/session", s.handleSession)
+	m.HandleFunc("DELETE /api/v1/session", s.handleSignOut)
 	m.HandleFunc("GET /api/v1/servers", s.handleServers)
 	m.HandleFunc("GET /api/v1/servers/{id}/backends", s.handleBackends)
 	m.HandleFunc("GET /api/v1/health/backends", s.handleAllBackends)
@@ -237,10 +250,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mux.ServeHTTP(w, r)
 		return
 	}
+	if pattern == routeSignIn { // its own guess budget check; it needs no key yet
+		s.mux.ServeHTTP(w, r)
+		return
+	}
 	ip, now := clientIP(r), s.now()
 	key := limiterKey(ip)
 	open := pattern == routeMetrics && s.openMeta
-	if !open && !s.authorized(r, pattern == routeEvents || pattern == routeLogs) {
+	rl, sess := s.access(r, pattern == routeEvents || pattern == routeLogs)
+	if !open && rl == roleNone {
 		// Only a failed attempt meets the guess budget: the right key is never
 		// refused for the wrong ones that came before it from the same address
 		// (the operator's CLI and `top` share the guesser's IP behind a NAT).
@@ -260,6 +278,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"raise [web] requests_per_minute (0 turns the limit off) if this client is legitimate")
 		return
 	}
+	if !open && !reads(r) {
+		if rl == roleViewer {
+			writeError(w, http.StatusForbidden, "FORBIDDEN", "a viewer key ([web] viewer_keys) reads and changes nothing; changes need the API key")
+			return
+		}
+		if sess != nil {
+			got := r.Header.Get(csrfHeader)
+			if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(sess.csrf)) != 1 {
+				writeError(w, http.StatusForbidden, "FORBIDDEN", "a change made with the session cookie needs its CSRF token in "+csrfHeader+" (GET /api/v1/session gives it)")
+				return
+			}
+		}
+	}
 	if pattern == "" {
 		s.noRoute(w, r)
 		return
@@ -273,22 +304,6 @@ func writeRateLimited(w http.ResponseWriter, wait time.Duration, what, hint stri
 	secs := max(1, int(math.Ceil(wait.Seconds())))
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	writeError(w, http.StatusTooManyRequests, "RATE_LIMITED", fmt.Sprintf("%s; retry in %d s (%s)", what, secs, hint))
-}
-
-// authorized compares the presented key with the configured one in constant time;
-// hashing both first keeps the comparison independent of the key's length too.
-func (s *Server) authorized(r *http.Request, allowQuery bool) bool {
-	var got string
-	if h := r.Header.Get("Authorization"); len(h) > len(bearerPrefix) && strings.EqualFold(h[:len(bearerPrefix)], bearerPrefix) {
-		got = strings.TrimSpace(h[len(bearerPrefix):])
-	} else if allowQuery {
-		got = r.URL.Query().Get("token")
-	}
-	if got == "" {
-		return false
-	}
-	sum := sha256.Sum256([]byte(got))
-	return subtle.ConstantTimeCompare(sum[:], s.keyHash[:]) == 1
 }
 
 // noRoute answers 404 or 405 in the JSON envelope instead of ServeMux's plain text.

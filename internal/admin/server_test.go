@@ -151,6 +151,7 @@ func TestAuthOnEveryRoute(t *testing.T) {
 		{"GET", "/api/v1/logs/history", "", false, 503},
 		{"GET", "/api/v1/logs", "", false, 503},
 		{"GET", "/api/v1/events/recent", "", false, 200},
+		{"POST", "/api/v1/session", `{"key":"` + testKey + `"}`, true, 200},
 		{"POST", "/api/v1/servers", `{"id":"x","server":{"domains":["x.com"]}}`, false, 503},
 		{"PUT", "/api/v1/servers/x", `{"domains":["x.com"]}`, false, 503},
 		{"DELETE", "/api/v1/servers/x", "", false, 503},

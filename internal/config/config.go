@@ -185,6 +185,9 @@ type Web struct {
 	// MetricsPublic serves /metrics without the API key (for scrapers on a private network).
 	MetricsPublic     bool `toml:"metrics_public"`
 	RequestsPerMinute int  `toml:"requests_per_minute"`
+	// ViewerKeys read every route and change nothing (a moderator's
+	// dashboard, a shared screen).
+	ViewerKeys []string `toml:"viewer_keys"`
 }
 
 // RateLimit is the per-IP limiter: one bucket for logins and transfers, one for status pings.

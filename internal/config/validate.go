@@ -80,6 +80,14 @@ func IsLoopbackBind(bind string) bool {
 // (only a loopback bind may fall back to a generated key file). It returns the key path
 // the problem belongs to ("web.api_key", "web.bind", or "web" for the environment).
 func CheckAdminKey(web Web, env string) (path string, err error) {
+	for i, v := range web.ViewerKeys {
+		switch k := strings.TrimSpace(v); {
+		case len(k) < MinAPIKeyLen:
+			return indexPath("web.viewer_keys", i), fmt.Errorf("the key is %d characters; use at least %d (e.g. `openssl rand -hex 32`)", len(k), MinAPIKeyLen)
+		case k == strings.TrimSpace(web.APIKey) || k == strings.TrimSpace(env):
+			return indexPath("web.viewer_keys", i), fmt.Errorf("a viewer key is the API key: it would only read; give viewers a key of their own")
+		}
+	}
 	if k := strings.TrimSpace(web.APIKey); k != "" {
 		if len(k) < MinAPIKeyLen {
 			return "web.api_key", fmt.Errorf("the key is %d characters; use at least %d (e.g. `openssl rand -hex 32`)", len(k), MinAPIKeyLen)
