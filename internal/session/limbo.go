@@ -72,6 +72,7 @@ func (s *Session) StartInLimbo(stay Stay, done func(up, down int64)) {
 	}
 	if !errors.Is(err, limbo.ErrClientLeft) {
 		s.Kick(err.Error())
+		s.drainClient()
 	}
 	s.end()
 }

@@ -72,6 +72,7 @@ func (s *Session) readClient() (mc.RawFrame, error) {
 		if err := s.stay(*stay); err != nil {
 			if !errors.Is(err, limbo.ErrClientLeft) {
 				s.Kick(err.Error())
+				s.drainClient()
 			}
 			return mc.RawFrame{}, err
 		}

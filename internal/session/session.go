@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -329,6 +330,18 @@ func (s *Session) Kick(text string) {
 	_ = s.w.kick(func() error { return kick(s.client.Conn, s.client.Registry, state, text) })
 	s.endClient()
 }
+
+// drainClient reads what the kicked client still sends until it closes (or
+// lingerAfterEnd, the read deadline endClient set), off the event loop only: a
+// socket closed with the client's bytes unread is reset, and a reset can take
+// the kick with it before the client read it (a bot verification's kick was
+// lost that way to a client still sending its positions).
+func (s *Session) drainClient() {
+	_, _ = io.Copy(io.Discard, io.LimitReader(s.clientNet, maxDrainAfterKick))
+}
+
+// maxDrainAfterKick bounds what drainClient reads of a client that keeps sending.
+const maxDrainAfterKick = 64 << 10
 
 // endClient half-closes the client after what was written, and gives it a moment
 // to read it before the close.
