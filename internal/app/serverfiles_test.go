@@ -44,6 +44,14 @@ func TestServerFilesThroughTheAPI(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ta.dir, "broken.toml")); !os.IsNotExist(err) {
 		t.Fatal("a refused server was written")
 	}
+	for _, id := range []string{"../evil", "a/b", "Upper", "", ".hidden", strings.Repeat("x", 64)} {
+		if _, err = c.CreateServer(ctx, id, map[string]any{"domains": []any{"evil.com"}, "addresses": []any{b.Addr()}}); !errorsAs(err, &ae) || ae.Status != 400 {
+			t.Fatalf("server id %q: %v", id, err)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(ta.dir)); len(entries) != 2 { // servers/ and data/ only
+		t.Fatalf("a refused id wrote next to servers_dir: %v", entries)
+	}
 	if _, err = c.CreateServer(ctx, "games", map[string]any{"domains": []any{"x.com"}, "addresses": []any{b.Addr()}}); !errorsAs(err, &ae) || ae.Status != 409 {
 		t.Fatalf("creating an existing server: %v", err)
 	}
