@@ -61,6 +61,18 @@ type ProxyInfo struct {
 	Features      []string `json:"features"`
 }
 
+// handlePlayer answers one player (the exact name first, then the only one
+// in any case).
+func (s *Server) handlePlayer(w http.ResponseWriter, r *http.Request) {
+	name, ok := pathPlayer(w, r)
+	if !ok {
+		return
+	}
+	if p, found := s.lookupPlayer(w, name, ""); found {
+		writeData(w, http.StatusOK, p)
+	}
+}
+
 func (s *Server) handlePlayerCount(w http.ResponseWriter, r *http.Request) {
 	c := PlayerCount{ByServer: map[string]int{}, ByMode: map[string]int{}}
 	for _, p := range s.players("") {

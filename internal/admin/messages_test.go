@@ -18,6 +18,13 @@ func TestPlayerMessageRoutes(t *testing.T) {
 		t.Fatalf("count: %d %+v", status, c)
 	}
 
+	status, _, body = env.call(t, "GET", "/api/v1/players/NOTCH", testKey, "")
+	if p := decodeData[Player](t, body); status != 200 || p.Name != "Notch" || p.Server != "lobby" {
+		t.Fatalf("one player: %d %s", status, body)
+	}
+	if status, _, body = env.call(t, "GET", "/api/v1/players/Nobody", testKey, ""); status != 404 {
+		t.Fatalf("one player who is not online: %d %s", status, body)
+	}
 	status, _, body = env.call(t, "POST", "/api/v1/players/notch/message", testKey, `{"message":"§ahello"}`)
 	if m := decodeData[MessageResult](t, body); status != 200 || m.Player.Name != "Notch" || m.Message != "§ahello" {
 		t.Fatalf("message: %d %s", status, body)

@@ -199,6 +199,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/players/{name}/send", s.handleSendPlayer)
 	m.HandleFunc("POST /api/v1/players/{name}/kick", s.handleKickPlayer)
 	m.HandleFunc("GET /api/v1/players/count", s.handlePlayerCount) // messages.go
+	m.HandleFunc("GET /api/v1/players/{name}", s.handlePlayer)
 	m.HandleFunc("POST /api/v1/players/{name}/message", s.handleMessagePlayer)
 	m.HandleFunc("POST /api/v1/players/broadcast", s.handleBroadcast)
 	m.HandleFunc("GET /api/v1/proxy", s.handleProxy)

@@ -144,6 +144,7 @@ func TestAuthOnEveryRoute(t *testing.T) {
 		{"POST", "/api/v1/permissions/admins", `{"player":"Kate"}`, false, 503},
 		// Issue 57's routes, at the reference's paths.
 		{"GET", "/api/v1/players/count", "", false, 200},
+		{"GET", "/api/v1/players/Notch", "", false, 200},
 		{"POST", "/api/v1/players/Notch/message", `{"message":"hi"}`, false, 200},
 		{"POST", "/api/v1/players/broadcast", `{"message":"hi"}`, false, 200},
 		{"GET", "/api/v1/proxy", "", false, 200},
