@@ -234,6 +234,7 @@ func (s *Server) routes() {
 	if s.opts.Metrics != nil {
 		m.Handle(routeMetrics, s.opts.Metrics)
 	}
+	s.uiRoutes(m) // dashboard.go
 	s.mux = m
 }
 
@@ -247,7 +248,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// cannot forget it (a 200 MB body cost 1.67 GB of memory once).
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 	_, pattern := s.mux.Handler(r)
-	if pattern == routeHealth || pattern == routeReady {
+	if pattern == routeHealth || pattern == routeReady || pattern == routeUIPage || pattern == routeUIAssets {
 		s.mux.ServeHTTP(w, r)
 		return
 	}

@@ -188,6 +188,8 @@ type Web struct {
 	// ViewerKeys read every route and change nothing (a moderator's
 	// dashboard, a shared screen).
 	ViewerKeys []string `toml:"viewer_keys"`
+	// UI serves the dashboard at / of the admin listener.
+	UI bool `toml:"ui"`
 }
 
 // RateLimit is the per-IP limiter: one bucket for logins and transfers, one for status pings.
@@ -456,7 +458,7 @@ func Default() *Config {
 			VersionName: "Infrarust",
 			MaxPlayers:  0,
 		},
-		Web: Web{Enabled: true, Bind: "127.0.0.1:8080", DataDir: "./data", RequestsPerMinute: 60},
+		Web: Web{Enabled: true, Bind: "127.0.0.1:8080", DataDir: "./data", RequestsPerMinute: 60, UI: true},
 		RateLimit: RateLimit{
 			MaxConnections: 3, Window: Duration(10 * time.Second),
 			StatusMax: 300, StatusWindow: Duration(10 * time.Second),
