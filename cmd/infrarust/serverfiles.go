@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -48,6 +49,24 @@ func serverFileCmds(conn *adminConn, g *globalFlags, output *string) []*cobra.Co
 		fmt.Fprintf(cmd.OutOrStdout(), "%s %s (%s); the servers were reloaded\n", verb, sf.ID, sf.File)
 		return nil
 	}
+	// writeRun writes the keys given through write and says what it did.
+	writeRun := func(verb string, write func(*admin.Client, context.Context, string, map[string]any) (admin.ServerFile, error)) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			keys, err := keysFrom(cmd)
+			if err != nil {
+				return err
+			}
+			c, err := conn.client(cmd, g)
+			if err != nil {
+				return err
+			}
+			sf, err := write(c, cmd.Context(), args[0], keys)
+			if err != nil {
+				return err
+			}
+			return printFile(cmd, verb, sf)
+		}
+	}
 	addKeyFlags := func(c *cobra.Command) {
 		f := c.Flags()
 		f.StringVar(&file, "file", "", "a server file (TOML, as in servers_dir) whose keys to write")
@@ -65,21 +84,7 @@ edit by hand; players stay connected.`,
 		Example: `  infrarust servers create games --domain games.example.net --address 10.0.0.7:25565
   infrarust servers create survival --file survival.toml`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			keys, err := keysFrom(cmd)
-			if err != nil {
-				return err
-			}
-			c, err := conn.client(cmd, g)
-			if err != nil {
-				return err
-			}
-			sf, err := c.CreateServer(cmd.Context(), args[0], keys)
-			if err != nil {
-				return err
-			}
-			return printFile(cmd, "created", sf)
-		},
+		RunE: writeRun("created", (*admin.Client).CreateServer),
 	}
 	addKeyFlags(create)
 	edit := &cobra.Command{
@@ -89,21 +94,7 @@ edit by hand; players stay connected.`,
 config check'; a file that fails them leaves the previous one as it was.`,
 		Example: `  infrarust servers edit games --file games.toml`,
 		Args:    exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			keys, err := keysFrom(cmd)
-			if err != nil {
-				return err
-			}
-			c, err := conn.client(cmd, g)
-			if err != nil {
-				return err
-			}
-			sf, err := c.EditServer(cmd.Context(), args[0], keys)
-			if err != nil {
-				return err
-			}
-			return printFile(cmd, "replaced", sf)
-		},
+		RunE:    writeRun("replaced", (*admin.Client).EditServer),
 	}
 	addKeyFlags(edit)
 	del := &cobra.Command{

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/pelletier/go-toml/v2"
@@ -113,7 +114,8 @@ func fieldErrors(err error) *admin.ServerFileError {
 		}
 		var ce *config.Error
 		if errors.As(e, &ce) {
-			out.Errors = append(out.Errors, admin.FieldError{Key: ce.Key, Message: ce.Msg})
+			// Some checks name their key in the message too; the field says it once.
+			out.Errors = append(out.Errors, admin.FieldError{Key: ce.Key, Message: strings.TrimPrefix(ce.Msg, ce.Key+": ")})
 			return
 		}
 		out.Errors = append(out.Errors, admin.FieldError{Message: e.Error()})
