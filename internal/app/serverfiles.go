@@ -43,6 +43,19 @@ func (f *serverFiles) Write(id string, keys map[string]any, create bool) (admin.
 	case create && slices.ContainsFunc(cur.Servers, func(s *config.Server) bool { return s.ID == id }):
 		return admin.ServerFile{}, admin.ErrServerExists // built in, or discovered
 	}
+	// A server manager runs a command on this machine, or calls a panel, a
+	// Docker endpoint or a cluster with credentials: the API key must not
+	// grant that. Such a server is written by hand, and edited only so.
+	if _, ok := keys["server_manager"]; ok {
+		return admin.ServerFile{}, &admin.ServerFileError{Errors: []admin.FieldError{{Key: "server_manager",
+			Message: "a server manager runs commands or calls other systems with credentials: write this server's file by hand, not through the API"}}}
+	}
+	if exists {
+		if prev, err := config.ParseServer(old, path, cur); err == nil && prev.ServerManager != nil {
+			return admin.ServerFile{}, &admin.ServerFileError{Errors: []admin.FieldError{{Key: "server_manager",
+				Message: "this server has a server manager: edit its file by hand, not through the API"}}}
+		}
+	}
 	data, err := toml.Marshal(tomlValues(keys))
 	if err != nil {
 		return admin.ServerFile{}, &admin.ServerFileError{Errors: []admin.FieldError{{Message: "not a server file: " + err.Error()}}}

@@ -55,6 +55,20 @@ func TestServerFilesThroughTheAPI(t *testing.T) {
 	if _, err = c.CreateServer(ctx, "games", map[string]any{"domains": []any{"x.com"}, "addresses": []any{b.Addr()}}); !errorsAs(err, &ae) || ae.Status != 409 {
 		t.Fatalf("creating an existing server: %v", err)
 	}
+	// The API key is no shell: a server manager (a local command, a panel's
+	// or Docker's credentials) is refused, and a managed server is not edited.
+	_, err = c.CreateServer(ctx, "shell", map[string]any{"domains": []any{"shell.com"}, "addresses": []any{b.Addr()},
+		"server_manager": map[string]any{"type": "local", "command": "/bin/sh", "args": []any{"-c", "touch /tmp/pwned"}}})
+	if !errorsAs(err, &ae) || ae.Status != 422 || !strings.Contains(ae.Message, "server_manager") {
+		t.Fatalf("a server manager through the API: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ta.dir, "shell.toml")); !os.IsNotExist(err) {
+		t.Fatal("a server with a manager was written")
+	}
+	writeServerFile(t, ta.dir, "managed.toml", serverFile(b.Addr(), "managed.com")+"[server_manager]\ntype = \"local\"\ncommand = \"true\"\n")
+	if _, err = c.EditServer(ctx, "managed", map[string]any{"domains": []any{"managed.com"}, "addresses": []any{b.Addr()}}); !errorsAs(err, &ae) || ae.Status != 422 {
+		t.Fatalf("editing a managed server through the API: %v", err)
+	}
 	if _, err = c.CreateServer(ctx, "steal", map[string]any{"domains": []any{"lobby.com"}, "addresses": []any{b.Addr()}}); !errorsAs(err, &ae) || ae.Status != 422 || !strings.Contains(ae.Message, "lobby") {
 		t.Fatalf("a domain another server has: %v", err)
 	}
