@@ -43,7 +43,7 @@ keep up with is counted, not waited for.`,
 	f.StringVar(&q.Level, "level", "", "only this level and up: debug, info, warn, error")
 	f.StringVar(&q.Server, "server", "", "only the lines about this server")
 	f.StringVar(&q.Player, "player", "", "only the lines about this player")
-	f.IntVarP(&q.N, "lines", "n", 100, "how many recent lines to show first (at most 1000)")
+	f.IntVarP(&q.N, "lines", "n", 100, "how many recent lines to show first (0 to 1000; 0 with -f: only the new ones)")
 	_ = cmd.RegisterFlagCompletionFunc("level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := conn.client(cmd, g)
@@ -58,9 +58,14 @@ keep up with is counted, not waited for.`,
 			}
 			defer stream.Close()
 		}
-		history, err := c.LogHistory(cmd.Context(), q)
-		if err != nil {
-			return err
+		if q.N < 0 || q.N > admin.MaxLogHistory {
+			return fmt.Errorf("--lines %d: give 0 (none, as tail -n 0) to %d", q.N, admin.MaxLogHistory)
+		}
+		var history []logtap.Entry
+		if q.N > 0 { // -n 0: only what comes next
+			if history, err = c.LogHistory(cmd.Context(), q); err != nil {
+				return err
+			}
 		}
 		var last uint64
 		for _, e := range history {

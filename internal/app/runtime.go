@@ -221,7 +221,7 @@ func (r *runtime) MessagePlayer(name, text string) error {
 func (r *runtime) Broadcast(text, server string) int {
 	n := 0
 	for _, p := range r.proxy.Players(server) {
-		if pl, err := r.proxy.Player(p.Name); err == nil && pl.Tell(text) == nil && p.Switchable {
+		if pl, err := r.proxy.Player(p.Name); err == nil && pl.Tell(text) == nil { // a passthrough player's Tell fails
 			n++
 		}
 	}
